@@ -1,0 +1,152 @@
+#include "sim/cli/commands.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/chrome_trace.h"
+#include "sim/report/summary.h"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int ReportBadInput(const InputError& e) {
+  std::cerr << "meshsim: error: " << e.ToString() << "\n";
+  return kBadInput;
+}
+
+// Parses "all" or a comma list of ranks and ranges ("0,3,8-15").
+Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
+  InputError err;
+  err.key = "--trace-ranks";
+  std::vector<int> ranks;
+  if (text == "all") {
+    for (int r = 0; r < gpus; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  std::stringstream ss(text);
+  std::string item;
+  std::vector<bool> seen(gpus, false);
+  while (std::getline(ss, item, ',')) {
+    int lo = 0, hi = 0;
+    char dash = 0;
+    std::stringstream is(item);
+    if (!(is >> lo)) {
+      err.message = "expected 'all' or ranks like 0,3,8-15, found '" + item + "'";
+      return err;
+    }
+    hi = lo;
+    if (is >> dash) {
+      if (dash != '-' || !(is >> hi)) {
+        err.message = "expected a rank range like 8-15, found '" + item + "'";
+        return err;
+      }
+    }
+    if (lo < 0 || hi >= gpus || lo > hi) {
+      err.message = "rank range '" + item + "' is outside 0.." + std::to_string(gpus - 1);
+      return err;
+    }
+    for (int r = lo; r <= hi; ++r) {
+      if (!seen[r]) ranks.push_back(r);
+      seen[r] = true;
+    }
+  }
+  if (ranks.empty()) {
+    err.message = "no ranks given";
+    return err;
+  }
+  return ranks;
+}
+
+// Writes `content` through a temporary file renamed into place, so that a failed run
+// leaves no half-written file.
+bool WriteAtomically(const fs::path& path, const std::function<void(std::ostream&)>& content) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return false;
+    content(out);
+    if (!out.flush()) return false;
+  }
+  fs::rename(tmp, path, ec);
+  return !ec;
+}
+
+}  // namespace
+
+int Validate(const std::string& experiment, const std::vector<std::string>& sets) {
+  Result<Experiment> e = LoadExperimentFile(experiment, sets);
+  if (!e.ok()) return ReportBadInput(e.error());
+  const PlanSpec& p = e.value().plan;
+  std::cout << "ok: " << e.value().name << ": " << p.Ranks() << " GPUs, tp " << p.tp << " pp "
+            << p.pp << " dp " << p.dp << " cp " << p.cp << ", " << p.MicroBatches()
+            << " micro-batches\n";
+  return kOk;
+}
+
+int Run(const RunArgs& args) {
+  Result<Experiment> loaded = LoadExperimentFile(args.experiment, args.sets);
+  if (!loaded.ok()) return ReportBadInput(loaded.error());
+  const Experiment& e = loaded.value();
+
+  const Mesh mesh(e.plan);
+  std::vector<int> trace_ranks;
+  if (!args.no_trace) {
+    if (args.trace_ranks.empty()) {
+      trace_ranks = DefaultTraceRanks(mesh);
+    } else {
+      Result<std::vector<int>> r = ParseRanks(args.trace_ranks, mesh.Size());
+      if (!r.ok()) return ReportBadInput(r.error());
+      trace_ranks = r.value();
+    }
+  }
+
+  spdlog::info("simulating {}: {} GPUs", e.name, mesh.Size());
+  SimulationOptions options;
+  options.memory_curve_ranks = trace_ranks;
+  const std::unique_ptr<Simulation> sim = Simulate(e, options);
+  if (!sim->replay.completed) {
+    std::cerr << "meshsim: internal error: the replay stalled: " << sim->replay.stall << "\n";
+    return kInternal;
+  }
+  spdlog::info("replayed {} ops, {} events in {:.3f} s", sim->program.OpCount(), sim->replay.events,
+               sim->wall_s);
+
+  SummaryOptions so;
+  so.reproducible = args.reproducible;
+  const nlohmann::ordered_json summary = BuildSummary(*sim, so);
+
+  const fs::path outdir = args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
+  if (!args.no_trace) {
+    const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
+    if (!WriteAtomically(trace, [&](std::ostream& o) { WriteChromeTrace(*sim, trace_ranks, o); })) {
+      std::cerr << "meshsim: error: cannot write " << trace.string() << "\n";
+      return kBadInput;
+    }
+    spdlog::info("wrote {} ({} ranks)", trace.string(), trace_ranks.size());
+  }
+  if (args.summary == "-") {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
+    if (!WriteAtomically(path, [&](std::ostream& o) { o << summary.dump(2) << "\n"; })) {
+      std::cerr << "meshsim: error: cannot write " << path.string() << "\n";
+      return kBadInput;
+    }
+    std::cout << HumanSummary(summary);
+    spdlog::info("wrote {}", path.string());
+  }
+  return summary["fits"].get<bool>() ? kOk : kDoesNotFit;
+}
+
+}  // namespace meshsim::cli

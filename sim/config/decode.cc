@@ -1,0 +1,207 @@
+#include "sim/config/decode.h"
+
+#include <algorithm>
+
+namespace meshsim::config {
+namespace {
+
+void RequirePositive(YamlReader& r, const std::string& key, double v) {
+  if (!(v > 0)) {
+    Fail(r.sources(), r.Child(key), r.KeyPath(key),
+         "expected a positive number, found " + Describe(r.Child(key)));
+  }
+}
+
+void RequireAtLeast(YamlReader& r, const std::string& key, int64_t v, int64_t min) {
+  if (v < min) {
+    Fail(r.sources(), r.Child(key), r.KeyPath(key),
+         "expected an integer >= " + std::to_string(min) + ", found " + std::to_string(v));
+  }
+}
+
+void RequireFraction(YamlReader& r, const std::string& key, double v) {
+  if (!(v > 0 && v <= 1)) {
+    Fail(r.sources(), r.Child(key), r.KeyPath(key),
+         "expected a fraction in (0, 1], found " + Describe(r.Child(key)));
+  }
+}
+
+}  // namespace
+
+ModelSpec DecodeModel(YamlReader& r) {
+  ModelSpec m;
+  r.GetString("name", &m.name, true);
+  r.GetInt("layers", &m.layers, true);
+  r.GetInt64("hidden", &m.hidden, true);
+  r.GetInt("heads", &m.heads, true);
+  m.kv_heads = m.heads;
+  r.GetInt("kv_heads", &m.kv_heads);
+  r.GetInt64("ffn_hidden", &m.ffn_hidden, true);
+  r.GetEnum<FfnKind>("ffn_kind", {{"gelu", FfnKind::kGelu}, {"swiglu", FfnKind::kSwiglu}},
+                     &m.ffn_kind);
+  r.GetInt64("vocab", &m.vocab, true);
+  r.GetInt64("seq_len", &m.seq_len, true);
+  r.GetBool("tied_embeddings", &m.tied_embeddings);
+  r.GetInt("experts", &m.experts);
+  r.GetInt("top_k", &m.top_k);
+  r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);
+  r.Finish();
+  RequireAtLeast(r, "layers", m.layers, 1);
+  RequireAtLeast(r, "hidden", m.hidden, 1);
+  RequireAtLeast(r, "heads", m.heads, 1);
+  RequireAtLeast(r, "kv_heads", m.kv_heads, 1);
+  RequireAtLeast(r, "ffn_hidden", m.ffn_hidden, 1);
+  RequireAtLeast(r, "vocab", m.vocab, 1);
+  RequireAtLeast(r, "seq_len", m.seq_len, 1);
+  RequireAtLeast(r, "experts", m.experts, 0);
+  if (m.hidden % m.heads != 0) {
+    Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
+         "heads = " + std::to_string(m.heads) + " does not divide hidden = " +
+             std::to_string(m.hidden));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    Fail(r.sources(), r.Child("kv_heads"), r.KeyPath("kv_heads"),
+         "kv_heads = " + std::to_string(m.kv_heads) + " does not divide heads = " +
+             std::to_string(m.heads));
+  }
+  if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
+    Fail(r.sources(), r.Child("top_k"), r.KeyPath("top_k"),
+         "a MoE model needs 1 <= top_k <= experts = " + std::to_string(m.experts) +
+             ", found " + std::to_string(m.top_k));
+  }
+  return m;
+}
+
+ClusterSpec DecodeCluster(YamlReader& r) {
+  ClusterSpec c;
+  r.GetString("name", &c.name, true);
+  {
+    YamlReader g = r.Map("gpu");
+    g.GetString("kind", &c.gpu.kind, true);
+    g.GetDouble("memory_gib", &c.gpu.memory_gib, true);
+    RequirePositive(g, "memory_gib", c.gpu.memory_gib);
+    YamlReader peak = g.Map("peak_tflops");
+    peak.GetDouble("bf16", &c.gpu.peak_tflops_bf16, true);
+    peak.GetDouble("fp16", &c.gpu.peak_tflops_fp16);
+    peak.GetDouble("fp8", &c.gpu.peak_tflops_fp8);
+    peak.Finish();
+    RequirePositive(peak, "bf16", c.gpu.peak_tflops_bf16);
+    g.GetDouble("hbm_gbps", &c.gpu.hbm_gbps, true);
+    RequirePositive(g, "hbm_gbps", c.gpu.hbm_gbps);
+    g.Finish();
+  }
+  r.GetInt("nodes", &c.nodes, true);
+  RequireAtLeast(r, "nodes", c.nodes, 1);
+  r.GetInt("gpus_per_node", &c.gpus_per_node, true);
+  RequireAtLeast(r, "gpus_per_node", c.gpus_per_node, 1);
+  {
+    YamlReader in = r.Map("intra_node");
+    in.GetEnum<IntraNodeKind>("kind",
+                              {{"nvswitch", IntraNodeKind::kNvswitch},
+                               {"ring", IntraNodeKind::kRing},
+                               {"full_mesh", IntraNodeKind::kFullMesh}},
+                              &c.intra_node.kind, true);
+    in.GetDouble("gbps_per_gpu", &c.intra_node.gbps_per_gpu, true);
+    RequirePositive(in, "gbps_per_gpu", c.intra_node.gbps_per_gpu);
+    in.GetDouble("latency_us", &c.intra_node.latency_us);
+    in.Finish();
+  }
+  if (r.Has("inter_node")) {
+    YamlReader out = r.Map("inter_node");
+    out.GetEnum<InterNodeKind>("kind",
+                               {{"fat_tree", InterNodeKind::kFatTree},
+                                {"rail_optimized", InterNodeKind::kRailOptimized},
+                                {"single_switch", InterNodeKind::kSingleSwitch}},
+                               &c.inter_node.kind, true);
+    out.GetInt("nics_per_node", &c.inter_node.nics_per_node, true);
+    RequireAtLeast(out, "nics_per_node", c.inter_node.nics_per_node, 1);
+    out.GetDouble("gbps_per_nic", &c.inter_node.gbps_per_nic, true);
+    RequirePositive(out, "gbps_per_nic", c.inter_node.gbps_per_nic);
+    out.GetDouble("latency_us", &c.inter_node.latency_us);
+    out.GetDouble("oversubscription", &c.inter_node.oversubscription);
+    if (c.inter_node.oversubscription < 1) {
+      Fail(out.sources(), out.Child("oversubscription"), out.KeyPath("oversubscription"),
+           "expected a ratio >= 1, found " + Describe(out.Child("oversubscription")));
+    }
+    out.Finish();
+  } else if (c.nodes > 1) {
+    Fail(r.sources(), r.node(), r.KeyPath("inter_node"),
+         "a cluster of " + std::to_string(c.nodes) + " nodes needs an inter_node network");
+  }
+  if (r.Has("efficiency")) {
+    YamlReader e = r.Map("efficiency");
+    e.GetDouble("matmul", &c.efficiency.matmul);
+    RequireFraction(e, "matmul", c.efficiency.matmul);
+    e.GetDouble("memory", &c.efficiency.memory);
+    RequireFraction(e, "memory", c.efficiency.memory);
+    e.GetDouble("network", &c.efficiency.network);
+    RequireFraction(e, "network", c.efficiency.network);
+    e.Finish();
+  }
+  r.Finish();
+  return c;
+}
+
+PlanSpec DecodePlan(YamlReader& r) {
+  PlanSpec p;
+  r.GetInt("tp", &p.tp);
+  r.GetInt("pp", &p.pp);
+  r.GetInt("dp", &p.dp);
+  r.GetInt("cp", &p.cp);
+  r.GetInt("ep", &p.ep);
+  r.GetInt("zero", &p.zero);
+  r.GetBool("sequence_parallel", &p.sequence_parallel);
+  r.GetEnum<Recompute>("recompute",
+                       {{"none", Recompute::kNone},
+                        {"selective", Recompute::kSelective},
+                        {"full", Recompute::kFull}},
+                       &p.recompute);
+  r.GetEnum<ScheduleKind>("schedule",
+                          {{"gpipe", ScheduleKind::kGpipe},
+                           {"1f1b", ScheduleKind::kOneFOneB},
+                           {"interleaved", ScheduleKind::kInterleaved}},
+                          &p.schedule);
+  r.GetInt("virtual_stages", &p.virtual_stages);
+  r.GetInt("micro_batch", &p.micro_batch);
+  r.GetInt("global_batch", &p.global_batch, true);
+  double bucket_mb = static_cast<double>(p.dp_bucket_bytes) / 1e6;
+  r.GetDouble("dp_bucket_mb", &bucket_mb);
+  RequirePositive(r, "dp_bucket_mb", bucket_mb);
+  p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
+  r.Skip("mesh_order");
+  if (r.Has("mesh_order")) {
+    const YAML::Node order = r.Child("mesh_order");
+    const std::vector<std::pair<std::string, Axis>> names = {
+        {"tp", Axis::kTp}, {"cp", Axis::kCp}, {"ep", Axis::kEp}, {"dp", Axis::kDp}, {"pp", Axis::kPp}};
+    auto bad = [&](const std::string& found) {
+      Fail(r.sources(), order, r.KeyPath("mesh_order"),
+           "expected a list of the five axes tp, cp, ep, dp, pp in some order, found " + found);
+    };
+    if (!order.IsSequence() || order.size() != kAxisCount) bad(Describe(order));
+    std::array<bool, kAxisCount> seen{};
+    for (size_t i = 0; i < order.size(); ++i) {
+      const std::string s = order[i].IsScalar() ? order[i].Scalar() : Describe(order[i]);
+      auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == s; });
+      if (it == names.end() || seen[static_cast<int>(it->second)]) bad("'" + s + "' at position " + std::to_string(i + 1));
+      seen[static_cast<int>(it->second)] = true;
+      p.mesh_order[i] = it->second;
+    }
+  }
+  r.Finish();
+  return p;
+}
+
+TrainingSpec DecodeTraining(YamlReader& r) {
+  TrainingSpec t;
+  r.GetEnum<Dtype>("dtype", {{"bf16", Dtype::kBf16}, {"fp16", Dtype::kFp16}, {"fp8", Dtype::kFp8}},
+                   &t.dtype);
+  r.GetEnum<Optimizer>("optimizer", {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}},
+                       &t.optimizer);
+  r.GetEnum<GradAccumDtype>("grad_accum_dtype",
+                            {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
+                            &t.grad_accum_dtype);
+  r.Finish();
+  return t;
+}
+
+}  // namespace meshsim::config

@@ -1,0 +1,258 @@
+#include "sim/config/loader.h"
+
+#include <filesystem>
+
+#include "sim/config/decode.h"
+#include "sim/config/yaml_reader.h"
+#include "sim/plan/validate.h"
+
+namespace meshsim {
+namespace {
+
+using config::ConfigError;
+using config::Fail;
+using config::Sources;
+using config::YamlReader;
+namespace fs = std::filesystem;
+
+// A sub-document (model or cluster) of an experiment: its tree and where it came from.
+struct SubDoc {
+  YAML::Node node;
+  Sources sources;
+};
+
+std::vector<std::string> SplitKey(const std::string& key) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+// Sets node[path[i]]...[path.back()] = value, creating mappings on the way.
+void SetPath(YAML::Node node, const std::vector<std::string>& path, size_t i,
+             const YAML::Node& value) {
+  if (i + 1 == path.size()) {
+    node[path[i]] = value;
+    return;
+  }
+  YAML::Node child = node[path[i]];
+  if (child && child.IsMap()) {
+    SetPath(child, path, i + 1, value);
+  } else {
+    YAML::Node fresh(YAML::NodeType::Map);
+    SetPath(fresh, path, i + 1, value);
+    node[path[i]] = fresh;
+  }
+}
+
+// Records `origin` for every leaf key under `prefix` of `node`.
+void RecordOrigins(const YAML::Node& node, const std::string& prefix, const std::string& origin,
+                   std::map<std::string, std::string>* out) {
+  (*out)[prefix] = origin;
+  if (!node.IsMap()) return;
+  for (const auto& kv : node) RecordOrigins(kv.second, prefix + "." + kv.first.Scalar(), origin, out);
+}
+
+// Merges `over` into `base` recursively (mappings merge, anything else replaces).
+void Merge(YAML::Node base, const YAML::Node& over) {
+  for (const auto& kv : over) {
+    const std::string key = kv.first.Scalar();
+    YAML::Node child = base[key];
+    if (child && child.IsMap() && kv.second.IsMap()) {
+      Merge(child, kv.second);
+    } else {
+      base[key] = kv.second;
+    }
+  }
+}
+
+struct Override {
+  std::string arg;
+  std::vector<std::string> path;
+  YAML::Node value;
+};
+
+std::vector<Override> ParseOverrides(const std::vector<std::string>& sets) {
+  std::vector<Override> out;
+  for (const std::string& arg : sets) {
+    const size_t eq = arg.find('=');
+    InputError e;
+    e.file = "--set " + arg;
+    if (eq == std::string::npos || eq == 0) {
+      e.message = "expected KEY=VALUE with a dotted key, e.g. plan.tp=4";
+      throw ConfigError{e};
+    }
+    Override o;
+    o.arg = arg;
+    o.path = SplitKey(arg.substr(0, eq));
+    for (const std::string& part : o.path) {
+      if (part.empty()) {
+        e.message = "empty component in dotted key '" + arg.substr(0, eq) + "'";
+        throw ConfigError{e};
+      }
+    }
+    o.value = config::LoadYamlText(arg.substr(eq + 1), "--set " + arg);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& parts, size_t from) {
+  std::string s;
+  for (size_t i = from; i < parts.size(); ++i) s += (s.empty() ? "" : ".") + parts[i];
+  return s;
+}
+
+// Applies the overrides whose first key is `root` (or, with root empty, those whose first
+// key is neither model nor cluster) to `node`, recording them in `sources`.
+void ApplyOverrides(const std::vector<Override>& overrides, const std::string& root,
+                    YAML::Node node, Sources* sources) {
+  for (const Override& o : overrides) {
+    const bool sub = o.path[0] == "model" || o.path[0] == "cluster";
+    if (root.empty() ? sub : o.path[0] != root) continue;
+    if (!root.empty() && o.path.size() == 1) continue;  // replaces the whole file: done earlier
+    const size_t from = root.empty() ? 0 : 1;
+    SetPath(node, o.path, from, o.value);
+    const std::string key = root.empty() ? Join(o.path, 0) : root + "." + Join(o.path, 1);
+    sources->set_args[key] = o.arg;
+  }
+}
+
+// Resolves `model:` or `cluster:`: an inline mapping, or a path relative to the experiment.
+SubDoc Resolve(YamlReader& exp, const std::string& key, const fs::path& dir) {
+  exp.Skip(key);
+  if (!exp.Has(key)) Fail(exp.sources(), exp.node(), key, "required key is missing");
+  YAML::Node n = exp.Child(key);
+  SubDoc doc;
+  doc.sources.file = exp.sources().file;
+  if (n.IsMap()) {
+    doc.node = n;
+    return doc;
+  }
+  if (!n.IsScalar()) {
+    Fail(exp.sources(), n, key, "expected a file path or a mapping, found " + config::Describe(n));
+  }
+  const fs::path path = dir / n.Scalar();
+  if (!fs::is_regular_file(path)) {
+    Fail(exp.sources(), n, key, "file not found: " + path.lexically_normal().string());
+  }
+  doc.node = config::LoadYamlFile(path.lexically_normal().string());
+  doc.sources.file = path.lexically_normal().string();
+  return doc;
+}
+
+// Turns an InputError about a plan key into one that points at that key in the file.
+InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
+  const std::vector<std::string> path = SplitKey(e.key);
+  YAML::Node n = root;
+  for (const std::string& p : path) {
+    if (!n.IsMap() || !n[p]) break;
+    n = n[p];
+  }
+  try {
+    Fail(src, n, e.key, e.message);
+  } catch (const ConfigError& located) {
+    return located.error;
+  }
+}
+
+Experiment LoadExperimentOrThrow(const std::string& path, const std::vector<std::string>& sets) {
+  const std::vector<Override> overrides = ParseOverrides(sets);
+  YAML::Node root = config::LoadYamlFile(path);
+  Sources src;
+  src.file = path;
+  if (!root.IsMap()) {
+    Fail(src, root, "(top level)", "expected a mapping, found " + config::Describe(root));
+  }
+  ApplyOverrides(overrides, "", root, &src);
+  // A --set model=PATH or cluster=PATH replaces the file reference itself.
+  for (const Override& o : overrides) {
+    if (o.path.size() == 1 && (o.path[0] == "model" || o.path[0] == "cluster")) {
+      root[o.path[0]] = o.value;
+      src.set_args[o.path[0]] = o.arg;
+    }
+  }
+  YamlReader exp(root, "", src);
+  const fs::path dir = fs::path(path).parent_path();
+  Experiment e;
+  exp.GetString("name", &e.name, true);
+
+  SubDoc model = Resolve(exp, "model", dir);
+  ApplyOverrides(overrides, "model", model.node, &model.sources);
+  YamlReader mr(model.node, "model", model.sources);
+  e.model = config::DecodeModel(mr);
+
+  SubDoc cluster = Resolve(exp, "cluster", dir);
+  exp.Skip("cluster_overrides");
+  if (exp.Has("cluster_overrides")) {
+    const YAML::Node over = exp.Child("cluster_overrides");
+    if (!over.IsMap()) {
+      Fail(src, over, "cluster_overrides", "expected a mapping, found " + config::Describe(over));
+    }
+    // Merge into a copy so that the experiment's own tree stays as written.
+    cluster.node = YAML::Clone(cluster.node);
+    Merge(cluster.node, over);
+    for (const auto& kv : over) {
+      RecordOrigins(kv.second, "cluster." + kv.first.Scalar(), path, &cluster.sources.origins);
+    }
+  }
+  ApplyOverrides(overrides, "cluster", cluster.node, &cluster.sources);
+  YamlReader cr(cluster.node, "cluster", cluster.sources);
+  e.cluster = config::DecodeCluster(cr);
+
+  YamlReader pr = exp.Map("plan");
+  e.plan = config::DecodePlan(pr);
+  if (exp.Has("training")) {
+    YamlReader tr = exp.Map("training");
+    e.training = config::DecodeTraining(tr);
+  }
+  exp.Finish();
+
+  Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
+  if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};
+  return e;
+}
+
+}  // namespace
+
+Result<ModelSpec> LoadModelFile(const std::string& path) {
+  try {
+    Sources src;
+    src.file = path;
+    YamlReader r(config::LoadYamlFile(path), "", src);
+    return config::DecodeModel(r);
+  } catch (const ConfigError& e) {
+    return e.error;
+  }
+}
+
+Result<ClusterSpec> LoadClusterFile(const std::string& path) {
+  try {
+    Sources src;
+    src.file = path;
+    YamlReader r(config::LoadYamlFile(path), "", src);
+    return config::DecodeCluster(r);
+  } catch (const ConfigError& e) {
+    return e.error;
+  }
+}
+
+Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector<std::string>& sets) {
+  try {
+    return LoadExperimentOrThrow(path, sets);
+  } catch (const ConfigError& e) {
+    return e.error;
+  } catch (const YAML::Exception& e) {
+    InputError err;
+    err.file = path;
+    err.message = std::string("YAML error: ") + e.what();
+    return err;
+  }
+}
+
+}  // namespace meshsim

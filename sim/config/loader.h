@@ -1,0 +1,25 @@
+// Loading model, cluster and experiment YAML files into plain option structs.
+//
+// Schemas are those of SPEC.md. Paths inside an experiment are relative to the
+// experiment file. `sets` are --set overrides "dotted.key=VALUE" (VALUE is YAML), applied
+// after cluster_overrides; keys under model. and cluster. reach into the loaded files.
+// Every problem comes back as an InputError with the file, line, column and dotted key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/hw/cluster_spec.h"
+#include "sim/plan/experiment.h"
+#include "sim/workload/model_spec.h"
+
+namespace meshsim {
+
+Result<ModelSpec> LoadModelFile(const std::string& path);
+Result<ClusterSpec> LoadClusterFile(const std::string& path);
+// Loads, resolves and validates (plan against model and cluster) an experiment.
+Result<Experiment> LoadExperimentFile(const std::string& path,
+                                      const std::vector<std::string>& sets = {});
+
+}  // namespace meshsim

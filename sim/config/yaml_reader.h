@@ -1,0 +1,96 @@
+// Typed reading of YAML mappings with precise error locations.
+//
+// A YamlReader wraps one mapping node and the dotted key that leads to it. Get* methods
+// read one child each and remember it; Finish() reports any child nobody asked for as an
+// unknown key. Every failure throws ConfigError (internal to the config layer; the
+// public Load* functions turn it into an InputError value), carrying the file, line and
+// column of the offending node.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/core/status.h"
+
+namespace meshsim::config {
+
+struct ConfigError {
+  InputError error;
+};
+
+// Where nodes come from: by default `file`; keys merged from elsewhere are listed in
+// `origins` (dotted key -> file they came from). Keys set on the command line are listed
+// in `set_args` (dotted key -> the --set argument); their nodes carry no position.
+struct Sources {
+  std::string file;
+  std::map<std::string, std::string> origins;
+  std::map<std::string, std::string> set_args;
+};
+
+[[noreturn]] void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
+                       const std::string& message);
+std::string Describe(const YAML::Node& node);  // "'abc'", "a mapping", "a list", "nothing"
+
+class YamlReader {
+ public:
+  // Precondition: none; a non-mapping node fails with "expected a mapping".
+  YamlReader(const YAML::Node& node, std::string prefix, const Sources& src);
+
+  bool Has(const std::string& key) const;
+  YAML::Node Child(const std::string& key) const;
+  std::string KeyPath(const std::string& key) const;
+
+  // Each reads `key` if present (marking it known); `required` makes absence an error.
+  void GetInt(const std::string& key, int* out, bool required = false);
+  void GetInt64(const std::string& key, int64_t* out, bool required = false);
+  void GetDouble(const std::string& key, double* out, bool required = false);
+  void GetBool(const std::string& key, bool* out, bool required = false);
+  void GetString(const std::string& key, std::string* out, bool required = false);
+  // Reads one of `choices` (name -> value).
+  template <typename E>
+  void GetEnum(const std::string& key, const std::vector<std::pair<std::string, E>>& choices,
+               E* out, bool required = false) {
+    std::string s;
+    if (!Has(key)) {
+      GetString(key, &s, required);
+      return;
+    }
+    GetString(key, &s, true);
+    std::string names;
+    for (const auto& [name, value] : choices) {
+      if (name == s) {
+        *out = value;
+        return;
+      }
+      names += (names.empty() ? "" : " | ") + name;
+    }
+    Fail(src_, Child(key), KeyPath(key), "expected one of " + names + ", found '" + s + "'");
+  }
+  // A nested mapping; marks the key known. Fails if present but not a mapping.
+  YamlReader Map(const std::string& key);
+  // Marks a key known without reading it.
+  void Skip(const std::string& key) { known_.insert(key); }
+  // Fails on the first key that was never read.
+  void Finish() const;
+
+  const Sources& sources() const { return src_; }
+  const YAML::Node& node() const { return node_; }
+
+ private:
+  YAML::Node Required(const std::string& key, bool required);
+  YAML::Node node_;
+  std::string prefix_;
+  const Sources& src_;
+  std::set<std::string> known_;
+};
+
+// Parses a YAML file; syntax errors and missing files fail with their location.
+YAML::Node LoadYamlFile(const std::string& path);
+// Parses YAML text (for --set values).
+YAML::Node LoadYamlText(const std::string& text, const std::string& origin);
+
+}  // namespace meshsim::config

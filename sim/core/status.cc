@@ -1,0 +1,20 @@
+#include "sim/core/status.h"
+
+namespace meshsim {
+
+std::string InputError::ToString() const {
+  std::string out;
+  if (!file.empty()) {
+    out += file;
+    if (line > 0) {
+      out += ":" + std::to_string(line);
+      if (column > 0) out += ":" + std::to_string(column);
+    }
+    out += ": ";
+  }
+  if (!key.empty()) out += key + ": ";
+  out += message;
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,59 @@
+// Errors as values: what bad input produces below the CLI.
+//
+// An InputError names where the problem is (file, line, column, dotted key) and what was
+// expected versus found. Fields that do not apply are left empty / zero. Result<T> holds
+// either a value or an InputError, in the spirit of std::expected.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace meshsim {
+
+struct InputError {
+  std::string file;     // empty when not tied to a file
+  int line = 0;         // 1-based; 0 when unknown
+  int column = 0;       // 1-based; 0 when unknown
+  std::string key;      // dotted key, e.g. "plan.tp"; empty when not tied to a key
+  std::string message;  // what was expected and what was found
+
+  // "file:line:col: key: message", omitting the parts that are unknown.
+  std::string ToString() const;
+};
+
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}             // NOLINT: implicit by design
+  Result(InputError error) : v_(std::move(error)) {}    // NOLINT: implicit by design
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return ok(); }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
+  const InputError& error() const {
+    assert(!ok());
+    return std::get<InputError>(v_);
+  }
+
+ private:
+  std::variant<T, InputError> v_;
+};
+
+// For operations that produce nothing but may fail.
+struct Ok {};
+using Status = Result<Ok>;
+
+}  // namespace meshsim

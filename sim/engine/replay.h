@@ -1,0 +1,56 @@
+// Replays a Program on simulated GPUs and links, event by event.
+//
+// Each (rank, stream) queue runs its ops in order: the head op starts once every op it
+// depends on has finished. Compute ops take the ComputeModel's time; a collective starts
+// when all participants have reached it and ends for all of them at once, after the
+// CollectiveModel's time; memory ops apply instantly and move the device's running
+// totals. Bubbles, overlap and the memory peak are consequences of this replay.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/time.h"
+#include "sim/net/collective.h"
+#include "sim/schedule/program.h"
+#include "sim/workload/compute_model.h"
+
+namespace meshsim {
+
+struct ReplayOptions {
+  // Ranks whose memory is recorded over time (for trace counters); others keep only
+  // their peak. Empty: none.
+  std::vector<int> memory_curve_ranks;
+  // Per-rank slowdown of compute (1 = nominal); empty means all nominal.
+  std::vector<double> compute_slowdown;
+};
+
+struct MemoryPoint {
+  SimTime time;
+  double bytes;  // total allocated after the change
+};
+
+struct DeviceMemory {
+  double peak_bytes = 0;
+  std::array<double, kMemCategoryCount> at_peak{};  // breakdown at the first peak instant
+  std::vector<MemoryPoint> curve;                   // only for memory_curve_ranks
+};
+
+struct ReplayResult {
+  bool completed = true;     // false: some op could never start (a bug in the program)
+  std::string stall;         // what was stuck, when !completed
+  SimTime step_time;         // end of the last op
+  std::vector<SimTime> start;  // per op: when it began running (collectives: all arrived)
+  std::vector<SimTime> end;    // per op: when it finished
+  std::vector<DeviceMemory> memory;  // per rank
+  double intra_node_bytes = 0;
+  double inter_node_bytes = 0;
+  uint64_t events = 0;
+};
+
+ReplayResult Replay(const Program& program, const ComputeModel& compute,
+                    const CollectiveModel& network, const ReplayOptions& options = {});
+
+}  // namespace meshsim

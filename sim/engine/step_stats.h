@@ -1,0 +1,48 @@
+// Figures derived from a replay: utilisation per rank, pipeline bubble, and the split of
+// the step time into compute, exposed communication, bubble and optimizer.
+#pragma once
+
+#include <vector>
+
+#include "sim/engine/replay.h"
+#include "sim/schedule/program.h"
+
+namespace meshsim {
+
+// Where one rank's step time went. Each instant is counted once, in priority order:
+// optimizer, other compute, then (compute idle) TP, CP, EP, PP, DP communication, then
+// idle (bubble). The parts add up to the step time.
+struct TimeBreakdown {
+  double compute_s = 0;
+  double exposed_tp_s = 0;
+  double exposed_cp_s = 0;
+  double exposed_ep_s = 0;
+  double exposed_pp_s = 0;
+  double exposed_dp_s = 0;
+  double bubble_s = 0;
+  double optimizer_s = 0;
+};
+
+struct RankStats {
+  double compute_busy_s = 0;  // time the compute stream runs a kernel
+  double comm_busy_s = 0;     // time at least one communication stream runs
+  double pipeline_idle_s = 0; // idle time (nothing runs) before the pipeline ends
+  TimeBreakdown breakdown;
+};
+
+struct StepStats {
+  std::vector<RankStats> ranks;
+  // End of the last forward/backward kernel over all ranks (the optimizer follows).
+  double pipeline_end_s = 0;
+  // Mean over ranks of pipeline_idle_s / pipeline_end_s.
+  double bubble_fraction = 0;
+  // The rank whose last forward/backward kernel ends last (lowest rank on ties): its
+  // breakdown is the step's critical path.
+  int critical_rank = 0;
+  double model_flops_done = 0;      // FLOPs of all compute ops, without recomputation
+  double recompute_flops_done = 0;  // FLOPs re-run by recomputation
+};
+
+StepStats AnalyzeStep(const Program& program, const ReplayResult& replay);
+
+}  // namespace meshsim

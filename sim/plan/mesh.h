@@ -1,0 +1,43 @@
+// The device mesh: which rank holds which coordinates, and the communication groups.
+//
+// Ranks are numbered 0..N-1 and rank r runs on GPU r (GPU r is on node r / gpus_per_node).
+// mesh_order lists axes innermost first, so with [tp, cp, ep, dp, pp] the tp ranks of a
+// group are consecutive GPUs and share a node whenever tp <= gpus_per_node.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "sim/plan/plan_spec.h"
+
+namespace meshsim {
+
+struct Coords {
+  int tp = 0, cp = 0, dp = 0, pp = 0;
+  int ep = 0;  // expert-parallel index: (dp*cp_size + cp) % ep_size
+};
+
+class Mesh {
+ public:
+  explicit Mesh(const PlanSpec& plan);
+
+  int Size() const { return size_; }
+  const Coords& CoordsOf(int rank) const { return coords_[rank]; }
+  int RankOf(int tp, int cp, int dp, int pp) const;
+  int Degree(Axis a) const;
+
+  // The ranks that share every coordinate with `rank` except along `axis`, in order of
+  // that axis's coordinate. Includes `rank` itself.
+  std::vector<int> Group(int rank, Axis axis) const;
+  // The data-parallel group for gradient reduction: dp x cp ranks (CP ranks hold the same
+  // weights, so their gradients are reduced together), ordered by (dp, cp).
+  std::vector<int> GradientGroup(int rank) const;
+
+ private:
+  std::array<int, kAxisCount> degree_{};  // indexed by Axis
+  std::array<int, kAxisCount> stride_{};  // rank stride of one step along each axis
+  std::vector<Coords> coords_;
+  int size_ = 0;
+};
+
+}  // namespace meshsim

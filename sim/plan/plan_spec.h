@@ -1,0 +1,49 @@
+// Plain description of a parallelism plan and training settings, as read from YAML.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "sim/core/dtype.h"
+#include "sim/workload/model_spec.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim {
+
+enum class ScheduleKind { kGpipe, kOneFOneB, kInterleaved };
+
+// The mesh axes, in the order they may appear in mesh_order.
+enum class Axis : uint8_t { kTp, kCp, kEp, kDp, kPp };
+constexpr int kAxisCount = 5;
+
+struct PlanSpec {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  int virtual_stages = 1;
+  int micro_batch = 1;
+  int global_batch = 1;
+  // Innermost axis first. ep is folded into dp x cp (Megatron-Core), so it does not
+  // occupy ranks of its own; its position is kept for the record.
+  std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp,
+                                          Axis::kPp};
+  int64_t dp_bucket_bytes = 25'000'000;  // gradient bucket size (PyTorch DDP default 25 MB)
+
+  int Ranks() const { return tp * pp * dp * cp; }
+  int MicroBatches() const { return global_batch / (micro_batch * dp); }
+};
+
+struct TrainingSpec {
+  Dtype dtype = Dtype::kBf16;
+  Optimizer optimizer = Optimizer::kAdam;
+  GradAccumDtype grad_accum_dtype = GradAccumDtype::kSame;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,90 @@
+#include "sim/plan/validate.h"
+
+#include <string>
+
+namespace meshsim {
+namespace {
+
+InputError Bad(std::string key, std::string message) {
+  InputError e;
+  e.key = std::move(key);
+  e.message = std::move(message);
+  return e;
+}
+
+std::string N(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const ModelSpec& m,
+                    const ClusterSpec& cluster) {
+  struct Positive {
+    const char* key;
+    int value;
+  };
+  for (const Positive& f : {Positive{"plan.tp", p.tp}, Positive{"plan.pp", p.pp},
+                            Positive{"plan.dp", p.dp}, Positive{"plan.cp", p.cp},
+                            Positive{"plan.ep", p.ep}, Positive{"plan.virtual_stages", p.virtual_stages},
+                            Positive{"plan.micro_batch", p.micro_batch},
+                            Positive{"plan.global_batch", p.global_batch}}) {
+    if (f.value < 1) return Bad(f.key, "expected an integer >= 1, found " + N(f.value));
+  }
+  if (p.zero < 0 || p.zero > 3) return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
+  const int gpus = cluster.TotalGpus();
+  if (p.Ranks() != gpus) {
+    return Bad("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" +
+                           N(p.cp) + " = " + N(p.Ranks()) + " but the cluster has " + N(gpus) +
+                           " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
+                           N(cluster.gpus_per_node) + ")");
+  }
+  if (m.heads % p.tp != 0) {
+    return Bad("plan.tp", "tp = " + N(p.tp) + " does not divide the model's heads = " + N(m.heads));
+  }
+  if (m.kv_heads % p.tp != 0) {
+    return Bad("plan.tp",
+               "tp = " + N(p.tp) + " does not divide the model's kv_heads = " + N(m.kv_heads));
+  }
+  if (p.schedule != ScheduleKind::kInterleaved && p.virtual_stages != 1) {
+    return Bad("plan.virtual_stages", "virtual_stages = " + N(p.virtual_stages) +
+                                          " needs schedule: interleaved");
+  }
+  const int chunks = p.pp * p.virtual_stages;
+  if (m.layers % chunks != 0) {
+    return Bad("plan.pp", "pp*virtual_stages = " + N(p.pp) + "*" + N(p.virtual_stages) + " = " +
+                              N(chunks) + " does not divide the model's layers = " + N(m.layers));
+  }
+  if (p.global_batch % (p.micro_batch * p.dp) != 0) {
+    return Bad("plan.global_batch",
+               "global_batch = " + N(p.global_batch) + " is not divisible by micro_batch*dp = " +
+                   N(p.micro_batch) + "*" + N(p.dp) + " = " + N(p.micro_batch * p.dp));
+  }
+  if (p.schedule == ScheduleKind::kInterleaved) {
+    if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
+    if (p.MicroBatches() % p.pp != 0) {
+      return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
+                                          N(p.MicroBatches()) + ") to be a multiple of pp = " +
+                                          N(p.pp));
+    }
+  }
+  if (m.seq_len % p.cp != 0) {
+    return Bad("plan.cp", "cp = " + N(p.cp) + " does not divide the model's seq_len = " +
+                              N(m.seq_len));
+  }
+  if ((p.dp * p.cp) % p.ep != 0) {
+    return Bad("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));
+  }
+  if (p.ep > 1 && (m.experts == 0 || m.experts % p.ep != 0)) {
+    return Bad("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" +
+                              N(m.experts) + ") it divides");
+  }
+  if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
+    return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
+                                     std::string(DtypeName(training.dtype)) + " peak throughput");
+  }
+  if (p.dp_bucket_bytes < 1) {
+    return Bad("plan.dp_bucket_mb", "expected a positive bucket size");
+  }
+  return Ok{};
+}
+
+}  // namespace meshsim

@@ -1,0 +1,24 @@
+// Chrome Trace Event Format output (trace.json), loadable in Perfetto and chrome://tracing.
+//
+// One process per traced GPU (named with rank, node and mesh coordinates), one thread
+// per stream, a complete event ("ph":"X") per kernel, collective and transfer with
+// microsecond timestamps and args (layer, micro-batch, FLOPs, bytes), and a counter
+// ("ph":"C") of allocated memory per GPU.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "sim/engine/simulation.h"
+
+namespace meshsim {
+
+// The ranks traced by default: all of them up to 64 GPUs; beyond that one rank per
+// pipeline stage (tp = dp = cp = 0), at most 64.
+std::vector<int> DefaultTraceRanks(const Simulation& sim);
+std::vector<int> DefaultTraceRanks(const Mesh& mesh);
+
+// Writes the trace of `ranks` (each must have its memory curve recorded for counters).
+void WriteChromeTrace(const Simulation& sim, const std::vector<int>& ranks, std::ostream& out);
+
+}  // namespace meshsim

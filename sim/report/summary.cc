@@ -1,0 +1,155 @@
+#include "sim/report/summary.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/core/host.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json MemoryBreakdown(const DeviceMemory& m) {
+  Json j;
+  for (int c = 0; c < kMemCategoryCount; ++c) {
+    j[std::string(MemCategoryName(static_cast<MemCategory>(c)))] = m.at_peak[c] / kGiB;
+  }
+  return j;
+}
+
+Json TimeBreakdownJson(const TimeBreakdown& b) {
+  Json j;
+  j["compute"] = b.compute_s;
+  j["exposed_tp_comm"] = b.exposed_tp_s;
+  j["exposed_dp_comm"] = b.exposed_dp_s;
+  j["exposed_pp_comm"] = b.exposed_pp_s;
+  j["exposed_cp_comm"] = b.exposed_cp_s;
+  j["exposed_ep_comm"] = b.exposed_ep_s;
+  j["bubble"] = b.bubble_s;
+  j["optimizer"] = b.optimizer_s;
+  return j;
+}
+
+Json Devices(const Simulation& sim) {
+  Json list = Json::array();
+  const double step = sim.replay.step_time.seconds();
+  for (int r = 0; r < sim.mesh.Size(); ++r) {
+    const Coords& c = sim.mesh.CoordsOf(r);
+    const RankStats& s = sim.stats.ranks[r];
+    Json d;
+    d["rank"] = r;
+    d["node"] = r / sim.experiment.cluster.gpus_per_node;
+    d["coords"] = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"cp", c.cp}, {"ep", c.ep}};
+    d["peak_memory_gib"] = sim.replay.memory[r].peak_bytes / kGiB;
+    d["compute_busy_fraction"] = step > 0 ? s.compute_busy_s / step : 0.0;
+    d["comm_busy_fraction"] = step > 0 ? s.comm_busy_s / step : 0.0;
+    list.push_back(std::move(d));
+  }
+  return list;
+}
+
+Json Links(const Simulation& sim) {
+  const ClusterSpec& c = sim.experiment.cluster;
+  const double step = sim.replay.step_time.seconds();
+  auto busy = [step](double bytes, double capacity_bps) {
+    return step > 0 ? bytes / (capacity_bps * step) : 0.0;
+  };
+  Json list = Json::array();
+  list.push_back({{"name", "nvlink (intra-node, all GPUs)"},
+                  {"bytes", sim.replay.intra_node_bytes},
+                  {"busy_fraction", busy(sim.replay.intra_node_bytes,
+                                         c.TotalGpus() * c.intra_node.gbps_per_gpu * 1e9)}});
+  if (c.nodes > 1) {
+    list.push_back(
+        {{"name", "infiniband (NICs, all nodes)"},
+         {"bytes", sim.replay.inter_node_bytes},
+         {"busy_fraction",
+          busy(sim.replay.inter_node_bytes,
+               c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9)}});
+  }
+  return list;
+}
+
+}  // namespace
+
+Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
+  const Experiment& e = sim.experiment;
+  const double step = sim.replay.step_time.seconds();
+  const int gpus = sim.mesh.Size();
+  const double model_flops = ModelFlopsPerStep(e.model, e.plan.global_batch);
+  const double hw_flops = model_flops + sim.stats.recompute_flops_done;
+  const double peak = e.cluster.gpu.PeakTflops(e.training.dtype);
+  const double tflops = step > 0 ? model_flops / step / gpus / 1e12 : 0;
+  const double hw_tflops = step > 0 ? hw_flops / step / gpus / 1e12 : 0;
+
+  int worst = 0;
+  for (int r = 1; r < gpus; ++r) {
+    if (sim.replay.memory[r].peak_bytes > sim.replay.memory[worst].peak_bytes) worst = r;
+  }
+  const double peak_gib = sim.replay.memory[worst].peak_bytes / kGiB;
+
+  Json j;
+  j["name"] = e.name;
+  j["meshsim_version"] = kMeshsimVersion;
+  j["gpus"] = gpus;
+  j["params_total"] = TotalParams(e.model);
+  j["params_active"] = TotalParams(e.model);
+  j["step_time_s"] = step;
+  j["tokens_per_s"] = step > 0 ? e.plan.global_batch * static_cast<double>(e.model.seq_len) / step : 0;
+  j["model_flops_per_step"] = model_flops;
+  j["tflops_per_gpu"] = tflops;
+  j["mfu"] = tflops / peak;
+  j["hfu"] = hw_tflops / peak;
+  j["bubble_fraction"] = sim.stats.bubble_fraction;
+  j["peak_memory_gib"] = peak_gib;
+  j["memory_budget_gib"] = e.cluster.gpu.memory_gib;
+  j["fits"] = peak_gib <= e.cluster.gpu.memory_gib;
+  j["worst_memory_rank"] = worst;
+  j["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[worst]);
+  j["critical_rank"] = sim.stats.critical_rank;
+  j["time_breakdown_s"] = TimeBreakdownJson(sim.stats.ranks[sim.stats.critical_rank].breakdown);
+  j["devices"] = Devices(sim);
+  j["links"] = Links(sim);
+  const double wall = options.reproducible ? 0.0 : sim.wall_s;
+  j["sim"] = {{"events", sim.replay.events},
+              {"ops", sim.program.OpCount()},
+              {"wall_s", wall},
+              {"events_per_s", wall > 0 ? sim.replay.events / wall : 0.0},
+              {"peak_rss_mib", options.reproducible ? 0.0 : PeakRssMib()}};
+  return j;
+}
+
+std::string HumanSummary(const Json& s) {
+  const Json& t = s["time_breakdown_s"];
+  const Json& m = s["memory_breakdown_gib"];
+  std::string out;
+  out += fmt::format("{}: {} GPUs, {:.3g}B parameters\n", s["name"].get<std::string>(),
+                     s["gpus"].get<int>(), s["params_total"].get<double>() / 1e9);
+  out += fmt::format("  step time        {:.4f} s   ({:.0f} tokens/s)\n",
+                     s["step_time_s"].get<double>(), s["tokens_per_s"].get<double>());
+  out += fmt::format("  throughput       {:.1f} TFLOP/s per GPU   MFU {:.1f}%   HFU {:.1f}%\n",
+                     s["tflops_per_gpu"].get<double>(), 100 * s["mfu"].get<double>(),
+                     100 * s["hfu"].get<double>());
+  out += fmt::format("  pipeline bubble  {:.1f}%\n", 100 * s["bubble_fraction"].get<double>());
+  out += fmt::format(
+      "  critical path    compute {:.3f}s, exposed tp {:.3f}s, pp {:.3f}s, dp {:.3f}s, "
+      "bubble {:.3f}s, optimizer {:.3f}s\n",
+      t["compute"].get<double>(), t["exposed_tp_comm"].get<double>(),
+      t["exposed_pp_comm"].get<double>(), t["exposed_dp_comm"].get<double>(),
+      t["bubble"].get<double>(), t["optimizer"].get<double>());
+  out += fmt::format(
+      "  peak memory      {:.2f} GiB of {:.0f} GiB ({}) on rank {}: weights {:.2f}, grads {:.2f}, "
+      "optimizer {:.2f}, activations {:.2f}, buffers {:.2f}\n",
+      s["peak_memory_gib"].get<double>(), s["memory_budget_gib"].get<double>(),
+      s["fits"].get<bool>() ? "fits" : "DOES NOT FIT", s["worst_memory_rank"].get<int>(),
+      m["weights"].get<double>(), m["gradients"].get<double>(), m["optimizer"].get<double>(),
+      m["activations"].get<double>(), m["buffers"].get<double>());
+  out += fmt::format("  simulated        {} events in {:.3f} s\n", s["sim"]["events"].get<uint64_t>(),
+                     s["sim"]["wall_s"].get<double>());
+  return out;
+}
+
+}  // namespace meshsim

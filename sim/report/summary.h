@@ -1,0 +1,25 @@
+// The summary of one simulated step (summary.json), as in SPEC.md's key table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/simulation.h"
+
+namespace meshsim {
+
+inline constexpr const char* kMeshsimVersion = "0.1.0";
+
+struct SummaryOptions {
+  // Host measurements (sim.wall_s, sim.events_per_s, sim.peak_rss_mib) vary from run to
+  // run; with reproducible = true they are written as 0 so outputs are byte-identical.
+  bool reproducible = false;
+};
+
+nlohmann::ordered_json BuildSummary(const Simulation& sim, const SummaryOptions& options = {});
+
+// A few lines for people: step time, throughput, MFU, bubble, memory against budget.
+std::string HumanSummary(const nlohmann::ordered_json& summary);
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace meshsim

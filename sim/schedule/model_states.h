@@ -1,0 +1,31 @@
+// Bytes of weights, gradients and optimizer state one rank holds for the whole step.
+//
+// Mixed precision (Micikevicius et al. 2018; Rajbhandari et al. 2020): 16-bit weights
+// (2 bytes), gradients in the training dtype (2 bytes) or Megatron's fp32 main_grad (4),
+// and fp32 optimizer state: Adam 12 bytes (master weights, two moments), SGD 8 (master,
+// momentum). ZeRO shards over the gradient group of nd = dp*cp ranks: stage 1 the
+// optimizer state, stage 2 also gradients, stage 3 also weights.
+#pragma once
+
+#include "sim/plan/plan_spec.h"
+
+namespace meshsim {
+
+struct ModelStateBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double Total() const { return weights + gradients + optimizer; }
+};
+
+constexpr double kWeightBytesPerParam = 2;
+
+double GradientBytesPerParam(const TrainingSpec& t);
+double OptimizerBytesPerParam(const TrainingSpec& t);
+// HBM traffic of the optimizer update per locally owned parameter.
+double OptimizerTrafficPerParam(const TrainingSpec& t);
+
+// Model states for `params` parameters replicated over `nd` data-parallel ranks.
+ModelStateBytes ModelStates(double params, int nd, int zero, const TrainingSpec& t);
+
+}  // namespace meshsim

@@ -1,0 +1,147 @@
+#include "sim/schedule/program.h"
+
+#include <cassert>
+
+namespace meshsim {
+
+std::string_view StreamName(Stream s) {
+  switch (s) {
+    case Stream::kCompute: return "compute";
+    case Stream::kTp: return "tp comm";
+    case Stream::kCp: return "cp comm";
+    case Stream::kEp: return "ep comm";
+    case Stream::kDp: return "dp comm";
+    case Stream::kDpGather: return "dp gather";
+    case Stream::kSendNext: return "pp send next";
+    case Stream::kSendPrev: return "pp send prev";
+    case Stream::kRecvPrev: return "pp recv prev";
+    case Stream::kRecvNext: return "pp recv next";
+  }
+  return "?";
+}
+
+bool IsPipelineStream(Stream s) {
+  return s == Stream::kSendNext || s == Stream::kSendPrev || s == Stream::kRecvPrev ||
+         s == Stream::kRecvNext;
+}
+
+std::string_view MemCategoryName(MemCategory c) {
+  switch (c) {
+    case MemCategory::kWeights: return "weights";
+    case MemCategory::kGradients: return "gradients";
+    case MemCategory::kOptimizer: return "optimizer";
+    case MemCategory::kActivations: return "activations";
+    case MemCategory::kBuffers: return "buffers";
+  }
+  return "?";
+}
+
+std::string_view TagName(Tag t) {
+  switch (t) {
+    case Tag::kEmbeddingFwd: return "embedding fwd";
+    case Tag::kAttentionFwd: return "attention fwd";
+    case Tag::kMlpFwd: return "mlp fwd";
+    case Tag::kLogitsFwd: return "logits+loss fwd";
+    case Tag::kLogitsBwd: return "logits+loss bwd";
+    case Tag::kAttentionBwd: return "attention bwd";
+    case Tag::kMlpBwd: return "mlp bwd";
+    case Tag::kEmbeddingBwd: return "embedding bwd";
+    case Tag::kAttentionRecompute: return "attention recompute";
+    case Tag::kMlpRecompute: return "mlp recompute";
+    case Tag::kOptimizerStep: return "optimizer step";
+    case Tag::kTpComm: return "tp collective";
+    case Tag::kCpComm: return "cp exchange";
+    case Tag::kEpComm: return "ep all-to-all";
+    case Tag::kDpGradReduce: return "dp grad reduce";
+    case Tag::kZeroGather: return "zero param gather";
+    case Tag::kPpActivation: return "pp activation";
+    case Tag::kPpGradient: return "pp gradient";
+    case Tag::kMemory: return "memory";
+    case Tag::kOther: return "other";
+  }
+  return "?";
+}
+
+Program::Program(int ranks) : ranks_(ranks), streams_(static_cast<size_t>(ranks) * kStreamCount) {}
+
+OpId Program::Push(const Op& op) {
+  assert(dependents_start_.empty() && "Program is finalized");
+  assert(op.rank >= 0 && op.rank < ranks_);
+  const OpId id = static_cast<OpId>(ops_.size());
+  ops_.push_back(op);
+  streams_[op.rank * kStreamCount + static_cast<int>(op.stream)].push_back(id);
+  return id;
+}
+
+OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micro_batch,
+                         double recompute_flops) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.stream = Stream::kCompute;
+  op.tag = tag;
+  op.rank = rank;
+  op.layer = layer;
+  op.micro_batch = micro_batch;
+  op.work = work;
+  op.recompute_flops = recompute_flops;
+  return Push(op);
+}
+
+OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double bytes) {
+  Op op;
+  op.kind = OpKind::kMemory;
+  op.stream = stream;
+  op.tag = Tag::kMemory;
+  op.category = category;
+  op.rank = rank;
+  op.work.bytes = bytes;
+  return Push(op);
+}
+
+int32_t Program::AddGroup(const std::vector<int>& ranks) {
+  auto [it, inserted] = group_index_.try_emplace(ranks, static_cast<int32_t>(groups_.size()));
+  if (inserted) groups_.push_back(ranks);
+  return it->second;
+}
+
+int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
+  comms_.push_back(Comm{op, group, bytes});
+  return static_cast<int32_t>(comms_.size() - 1);
+}
+
+OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int layer,
+                          int micro_batch) {
+  Op op;
+  op.kind = OpKind::kComm;
+  op.stream = stream;
+  op.tag = tag;
+  op.rank = rank;
+  op.layer = layer;
+  op.micro_batch = micro_batch;
+  op.comm = comm;
+  op.work.bytes = comms_[comm].bytes;
+  return Push(op);
+}
+
+void Program::AddDep(OpId before, OpId after) {
+  assert(before < ops_.size() && after < ops_.size() && before != after);
+  edges_.emplace_back(before, after);
+}
+
+void Program::Finalize() {
+  const size_t n = ops_.size();
+  dep_count_.assign(n, 0);
+  dependents_start_.assign(n + 1, 0);
+  for (const auto& [before, after] : edges_) {
+    ++dep_count_[after];
+    ++dependents_start_[before + 1];
+  }
+  for (size_t i = 0; i < n; ++i) dependents_start_[i + 1] += dependents_start_[i];
+  dependents_.resize(edges_.size());
+  std::vector<uint32_t> fill(dependents_start_.begin(), dependents_start_.end() - 1);
+  for (const auto& [before, after] : edges_) dependents_[fill[before]++] = after;
+  edges_.clear();
+  edges_.shrink_to_fit();
+}
+
+}  // namespace meshsim

@@ -1,0 +1,153 @@
+// A Program: every rank's operations for one training step, ready to replay.
+//
+// Each rank has one in-order queue per Stream (like CUDA streams). An op starts when it
+// is at the head of its queue and every op it depends on has finished. Ops are stored
+// in one flat array and referred to by 32-bit index; dependency edges are kept as a
+// compressed adjacency list built by Finalize().
+//
+// Op kinds:
+//  - kCompute: a kernel on the compute stream; its time comes from a ComputeModel.
+//  - kComm: one rank's part of a collective (a point-to-point transfer is a collective of
+//    two). A collective starts when every participant's part is ready and ends for all
+//    of them at once.
+//  - kMemory: allocate (bytes > 0) or free (bytes < 0) device memory of a category;
+//    takes no time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "sim/net/collective.h"
+#include "sim/workload/compute_model.h"
+
+namespace meshsim {
+
+enum class Stream : uint8_t {
+  kCompute,
+  kTp,        // tensor-parallel collectives
+  kCp,        // context-parallel exchanges
+  kEp,        // expert-parallel all-to-all
+  kDp,        // gradient reduction
+  kDpGather,  // ZeRO parameter all-gathers
+  kSendNext,  // pipeline: to the next stage
+  kSendPrev,  // pipeline: to the previous stage
+  kRecvPrev,  // pipeline: from the previous stage
+  kRecvNext,  // pipeline: from the next stage
+};
+constexpr int kStreamCount = 10;
+std::string_view StreamName(Stream s);
+bool IsPipelineStream(Stream s);
+
+enum class OpKind : uint8_t { kCompute, kComm, kMemory };
+
+enum class MemCategory : uint8_t { kWeights, kGradients, kOptimizer, kActivations, kBuffers };
+constexpr int kMemCategoryCount = 5;
+std::string_view MemCategoryName(MemCategory c);
+
+// What an op is, for traces and time accounting.
+enum class Tag : uint8_t {
+  kEmbeddingFwd,
+  kAttentionFwd,
+  kMlpFwd,
+  kLogitsFwd,
+  kLogitsBwd,
+  kAttentionBwd,
+  kMlpBwd,
+  kEmbeddingBwd,
+  kAttentionRecompute,
+  kMlpRecompute,
+  kOptimizerStep,
+  kTpComm,
+  kCpComm,
+  kEpComm,
+  kDpGradReduce,
+  kZeroGather,
+  kPpActivation,
+  kPpGradient,
+  kMemory,
+  kOther,
+};
+std::string_view TagName(Tag t);
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  Stream stream = Stream::kCompute;
+  Tag tag = Tag::kOther;
+  MemCategory category = MemCategory::kBuffers;  // kMemory only
+  int32_t rank = 0;
+  int32_t layer = -1;        // -1: not tied to a layer
+  int32_t micro_batch = -1;  // -1: not tied to a micro-batch
+  int32_t comm = -1;         // kComm: index into Program::comms()
+  KernelWork work;           // kCompute: FLOPs and bytes; kMemory: work.bytes is the delta
+  double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
+};
+
+// One collective (or transfer) shared by the ops of its participants.
+struct Comm {
+  CommOp op = CommOp::kAllReduce;
+  int32_t group = 0;  // index into Program::groups()
+  double bytes = 0;   // nccl-tests convention, see CollectiveModel
+};
+
+using OpId = uint32_t;
+
+class Program {
+ public:
+  explicit Program(int ranks);
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  Program(Program&&) = default;
+  Program& operator=(Program&&) = default;
+
+  int Ranks() const { return ranks_; }
+
+  // Appends a compute kernel to `rank`'s compute stream.
+  OpId AddCompute(int rank, Tag tag, KernelWork work, int layer = -1, int micro_batch = -1,
+                  double recompute_flops = 0);
+  // Appends an allocation (bytes > 0) or free (bytes < 0) to a stream of `rank`.
+  OpId AddMemory(int rank, Stream stream, MemCategory category, double bytes);
+  // Registers a group of ranks (in ring order); identical groups share an index.
+  int32_t AddGroup(const std::vector<int>& ranks);
+  // Creates a collective over `group`; each participant then calls AddCommPart.
+  int32_t AddComm(CommOp op, int32_t group, double bytes);
+  // Appends `rank`'s part of collective `comm` to one of its streams.
+  OpId AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int layer = -1,
+                   int micro_batch = -1);
+  // `after` may not start before `before` has finished.
+  void AddDep(OpId before, OpId after);
+
+  // Builds the adjacency lists. Call once, after the last Add*; no Add* afterwards.
+  void Finalize();
+
+  size_t OpCount() const { return ops_.size(); }
+  const Op& op(OpId id) const { return ops_[id]; }
+  const std::vector<Op>& ops() const { return ops_; }
+  const std::vector<Comm>& comms() const { return comms_; }
+  const std::vector<std::vector<int>>& groups() const { return groups_; }
+  const std::vector<OpId>& StreamOps(int rank, Stream s) const {
+    return streams_[rank * kStreamCount + static_cast<int>(s)];
+  }
+  // After Finalize(): number of ops `id` waits for, and the ops that wait for `id`.
+  uint32_t DepCount(OpId id) const { return dep_count_[id]; }
+  const OpId* DependentsBegin(OpId id) const { return &dependents_[dependents_start_[id]]; }
+  const OpId* DependentsEnd(OpId id) const { return &dependents_[dependents_start_[id + 1]]; }
+
+ private:
+  OpId Push(const Op& op);
+
+  int ranks_;
+  std::vector<Op> ops_;
+  std::vector<Comm> comms_;
+  std::vector<std::vector<int>> groups_;
+  std::map<std::vector<int>, int32_t> group_index_;
+  std::vector<std::vector<OpId>> streams_;  // ranks x kStreamCount
+  std::vector<std::pair<OpId, OpId>> edges_;
+  std::vector<uint32_t> dep_count_;
+  std::vector<uint32_t> dependents_start_;
+  std::vector<OpId> dependents_;
+};
+
+}  // namespace meshsim

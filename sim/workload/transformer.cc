@@ -1,0 +1,150 @@
+#include "sim/workload/transformer.h"
+
+#include <cassert>
+
+namespace meshsim {
+namespace {
+
+// Element-wise HBM traffic per stored element, a coarse constant for LayerNorm, dropout,
+// bias and residual kernels (read + write of their inputs and outputs), in sbh-units.
+constexpr double kElementwiseTrafficSbh = 11.0;
+// Softmax, masking and dropout over the attention scores, in a*s*s*b units of 16-bit
+// elements: write scores, read + write softmax, read + write dropout, mask.
+constexpr double kAttentionCoreTraffic = 5.5;
+
+struct Dims {
+  double s, b, h, a, kv_ratio, f, t, elt;
+  int ffn_matrices;
+};
+
+Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
+  assert(m.heads % shape.tp == 0);
+  return Dims{static_cast<double>(shape.seq),
+              static_cast<double>(shape.micro_batch),
+              static_cast<double>(m.hidden),
+              static_cast<double>(m.heads),
+              static_cast<double>(m.kv_heads) / m.heads,
+              static_cast<double>(m.ffn_hidden),
+              static_cast<double>(shape.tp),
+              BytesPerElement(shape.dtype),
+              m.FfnMatrices()};
+}
+
+// Stored activations of the attention block without recomputation, split into the part
+// that is replicated across TP ranks (split only by sequence parallelism), the part split
+// by TP, and the attention core (softmax, its dropout mask and output), split by TP.
+struct AttentionActs {
+  double replicated, parallel, core;
+};
+
+AttentionActs AttentionActivations(const Dims& d) {
+  const double sbh = d.s * d.b * d.h;
+  // LayerNorm input, QKV input (elt each) and the dropout mask (1 byte).
+  const double replicated = sbh * (2 * d.elt + 1);
+  // Q, K, V and the output-projection input.
+  const double parallel = sbh * d.elt * (2 + 2 * d.kv_ratio);
+  // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score.
+  const double core = d.a * d.s * d.s * d.b * (2 * d.elt + 1);
+  return {replicated, parallel, core};
+}
+
+// Stored activations of the MLP block: replicated part and TP-split part.
+std::pair<double, double> MlpActivations(const Dims& d) {
+  const double sbh = d.s * d.b * d.h;
+  const double replicated = sbh * (2 * d.elt + 1);  // LayerNorm input, FC1 input, mask
+  // GeLU: its input and FC2's input; SwiGLU: gate, up and FC2's input.
+  const double parallel = d.s * d.b * d.f * d.elt * (d.ffn_matrices == 3 ? 3 : 2);
+  return {replicated, parallel};
+}
+
+}  // namespace
+
+LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
+  const Dims d = DimsOf(m, shape);
+  const double sbh = d.s * d.b * d.h;
+  const double sp_split = shape.sequence_parallel ? d.t : 1.0;
+  LayerCost c;
+
+  // Attention block.
+  const double qkv_out = d.h * (1 + 2 * d.kv_ratio);
+  const double proj_flops = 2 * sbh * qkv_out + 2 * sbh * d.h;
+  const double core_flops = 4 * d.b * d.s * d.s * d.h;
+  const double core_bytes = kAttentionCoreTraffic * d.a * d.s * d.s * d.b * d.elt / d.t;
+  BlockCost& at = c.attention;
+  at.fwd_flops = (proj_flops + core_flops) / d.t;
+  at.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + core_bytes;
+  at.tp_comm_bytes = sbh * d.elt;
+  const AttentionActs aa = AttentionActivations(d);
+  const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t;
+
+  // MLP block.
+  BlockCost& mlp = c.mlp;
+  mlp.fwd_flops = 2 * sbh * d.f * d.ffn_matrices / d.t;
+  mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split +
+                  (d.ffn_matrices == 3 ? 6 : 4) * d.s * d.b * d.f / d.t;
+  mlp.tp_comm_bytes = sbh * d.elt;
+  const auto [mlp_rep, mlp_par] = MlpActivations(d);
+  const double mlp_none = mlp_rep / sp_split + mlp_par / d.t;
+
+  switch (shape.recompute) {
+    case Recompute::kNone:
+      at.stored_act_bytes = attn_none;
+      mlp.stored_act_bytes = mlp_none;
+      break;
+    case Recompute::kSelective:
+      at.stored_act_bytes = attn_none - aa.core / d.t;
+      at.transient_act_bytes = aa.core / d.t;
+      at.recompute_flops = core_flops / d.t;
+      at.recompute_bytes = core_bytes;
+      mlp.stored_act_bytes = mlp_none;
+      break;
+    case Recompute::kFull:
+      // Only the layer input is kept; backward re-runs the whole layer forward.
+      at.stored_act_bytes = 2 * sbh / sp_split;
+      at.transient_act_bytes = attn_none;
+      at.recompute_flops = at.fwd_flops;
+      at.recompute_bytes = at.fwd_bytes;
+      mlp.transient_act_bytes = mlp_none;
+      mlp.recompute_flops = mlp.fwd_flops;
+      mlp.recompute_bytes = mlp.fwd_bytes;
+      break;
+  }
+  c.params = LayerParams(m) / d.t;
+  return c;
+}
+
+double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape) {
+  const LayerCost c = TransformerLayerCost(m, shape);
+  return c.attention.stored_act_bytes + c.mlp.stored_act_bytes;
+}
+
+double LayerParams(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  const double attention = h * (h + 2.0 * m.KvDim()) + h * h;
+  const double mlp = m.FfnMatrices() * h * static_cast<double>(m.ffn_hidden);
+  const double norms = 2 * h;
+  return attention + mlp + norms;
+}
+
+double EmbeddingParams(const ModelSpec& m) {
+  return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+}
+
+double TotalParams(const ModelSpec& m) {
+  const double output = m.tied_embeddings ? 0.0 : EmbeddingParams(m);
+  return m.layers * LayerParams(m) + EmbeddingParams(m) + output + static_cast<double>(m.hidden);
+}
+
+double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
+  return 2.0 * shape.seq * shape.micro_batch * static_cast<double>(m.hidden) *
+         static_cast<double>(m.vocab) / shape.tp;
+}
+
+double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
+  LayerShape one{m.seq_len, 1, 1, false, Recompute::kNone, Dtype::kBf16};
+  const LayerCost c = TransformerLayerCost(m, one);
+  const double fwd = m.layers * (c.attention.fwd_flops + c.mlp.fwd_flops) + LogitFlops(m, one);
+  return 3.0 * fwd * sequences;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,69 @@
+// Per-layer costs of a dense transformer, per rank and per micro-batch.
+//
+// FLOPs follow Narayanan et al. 2021 (2 FLOPs per multiply-add); activation bytes follow
+// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+// Models", Section 4), generalised to grouped-query attention (K and V of kv_heads) and
+// SwiGLU (gate and up projections). With heads == kv_heads, ffn = 4h and GeLU the
+// numbers reduce exactly to the paper's: s*b*h*(34 + 5*a*s/h) bytes per layer in 16-bit.
+//
+// A layer is two blocks, attention and MLP, each ending in a tensor-parallel collective.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/dtype.h"
+#include "sim/workload/model_spec.h"
+
+namespace meshsim {
+
+enum class Recompute { kNone, kSelective, kFull };
+
+// What one rank computes: the local slice of one micro-batch.
+struct LayerShape {
+  int64_t seq = 0;         // tokens of one sequence held by this rank
+  int64_t micro_batch = 1; // sequences per micro-batch
+  int tp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  Dtype dtype = Dtype::kBf16;
+};
+
+// One block (attention or MLP) of one layer, for one rank and one micro-batch.
+struct BlockCost {
+  double fwd_flops = 0;       // matmul FLOPs of the forward pass
+  double fwd_bytes = 0;       // HBM traffic of the element-wise kernels of the forward pass
+  double recompute_flops = 0; // FLOPs re-run in backward (selective: attention core; full: all)
+  double recompute_bytes = 0;
+  double stored_act_bytes = 0;    // kept from forward until this block's backward
+  double transient_act_bytes = 0; // re-materialised during backward, freed at its end
+  double tp_comm_bytes = 0;       // payload of the block's TP collective (full tensor)
+};
+
+struct LayerCost {
+  BlockCost attention;
+  BlockCost mlp;
+  double params = 0;  // parameters of one layer held by one TP rank
+};
+
+// Costs of one transformer layer. Precondition: tp divides heads and kv_heads.
+LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
+
+// Korthikanti Table 2: activation bytes of one layer for this shape, all blocks together,
+// as stored between forward and backward (16-bit).
+double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape);
+
+// Parameters of the whole model (embedding, layers, final norm, untied output layer).
+double TotalParams(const ModelSpec& m);
+// Parameters of one transformer layer (all TP ranks together).
+double LayerParams(const ModelSpec& m);
+// Parameters of the input embedding (vocab x hidden).
+double EmbeddingParams(const ModelSpec& m);
+
+// Model FLOPs of one training step (forward + backward, no recomputation) for
+// `sequences` sequences of the model's seq_len: 3 x forward.
+double ModelFlopsPerStep(const ModelSpec& m, double sequences);
+
+// FLOPs of the output layer's forward for one rank: 2*s*b*h*V/tp.
+double LogitFlops(const ModelSpec& m, const LayerShape& shape);
+
+}  // namespace meshsim
