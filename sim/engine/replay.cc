@@ -105,10 +105,17 @@ class Replayer {
     const uint32_t begin = parts_start_[comm], end = parts_start_[comm + 1];
     if (++arrived_[comm] < end - begin) return;
     const Comm& c = p_.comms()[comm];
-    const CollectiveCost cost = network_.Cost(c.op, p_.groups()[c.group], c.bytes);
-    result_.intra_node_bytes += cost.intra_node_bytes;
-    result_.inter_node_bytes += cost.inter_node_bytes;
-    for (uint32_t i = begin; i < end; ++i) result_.start[parts_[i]] = sim_.Now();
+    const auto& group = p_.groups()[c.group];
+    const CollectiveCost cost = network_.Cost(c.op, group, c.bytes);
+    // Each member's share of the bytes, counted for every real rank it stands for.
+    double members = 0;
+    for (uint32_t i = begin; i < end; ++i) {
+      result_.start[parts_[i]] = sim_.Now();
+      members += options_.rank_weight.empty() ? 1.0 : options_.rank_weight[p_.op(parts_[i]).rank];
+    }
+    const double share = members / static_cast<double>(group.size());
+    result_.intra_node_bytes += cost.intra_node_bytes * share;
+    result_.inter_node_bytes += cost.inter_node_bytes * share;
     sim_.Schedule(cost.duration, [this, comm] {
       for (uint32_t i = parts_start_[comm]; i < parts_start_[comm + 1]; ++i) Finish(parts_[i]);
       Drain();

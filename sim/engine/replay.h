@@ -25,6 +25,9 @@ struct ReplayOptions {
   std::vector<int> memory_curve_ranks;
   // Per-rank slowdown of compute (1 = nominal); empty means all nominal.
   std::vector<double> compute_slowdown;
+  // How many real ranks each simulated rank stands for, when symmetric ranks are replayed
+  // once (link byte totals are scaled by it); empty means 1 each.
+  std::vector<double> rank_weight;
 };
 
 struct MemoryPoint {

@@ -18,18 +18,57 @@ std::unique_ptr<CollectiveModel> MakeCollectiveModel(const Experiment& e) {
   return std::make_unique<AlphaBetaCollectiveModel>(e.cluster);
 }
 
+namespace {
+
+// Whole pipelines through rank 0 and through each rank of `extra` (all ranks if `full`).
+std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full) {
+  std::vector<bool> chosen(mesh.Size(), full);
+  for (int seed : extra) {
+    for (int r : mesh.Pipeline(seed)) chosen[r] = true;
+  }
+  for (int r : mesh.Pipeline(0)) chosen[r] = true;
+  std::vector<int> ranks;
+  for (int r = 0; r < mesh.Size(); ++r) {
+    if (chosen[r]) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+}  // namespace
+
 std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   Mesh mesh(e.plan);
-  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh);
+  const std::vector<int> simulated =
+      SimulatedRanks(mesh, options.memory_curve_ranks, options.full_replay);
+  std::vector<int> representative(mesh.Size());
+  std::vector<double> weight(mesh.Size(), 0.0);
+  {
+    std::vector<bool> is_simulated(mesh.Size(), false);
+    for (int r : simulated) is_simulated[r] = true;
+    for (int r = 0; r < mesh.Size(); ++r) {
+      representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
+      weight[representative[r]] += 1;
+    }
+  }
+  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
   const auto compute = MakeComputeModel(e);
   const auto network = MakeCollectiveModel(e);
   ReplayOptions ro;
   ro.memory_curve_ranks = options.memory_curve_ranks;
+  ro.rank_weight = weight;
   ReplayResult replay = Replay(program, *compute, *network, ro);
-  StepStats stats = AnalyzeStep(program, replay);
+  StepStats stats = AnalyzeStep(program, replay, simulated);
+  for (int r = 0; r < mesh.Size(); ++r) {
+    const int rep = representative[r];
+    if (rep == r) continue;
+    stats.ranks[r] = stats.ranks[rep];
+    replay.memory[r].peak_bytes = replay.memory[rep].peak_bytes;
+    replay.memory[r].at_peak = replay.memory[rep].at_peak;
+  }
   auto sim = std::unique_ptr<Simulation>(new Simulation{e, std::move(mesh), std::move(program),
-                                                        std::move(replay), std::move(stats), 0});
+                                                        std::move(replay), std::move(stats),
+                                                        simulated, std::move(representative), 0});
   sim->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return sim;
 }

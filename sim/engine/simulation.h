@@ -13,7 +13,10 @@
 namespace meshsim {
 
 struct SimulationOptions {
-  std::vector<int> memory_curve_ranks;  // ranks whose memory timeline is kept (for traces)
+  // Ranks whose memory timeline is kept (for traces); they are always replayed.
+  std::vector<int> memory_curve_ranks;
+  // Replay every rank even where ranks are symmetric.
+  bool full_replay = false;
 };
 
 struct Simulation {
@@ -22,6 +25,12 @@ struct Simulation {
   Program program;
   ReplayResult replay;
   StepStats stats;
+  // Symmetry: on homogeneous hardware the ranks of one pipeline stage that differ only in
+  // tp, cp or dp coordinate run identical programs, so meshsim replays whole pipelines
+  // only for rank 0's pipeline and the memory_curve_ranks', and every other rank takes
+  // the results of the rank of its stage in rank 0's pipeline.
+  std::vector<int> simulated_ranks;  // ascending
+  std::vector<int> representative;   // per rank: the simulated rank whose results it has
   double wall_s = 0;  // host time spent building, replaying and analysing
 };
 

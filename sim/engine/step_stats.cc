@@ -79,18 +79,24 @@ RankStats SweepRank(std::vector<Edge>& edges, int64_t pipeline_end, int64_t step
 
 }  // namespace
 
-StepStats AnalyzeStep(const Program& program, const ReplayResult& replay) {
+StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
+                      const std::vector<int>& which) {
   StepStats stats;
   const int ranks = program.Ranks();
+  std::vector<int> analysed = which;
+  if (analysed.empty()) {
+    for (int r = 0; r < ranks; ++r) analysed.push_back(r);
+  }
   std::vector<int64_t> last_pass_end(ranks, 0);
+  std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
   std::vector<std::vector<Edge>> edges(ranks);
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
     if (op.kind == OpKind::kMemory) continue;
     const int64_t b = replay.start[i].picoseconds(), e = replay.end[i].picoseconds();
     if (op.kind == OpKind::kCompute) {
-      stats.model_flops_done += op.work.flops - op.recompute_flops;
-      stats.recompute_flops_done += op.recompute_flops;
+      model_flops[op.rank] += op.work.flops - op.recompute_flops;
+      recompute_flops[op.rank] += op.recompute_flops;
       if (op.tag != Tag::kOptimizerStep) last_pass_end[op.rank] = std::max(last_pass_end[op.rank], e);
     }
     if (e <= b) continue;
@@ -102,13 +108,17 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay) {
   stats.critical_rank = static_cast<int>(
       std::max_element(last_pass_end.begin(), last_pass_end.end()) - last_pass_end.begin());
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
-  stats.ranks.reserve(ranks);
+  stats.ranks.resize(ranks);
   double idle_sum = 0;
-  for (int r = 0; r < ranks; ++r) {
-    stats.ranks.push_back(SweepRank(edges[r], pipeline_end, replay.step_time.picoseconds()));
-    idle_sum += stats.ranks.back().pipeline_idle_s;
+  for (int r : analysed) {
+    stats.ranks[r] = SweepRank(edges[r], pipeline_end, replay.step_time.picoseconds());
+    stats.ranks[r].model_flops = model_flops[r];
+    stats.ranks[r].recompute_flops = recompute_flops[r];
+    idle_sum += stats.ranks[r].pipeline_idle_s;
   }
-  if (pipeline_end > 0) stats.bubble_fraction = idle_sum / ranks / stats.pipeline_end_s;
+  if (pipeline_end > 0) {
+    stats.bubble_fraction = idle_sum / static_cast<double>(analysed.size()) / stats.pipeline_end_s;
+  }
   return stats;
 }
 

@@ -27,6 +27,8 @@ struct RankStats {
   double compute_busy_s = 0;  // time the compute stream runs a kernel
   double comm_busy_s = 0;     // time at least one communication stream runs
   double pipeline_idle_s = 0; // idle time (nothing runs) before the pipeline ends
+  double model_flops = 0;      // FLOPs of this rank's kernels, without recomputation
+  double recompute_flops = 0;  // FLOPs this rank re-ran by recomputation
   TimeBreakdown breakdown;
 };
 
@@ -34,15 +36,15 @@ struct StepStats {
   std::vector<RankStats> ranks;
   // End of the last forward/backward kernel over all ranks (the optimizer follows).
   double pipeline_end_s = 0;
-  // Mean over ranks of pipeline_idle_s / pipeline_end_s.
+  // Mean over the analysed ranks of pipeline_idle_s / pipeline_end_s.
   double bubble_fraction = 0;
   // The rank whose last forward/backward kernel ends last (lowest rank on ties): its
   // breakdown is the step's critical path.
   int critical_rank = 0;
-  double model_flops_done = 0;      // FLOPs of all compute ops, without recomputation
-  double recompute_flops_done = 0;  // FLOPs re-run by recomputation
 };
 
-StepStats AnalyzeStep(const Program& program, const ReplayResult& replay);
+// Analyses the listed ranks (all when empty); the others keep empty RankStats.
+StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
+                      const std::vector<int>& ranks = {});
 
 }  // namespace meshsim

@@ -29,6 +29,8 @@ class Mesh {
   // The ranks that share every coordinate with `rank` except along `axis`, in order of
   // that axis's coordinate. Includes `rank` itself.
   std::vector<int> Group(int rank, Axis axis) const;
+  // The pp ranks of one pipeline, by stage: those sharing tp, cp and dp with `rank`.
+  std::vector<int> Pipeline(int rank) const { return Group(rank, Axis::kPp); }
   // The data-parallel group for gradient reduction: dp x cp ranks (CP ranks hold the same
   // weights, so their gradients are reduced together), ordered by (dp, cp).
   std::vector<int> GradientGroup(int rank) const;

@@ -80,7 +80,9 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   const double step = sim.replay.step_time.seconds();
   const int gpus = sim.mesh.Size();
   const double model_flops = ModelFlopsPerStep(e.model, e.plan.global_batch);
-  const double hw_flops = model_flops + sim.stats.recompute_flops_done;
+  double recompute_flops = 0;
+  for (const RankStats& r : sim.stats.ranks) recompute_flops += r.recompute_flops;
+  const double hw_flops = model_flops + recompute_flops;
   const double peak = e.cluster.gpu.PeakTflops(e.training.dtype);
   const double tflops = step > 0 ? model_flops / step / gpus / 1e12 : 0;
   const double hw_tflops = step > 0 ? hw_flops / step / gpus / 1e12 : 0;

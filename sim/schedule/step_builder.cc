@@ -32,8 +32,12 @@ class StepBuilder {
     nd_ = p.dp * p.cp;
   }
 
-  Program Build() {
-    for (int r = 0; r < mesh_.Size(); ++r) EmitRank(r);
+  Program Build(const std::vector<int>& ranks) {
+    if (ranks.empty()) {
+      for (int r = 0; r < mesh_.Size(); ++r) EmitRank(r);
+    } else {
+      for (int r : ranks) EmitRank(r);
+    }
     prog_.Finalize();
     return std::move(prog_);
   }
@@ -329,8 +333,9 @@ class StepBuilder {
 }  // namespace
 
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan,
-                         const TrainingSpec& training, const Mesh& mesh) {
-  return StepBuilder(model, plan, training, mesh).Build();
+                         const TrainingSpec& training, const Mesh& mesh,
+                         const std::vector<int>& ranks) {
+  return StepBuilder(model, plan, training, mesh).Build(ranks);
 }
 
 }  // namespace meshsim

@@ -10,6 +10,8 @@
 // the optimizer update (and ZeRO's parameter all-gather).
 #pragma once
 
+#include <vector>
+
 #include "sim/plan/mesh.h"
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/program.h"
@@ -17,8 +19,13 @@
 
 namespace meshsim {
 
+// Emits the programs of `ranks` (all ranks when empty). The other ranks get no ops; a
+// collective then waits only for its emitted members (its cost still covers the whole
+// group), so `ranks` must be closed under pipeline partners: whole pipelines (see
+// Mesh::Pipeline). This is how symmetric ranks are simulated once.
 // Precondition: the plan passed ValidatePlan for this model.
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan,
-                         const TrainingSpec& training, const Mesh& mesh);
+                         const TrainingSpec& training, const Mesh& mesh,
+                         const std::vector<int>& ranks = {});
 
 }  // namespace meshsim
