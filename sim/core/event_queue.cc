@@ -17,8 +17,10 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   Slot& s = slots_[slot];
   s.callback = std::move(cb);
   s.cancelled = false;
-  heap_.push_back(Key{at.picoseconds(), next_sequence_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later);
+  assert(at >= SimTime::Zero());
+  const Order order = (static_cast<Order>(at.picoseconds()) << 64) | next_sequence_++;
+  heap_.emplace_back();
+  SiftUp(heap_.size() - 1, Key{order, slot});
   ++live_;
   return EventId{slot, s.generation};
 }
@@ -33,9 +35,37 @@ bool EventQueue::Cancel(EventId id) {
   return true;
 }
 
+void EventQueue::SiftUp(size_t hole, Key key) {
+  while (hole > 0) {
+    const size_t parent = (hole - 1) / kArity;
+    if (heap_[parent].order <= key.order) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = key;
+}
+
+void EventQueue::SiftDown(size_t hole, Key key) {
+  const size_t n = heap_.size();
+  while (true) {
+    const size_t first = hole * kArity + 1;
+    if (first >= n) break;
+    const size_t last = std::min(first + kArity, n);
+    size_t best = first;
+    for (size_t c = first + 1; c < last; ++c) {
+      if (heap_[c].order < heap_[best].order) best = c;
+    }
+    if (key.order <= heap_[best].order) break;
+    heap_[hole] = heap_[best];
+    hole = best;
+  }
+  heap_[hole] = key;
+}
+
 void EventQueue::PopKey() {
-  std::pop_heap(heap_.begin(), heap_.end(), Later);
+  const Key last = heap_.back();
   heap_.pop_back();
+  if (!heap_.empty()) SiftDown(0, last);
 }
 
 void EventQueue::DropCancelledTop() {
@@ -51,7 +81,7 @@ void EventQueue::DropCancelledTop() {
 SimTime EventQueue::NextTime() {
   assert(!Empty());
   DropCancelledTop();
-  return SimTime::Picoseconds(heap_.front().time_ps);
+  return SimTime::Picoseconds(static_cast<int64_t>(heap_.front().order >> 64));
 }
 
 SimTime EventQueue::Pop(Callback* cb) {
@@ -65,7 +95,7 @@ SimTime EventQueue::Pop(Callback* cb) {
   ++s.generation;
   free_slots_.push_back(top.slot);
   --live_;
-  return SimTime::Picoseconds(top.time_ps);
+  return SimTime::Picoseconds(static_cast<int64_t>(top.order >> 64));
 }
 
 void EventQueue::Reserve(size_t n) {

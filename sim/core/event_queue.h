@@ -1,10 +1,12 @@
 // A deterministic priority queue of timed callbacks.
 //
 // Events are ordered by (time, sequence): two events at the same time run in the order
-// they were scheduled, so a replay is reproducible bit for bit. Storage is a binary heap
-// on a std::vector of compact keys; callbacks live in a slot array reused through a free
-// list, so steady-state scheduling does not allocate (small lambdas fit std::function's
-// inline buffer). Cancellation sets a flag; the cancelled key is skipped when popped.
+// they were scheduled, so a replay is reproducible bit for bit. Storage is a 4-ary heap
+// on a std::vector of compact keys, (time, sequence) packed into one 128-bit integer so
+// that a comparison is a single branch-free compare; callbacks live in a slot array
+// reused through a free list, so steady-state scheduling does not allocate (small
+// lambdas fit std::function's inline buffer). Cancellation sets a flag; the cancelled
+// key is skipped when popped. Push and Pop are O(log n).
 #pragma once
 
 #include <cstdint>
@@ -44,19 +46,20 @@ class EventQueue {
   void Reserve(size_t n);
 
  private:
+  // (time << 64 | sequence): time is non-negative, so unsigned order is (time, sequence).
+  using Order = unsigned __int128;
   struct Key {
-    int64_t time_ps;
-    uint64_t sequence;
+    Order order;
     uint32_t slot;
   };
+  static constexpr size_t kArity = 4;
   struct Slot {
     Callback callback;
     uint32_t generation = 0;
     bool cancelled = false;
   };
-  static bool Later(const Key& a, const Key& b) {
-    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.sequence > b.sequence;
-  }
+  void SiftUp(size_t hole, Key key);
+  void SiftDown(size_t hole, Key key);
   void DropCancelledTop();
   void PopKey();
 
