@@ -1,6 +1,7 @@
 #include "sim/config/loader.h"
 
 #include <filesystem>
+#include <utility>
 
 #include "sim/config/decode.h"
 #include "sim/config/yaml_reader.h"
@@ -59,12 +60,16 @@ void RecordOrigins(const YAML::Node& node, const std::string& prefix, const std:
 }
 
 // Merges `over` into `base` recursively (mappings merge, anything else replaces).
+// A key new to `base` keeps its node from `over`, so that an error about it (an unknown
+// key) can name its line in the file it came from.
 void Merge(YAML::Node base, const YAML::Node& over) {
   for (const auto& kv : over) {
     const std::string key = kv.first.Scalar();
-    YAML::Node child = base[key];
-    if (child && child.IsMap() && kv.second.IsMap()) {
-      Merge(child, kv.second);
+    const YAML::Node existing = std::as_const(base)[key];  // const: does not insert
+    if (!existing) {
+      base.force_insert(kv.first, kv.second);
+    } else if (existing.IsMap() && kv.second.IsMap()) {
+      Merge(base[key], kv.second);
     } else {
       base[key] = kv.second;
     }
