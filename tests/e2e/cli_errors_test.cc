@@ -1,0 +1,367 @@
+// End-to-end tests of bad input: each runs the meshsim executable on a small experiment
+// written into a fresh temporary folder and checks SPEC.md's promise: exit code 2, one
+// clear message on stderr naming the file, the line (where there is one) and the dotted
+// key, and no output files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;  // -1 when the process did not exit normally
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// A fresh, uniquely named folder under the system temp directory, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string test = info ? std::string(info->name()) : std::string("none");
+    path_ = fs::temp_directory_path() / ("meshsim-e2e-" + std::to_string(::getpid()) + "-" + test +
+                                         "-" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs meshsim with `args`, capturing stdout and stderr through files in `scratch`.
+RunResult RunMeshsim(const std::vector<std::string>& args, const fs::path& scratch) {
+  const fs::path out = scratch / "stdout.txt";
+  const fs::path err = scratch / "stderr.txt";
+  std::string cmd = ShellQuote(MESHSIM_BIN);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
+  cmd += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string());
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
+fs::path SourcePath(const std::string& relative) { return fs::path(MESHSIM_SOURCE_DIR) / relative; }
+
+// 1-based number of the first line of `text` containing `needle`; 0 if none does.
+int LineOf(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return 0;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' not in the template";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// A valid experiment (the default one, with absolute paths): 16 GPUs, tp 2 x pp 4 x dp 2.
+std::string ValidExperiment() {
+  return "name: bad\n"
+         "model: " +
+         SourcePath("workloads/models/llama2-7b.yaml").string() +
+         "\n"
+         "cluster: " +
+         SourcePath("topologies/dgx-h100.yaml").string() +
+         "\n"
+         "cluster_overrides: {nodes: 2}\n"
+         "plan:\n"
+         "  tp: 2\n"
+         "  pp: 4\n"
+         "  dp: 2\n"
+         "  global_batch: 32\n"
+         "  schedule: 1f1b\n";
+}
+
+class CliErrors : public ::testing::Test {
+ protected:
+  fs::path experiment() const { return dir_.path() / "bad.yaml"; }
+  fs::path outdir() const { return dir_.path() / "out"; }
+
+  // Writes `text` as bad.yaml and runs `meshsim run bad.yaml -o OUT extra...`.
+  RunResult RunText(const std::string& text, const std::vector<std::string>& extra = {}) {
+    WriteFile(experiment(), text);
+    return RunFile(experiment(), extra);
+  }
+  RunResult RunFile(const fs::path& file, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"run", file.string(), "-o", outdir().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunMeshsim(args, dir_.path());
+  }
+
+  // SPEC: exit 2, one message on stderr, no output files.
+  void ExpectBadInput(const RunResult& r) const {
+    EXPECT_EQ(r.exit_code, 2) << "stderr: " << r.err;
+    EXPECT_EQ(r.err.rfind("meshsim: error: ", 0), 0u) << "stderr: " << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "expected exactly one line: " << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+    ExpectNoOutput();
+  }
+  void ExpectNoOutput() const {
+    EXPECT_TRUE(!fs::exists(outdir()) || fs::is_empty(outdir()))
+        << "a failed run left files in " << outdir();
+  }
+  // "bad.yaml:LINE:" must appear in the message.
+  void ExpectFileAndLine(const RunResult& r, int line) const {
+    ASSERT_GT(line, 0);
+    const std::string where = experiment().filename().string() + ":" + std::to_string(line) + ":";
+    EXPECT_NE(r.err.find(where), std::string::npos) << "expected '" << where << "' in: " << r.err;
+  }
+  // The line number the message reports for bad.yaml; 0 when there is none.
+  int ReportedLine(const RunResult& r) const {
+    std::smatch m;
+    return std::regex_search(r.err, m, std::regex(R"(bad\.yaml:([0-9]+):)")) ? std::stoi(m[1]) : 0;
+  }
+
+  TempDir dir_;
+};
+
+void ExpectContains(const std::string& haystack, const std::string& needle) {
+  EXPECT_NE(haystack.find(needle), std::string::npos)
+      << "expected '" << needle << "' in: " << haystack;
+}
+
+TEST_F(CliErrors, YamlSyntaxErrorNamesTheLine) {
+  const std::string text = Replace(ValidExperiment(), "  pp: 4\n", "   pp: 4\n");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "   pp: 4"));
+  ExpectContains(r.err, "syntax error");
+}
+
+TEST_F(CliErrors, UnclosedFlowListNamesALineInTheFile) {
+  const std::string text = Replace(ValidExperiment(), "  tp: 2\n", "  tp: [2\n");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  EXPECT_GE(ReportedLine(r), LineOf(text, "tp: [2")) << r.err;
+  ExpectContains(r.err, "syntax error");
+}
+
+TEST_F(CliErrors, WrongTypeNamesKeyAndExpectedType) {
+  const std::string text = Replace(ValidExperiment(), "  tp: 2\n", "  tp: four\n");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "tp: four"));
+  ExpectContains(r.err, "plan.tp");
+  ExpectContains(r.err, "expected an integer");
+  ExpectContains(r.err, "four");
+}
+
+TEST_F(CliErrors, UnknownKeyNamesTheDottedKey) {
+  const std::string text = Replace(ValidExperiment(), "  pp: 4\n", "  pp: 4\n  tpp: 4\n");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "tpp: 4"));
+  ExpectContains(r.err, "plan.tpp");
+  ExpectContains(r.err, "unknown key");
+}
+
+TEST_F(CliErrors, UnknownTopLevelKeyNamesTheLine) {
+  const std::string text = ValidExperiment() + "trainng:\n  dtype: bf16\n";
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "trainng:"));
+  ExpectContains(r.err, "trainng");
+}
+
+TEST_F(CliErrors, UnknownKeyInClusterOverridesNamesTheLine) {
+  const std::string text = Replace(ValidExperiment(), "{nodes: 2}", "{nodes: 2, nodez: 3}");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "nodez"));
+  ExpectContains(r.err, "cluster.nodez");
+}
+
+TEST_F(CliErrors, MissingModelFileNamesKeyAndPath) {
+  const std::string text = "name: bad\nmodel: does-not-exist.yaml\n" +
+                           ValidExperiment().substr(ValidExperiment().find("cluster:"));
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "model:"));
+  ExpectContains(r.err, "model");
+  ExpectContains(r.err, "does-not-exist.yaml");
+  ExpectContains(r.err, "not found");
+}
+
+TEST_F(CliErrors, TpNotDividingHeadsShowsBothNumbers) {
+  const std::string text =
+      "name: bad\n"
+      "model:\n"
+      "  name: tiny\n"
+      "  layers: 4\n"
+      "  hidden: 768\n"
+      "  heads: 12\n"
+      "  ffn_hidden: 3072\n"
+      "  vocab: 1000\n"
+      "  seq_len: 512\n"
+      "cluster: " +
+      SourcePath("topologies/dgx-h100.yaml").string() +
+      "\n"
+      "cluster_overrides: {nodes: 2}\n"
+      "plan:\n"
+      "  tp: 8\n"
+      "  pp: 1\n"
+      "  dp: 2\n"
+      "  global_batch: 32\n";
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "tp: 8"));
+  ExpectContains(r.err, "plan.tp");
+  ExpectContains(r.err, "8");
+  ExpectContains(r.err, "12");
+  ExpectContains(r.err, "heads");
+}
+
+TEST_F(CliErrors, GpuCountMismatchShowsTheNumbers) {
+  const std::string text = Replace(ValidExperiment(), "  tp: 2\n", "  tp: 1\n");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectContains(r.err, "plan");
+  ExpectContains(r.err, "1*4*2*1 = 8");
+  ExpectContains(r.err, "16");
+  const int line = ReportedLine(r);
+  EXPECT_GE(line, LineOf(text, "plan:")) << r.err;
+  EXPECT_LE(line, LineOf(text, "schedule:")) << r.err;
+}
+
+TEST_F(CliErrors, IndivisibleBatchNamesGlobalBatch) {
+  const std::string text = Replace(ValidExperiment(), "global_batch: 32", "global_batch: 31");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "global_batch: 31"));
+  ExpectContains(r.err, "plan.global_batch");
+  ExpectContains(r.err, "31");
+}
+
+TEST_F(CliErrors, BadSetOverrideNamesTheSetArgument) {
+  const RunResult r = RunText(ValidExperiment(), {"--set", "plan.tp=abc"});
+  ExpectBadInput(r);
+  ExpectContains(r.err, "--set");
+  ExpectContains(r.err, "plan.tp");
+  ExpectContains(r.err, "expected an integer");
+  ExpectContains(r.err, "abc");
+}
+
+TEST_F(CliErrors, SetWithoutAValueIsRejected) {
+  const RunResult r = RunText(ValidExperiment(), {"--set", "plan.tp"});
+  ExpectBadInput(r);
+  ExpectContains(r.err, "--set");
+  ExpectContains(r.err, "KEY=VALUE");
+}
+
+TEST_F(CliErrors, UnknownKeyInSetIsRejected) {
+  const RunResult r = RunText(ValidExperiment(), {"--set", "plan.tpp=3"});
+  ExpectBadInput(r);
+  ExpectContains(r.err, "--set");
+  ExpectContains(r.err, "plan.tpp");
+  ExpectContains(r.err, "unknown key");
+}
+
+TEST_F(CliErrors, WrongEnumValueListsTheChoices) {
+  const std::string text = Replace(ValidExperiment(), "schedule: 1f1b", "schedule: zigzag");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectFileAndLine(r, LineOf(text, "zigzag"));
+  ExpectContains(r.err, "plan.schedule");
+  ExpectContains(r.err, "zigzag");
+  for (const char* choice : {"gpipe", "1f1b", "interleaved"}) ExpectContains(r.err, choice);
+}
+
+TEST_F(CliErrors, MissingExperimentFileNamesIt) {
+  const fs::path missing = dir_.path() / "no-such-experiment.yaml";
+  const RunResult r = RunFile(missing);
+  ExpectBadInput(r);
+  ExpectContains(r.err, missing.string());
+}
+
+TEST_F(CliErrors, BadTraceRanksAreRejectedBeforeAnyOutput) {
+  const RunResult r = RunText(ValidExperiment(), {"--trace-ranks", "0,99"});
+  ExpectBadInput(r);
+  ExpectContains(r.err, "--trace-ranks");
+  ExpectContains(r.err, "99");
+}
+
+TEST_F(CliErrors, UnknownRunOptionExitsWithBadInput) {
+  const RunResult r = RunFile(SourcePath("workloads/experiments/default.yaml"), {"--bogus"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ExpectContains(r.err, "--bogus");
+  ExpectNoOutput();
+}
+
+TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
+  TempDir dir;
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(SourcePath("workloads/experiments"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    const RunResult r = RunMeshsim({"validate", entry.path().string()}, dir.path());
+    EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
+    EXPECT_EQ(r.out.rfind("ok: ", 0), 0u) << entry.path() << ": " << r.out;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(Cli, VersionPrintsAVersion) {
+  TempDir dir;
+  const RunResult r = RunMeshsim({"--version"}, dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(meshsim [0-9]+\.[0-9]+\.[0-9]+)"))) << r.out;
+}
+
+TEST(Cli, NoSubcommandExitsWithBadInput) {
+  TempDir dir;
+  const RunResult r = RunMeshsim({}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+}  // namespace

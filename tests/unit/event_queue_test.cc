@@ -1,0 +1,235 @@
+// Tests for EventQueue: (time, sequence) order, cancellation, live counts, and a
+// randomized comparison against a std::multimap reference model.
+#include "sim/core/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <random>
+#include <vector>
+
+namespace meshsim {
+namespace {
+
+SimTime Ps(int64_t ps) { return SimTime::Picoseconds(ps); }
+
+// Pops every live event, running each callback; returns the popped times.
+std::vector<int64_t> DrainTimes(EventQueue& q) {
+  std::vector<int64_t> times;
+  EventQueue::Callback cb;
+  while (!q.Empty()) {
+    times.push_back(q.Pop(&cb).picoseconds());
+    cb();
+  }
+  return times;
+}
+
+TEST(EventQueue, StartsEmpty) {
+  EventQueue q;
+  EXPECT_TRUE(q.Empty());
+  EXPECT_EQ(q.Size(), 0u);
+}
+
+TEST(EventQueue, PopsInTimeOrder) {
+  EventQueue q;
+  for (int64_t t : {50, 10, 40, 20, 30, 0}) q.Push(Ps(t), [] {});
+  EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{0, 10, 20, 30, 40, 50}));
+}
+
+TEST(EventQueue, RunsTiesInSchedulingOrder) {
+  EventQueue q;
+  std::vector<int> order;
+  for (int i = 0; i < 10; ++i) q.Push(Ps(7), [&order, i] { order.push_back(i); });
+  DrainTimes(q);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
+TEST(EventQueue, OrdersByTimeBeforeSequence) {
+  EventQueue q;
+  std::vector<char> order;
+  q.Push(Ps(2), [&] { order.push_back('a'); });
+  q.Push(Ps(1), [&] { order.push_back('b'); });
+  q.Push(Ps(2), [&] { order.push_back('c'); });
+  q.Push(Ps(1), [&] { order.push_back('d'); });
+  DrainTimes(q);
+  EXPECT_EQ(order, (std::vector<char>{'b', 'd', 'a', 'c'}));
+}
+
+TEST(EventQueue, PopReturnsTheEventsCallback) {
+  EventQueue q;
+  int ran = 0;
+  q.Push(Ps(5), [&] { ran = 5; });
+  EventQueue::Callback cb;
+  EXPECT_EQ(q.Pop(&cb), Ps(5));
+  EXPECT_EQ(ran, 0) << "Pop must hand the callback over, not run it";
+  cb();
+  EXPECT_EQ(ran, 5);
+}
+
+TEST(EventQueue, CancelPreventsTheCallback) {
+  EventQueue q;
+  bool cancelled_ran = false;
+  bool other_ran = false;
+  const EventId id = q.Push(Ps(1), [&] { cancelled_ran = true; });
+  q.Push(Ps(2), [&] { other_ran = true; });
+  EXPECT_TRUE(q.Cancel(id));
+  EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{2}));
+  EXPECT_FALSE(cancelled_ran);
+  EXPECT_TRUE(other_ran);
+}
+
+TEST(EventQueue, CancelTwiceReturnsFalse) {
+  EventQueue q;
+  const EventId id = q.Push(Ps(1), [] {});
+  EXPECT_TRUE(q.Cancel(id));
+  EXPECT_FALSE(q.Cancel(id));
+}
+
+TEST(EventQueue, CancelAfterPopReturnsFalse) {
+  EventQueue q;
+  const EventId id = q.Push(Ps(1), [] {});
+  DrainTimes(q);
+  EXPECT_FALSE(q.Cancel(id));
+}
+
+TEST(EventQueue, CancelOfDefaultIdReturnsFalse) {
+  EventQueue q;
+  q.Push(Ps(1), [] {});
+  EXPECT_FALSE(q.Cancel(EventId{}));
+  EXPECT_EQ(q.Size(), 1u);
+}
+
+TEST(EventQueue, StaleIdDoesNotCancelTheEventReusingItsSlot) {
+  EventQueue q;
+  const EventId stale = q.Push(Ps(1), [] {});
+  DrainTimes(q);
+  bool ran = false;
+  const EventId fresh = q.Push(Ps(2), [&] { ran = true; });
+  ASSERT_EQ(fresh.slot, stale.slot) << "expected the freed slot to be reused";
+  EXPECT_FALSE(q.Cancel(stale));
+  EXPECT_EQ(q.Size(), 1u);
+  DrainTimes(q);
+  EXPECT_TRUE(ran);
+}
+
+TEST(EventQueue, SizeAndEmptyTrackLiveEvents) {
+  EventQueue q;
+  const EventId a = q.Push(Ps(1), [] {});
+  const EventId b = q.Push(Ps(2), [] {});
+  q.Push(Ps(3), [] {});
+  EXPECT_EQ(q.Size(), 3u);
+  EXPECT_TRUE(q.Cancel(b));
+  EXPECT_EQ(q.Size(), 2u);
+  EXPECT_FALSE(q.Cancel(b));
+  EXPECT_EQ(q.Size(), 2u);
+  EventQueue::Callback cb;
+  q.Pop(&cb);
+  EXPECT_EQ(q.Size(), 1u);
+  EXPECT_FALSE(q.Cancel(a));
+  q.Pop(&cb);
+  EXPECT_EQ(q.Size(), 0u);
+  EXPECT_TRUE(q.Empty());
+}
+
+TEST(EventQueue, IsEmptyWhenEveryEventIsCancelled) {
+  EventQueue q;
+  const EventId a = q.Push(Ps(1), [] {});
+  const EventId b = q.Push(Ps(1), [] {});
+  EXPECT_TRUE(q.Cancel(a));
+  EXPECT_TRUE(q.Cancel(b));
+  EXPECT_TRUE(q.Empty());
+  EXPECT_EQ(q.Size(), 0u);
+}
+
+TEST(EventQueue, NextTimeSkipsCancelledEvents) {
+  EventQueue q;
+  const EventId first = q.Push(Ps(1), [] {});
+  q.Push(Ps(9), [] {});
+  EXPECT_EQ(q.NextTime(), Ps(1));
+  EXPECT_TRUE(q.Cancel(first));
+  EXPECT_EQ(q.NextTime(), Ps(9));
+  EXPECT_EQ(q.Size(), 1u);
+}
+
+TEST(EventQueue, CallbackCanPushMoreEvents) {
+  EventQueue q;
+  std::vector<int64_t> ran;
+  q.Push(Ps(1), [&] {
+    ran.push_back(1);
+    q.Push(Ps(3), [&] { ran.push_back(3); });
+  });
+  q.Push(Ps(2), [&] { ran.push_back(2); });
+  DrainTimes(q);
+  EXPECT_EQ(ran, (std::vector<int64_t>{1, 2, 3}));
+}
+
+TEST(EventQueue, ReserveKeepsBehaviour) {
+  EventQueue q;
+  q.Reserve(1000);
+  EXPECT_TRUE(q.Empty());
+  q.Push(Ps(2), [] {});
+  q.Push(Ps(1), [] {});
+  EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{1, 2}));
+}
+
+// The reference model: std::multimap keeps equal keys in insertion order, which is the
+// FIFO tie-break the queue promises.
+struct ReferenceQueue {
+  using Map = std::multimap<int64_t, int>;
+  Map events;                         // time -> tag
+  std::map<int, Map::iterator> live;  // tag -> position in `events`
+};
+
+// 100k random pushes, cancels (of live, dead and stale ids) and pops, checked step by
+// step against the reference model; slots are recycled heavily along the way.
+TEST(EventQueue, MatchesMultimapModelUnderRandomPushesAndCancels) {
+  std::mt19937_64 rng(20240613);
+  EventQueue q;
+  ReferenceQueue ref;
+  std::vector<EventId> ids;  // by tag
+  int last_ran = -1;
+  int64_t now = 0;
+  for (int step = 0; step < 100000; ++step) {
+    const int action = static_cast<int>(rng() % 10);
+    if (action < 5) {
+      const int tag = static_cast<int>(ids.size());
+      const int64_t t = now + static_cast<int64_t>(rng() % 64);  // many ties
+      ids.push_back(q.Push(Ps(t), [&last_ran, tag] { last_ran = tag; }));
+      ref.live[tag] = ref.events.emplace(t, tag);
+    } else if (action < 7 && !ids.empty()) {
+      const int tag = static_cast<int>(rng() % ids.size());
+      auto it = ref.live.find(tag);
+      const bool expect = it != ref.live.end();
+      ASSERT_EQ(q.Cancel(ids[tag]), expect) << "step " << step << ", tag " << tag;
+      if (expect) {
+        ref.events.erase(it->second);
+        ref.live.erase(it);
+      }
+    } else if (!ref.events.empty()) {
+      ASSERT_FALSE(q.Empty());
+      const auto top = ref.events.begin();
+      ASSERT_EQ(q.NextTime(), Ps(top->first)) << "step " << step;
+      EventQueue::Callback cb;
+      ASSERT_EQ(q.Pop(&cb), Ps(top->first)) << "step " << step;
+      cb();
+      ASSERT_EQ(last_ran, top->second) << "step " << step;
+      now = top->first;
+      ref.live.erase(top->second);
+      ref.events.erase(top);
+    }
+    ASSERT_EQ(q.Size(), ref.events.size()) << "step " << step;
+    ASSERT_EQ(q.Empty(), ref.events.empty()) << "step " << step;
+  }
+  EventQueue::Callback cb;
+  for (const auto& [t, tag] : ref.events) {
+    ASSERT_EQ(q.Pop(&cb), Ps(t));
+    cb();
+    ASSERT_EQ(last_ran, tag);
+  }
+  EXPECT_TRUE(q.Empty());
+}
+
+}  // namespace
+}  // namespace meshsim
