@@ -136,6 +136,11 @@ ClusterSpec DecodeCluster(YamlReader& r) {
     RequireFraction(e, "memory", c.efficiency.memory);
     e.GetDouble("network", &c.efficiency.network);
     RequireFraction(e, "network", c.efficiency.network);
+    e.GetDouble("kernel_overhead_us", &c.efficiency.kernel_overhead_us);
+    if (c.efficiency.kernel_overhead_us < 0) {
+      Fail(e.sources(), e.Child("kernel_overhead_us"), e.KeyPath("kernel_overhead_us"),
+           "expected a time >= 0, found " + Describe(e.Child("kernel_overhead_us")));
+    }
     e.Finish();
   }
   r.Finish();
@@ -168,6 +173,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetDouble("dp_bucket_mb", &bucket_mb);
   RequirePositive(r, "dp_bucket_mb", bucket_mb);
   p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
+  r.GetBool("overlap_p2p", &p.overlap_p2p);
   r.Skip("mesh_order");
   if (r.Has("mesh_order")) {
     const YAML::Node order = r.Child("mesh_order");

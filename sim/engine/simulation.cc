@@ -11,7 +11,8 @@ std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
   const GpuSpec& gpu = e.cluster.gpu;
   const double flops = gpu.PeakTflops(e.training.dtype) * 1e12 * e.cluster.efficiency.matmul;
   const double bytes = gpu.hbm_gbps * 1e9 * e.cluster.efficiency.memory;
-  return std::make_unique<RooflineComputeModel>(flops, bytes);
+  return std::make_unique<RooflineComputeModel>(flops, bytes,
+                                                e.cluster.efficiency.kernel_overhead_us * 1e-6);
 }
 
 std::unique_ptr<CollectiveModel> MakeCollectiveModel(const Experiment& e) {

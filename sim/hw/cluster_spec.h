@@ -49,6 +49,7 @@ struct EfficiencySpec {
   double matmul = 0.75;
   double memory = 0.85;
   double network = 0.85;
+  double kernel_overhead_us = 0;  // fixed time per kernel launch (launch + tail)
 };
 
 struct ClusterSpec {

@@ -35,6 +35,10 @@ struct PlanSpec {
   std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp,
                                           Axis::kPp};
   int64_t dp_bucket_bytes = 25'000'000;  // gradient bucket size (PyTorch DDP default 25 MB)
+  // Pipeline sends overlap later compute (Megatron-Core --overlap-p2p-communication).
+  // false: the stage waits for its send to finish, as Megatron-LM's batched
+  // isend/irecv followed by a synchronize does.
+  bool overlap_p2p = false;
 
   int Ranks() const { return tp * pp * dp * cp; }
   int MicroBatches() const { return global_batch / (micro_batch * dp); }

@@ -44,6 +44,7 @@ Json Devices(const Simulation& sim) {
     d["node"] = r / sim.experiment.cluster.gpus_per_node;
     d["coords"] = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"cp", c.cp}, {"ep", c.ep}};
     d["peak_memory_gib"] = sim.replay.memory[r].peak_bytes / kGiB;
+    d["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[r]);
     d["compute_busy_fraction"] = step > 0 ? s.compute_busy_s / step : 0.0;
     d["comm_busy_fraction"] = step > 0 ? s.comm_busy_s / step : 0.0;
     list.push_back(std::move(d));

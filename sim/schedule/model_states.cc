@@ -11,9 +11,13 @@ double OptimizerBytesPerParam(const TrainingSpec& t) {
 }
 
 double OptimizerTrafficPerParam(const TrainingSpec& t) {
-  // Read master weights, state and gradient; write master weights, state, 16-bit weights.
-  const double state = OptimizerBytesPerParam(t);
-  return 2 * state + GradientBytesPerParam(t) + kWeightBytesPerParam;
+  // Megatron-LM's mixed-precision step, kernel by kernel, per parameter: unscale and
+  // inf-check (read g), gradient norm (read g), clipping (read + write g), the fused
+  // update (read g, master and state; write master and state), copy of the master
+  // weights to the 16-bit model weights (read 4, write 2), zeroing of the gradients.
+  const double g = GradientBytesPerParam(t);
+  const double state = OptimizerBytesPerParam(t);  // includes the fp32 master weights
+  return g + g + 2 * g + (g + 2 * state) + (4 + kWeightBytesPerParam) + g;
 }
 
 ModelStateBytes ModelStates(double params, int nd, int zero, const TrainingSpec& t) {

@@ -45,6 +45,8 @@ std::string_view TagName(Tag t) {
     case Tag::kLogitsBwd: return "logits+loss bwd";
     case Tag::kAttentionBwd: return "attention bwd";
     case Tag::kMlpBwd: return "mlp bwd";
+    case Tag::kAttentionWgrad: return "attention wgrad";
+    case Tag::kMlpWgrad: return "mlp wgrad";
     case Tag::kEmbeddingBwd: return "embedding bwd";
     case Tag::kAttentionRecompute: return "attention recompute";
     case Tag::kMlpRecompute: return "mlp recompute";

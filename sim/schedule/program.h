@@ -43,6 +43,9 @@ bool IsPipelineStream(Stream s);
 
 enum class OpKind : uint8_t { kCompute, kComm, kMemory };
 
+// Device memory by purpose. kActivations: tensors stored by forward for backward.
+// kBuffers: short-lived working memory: ZeRO-3's gathered parameters and activations
+// recomputed during one layer's backward.
 enum class MemCategory : uint8_t { kWeights, kGradients, kOptimizer, kActivations, kBuffers };
 constexpr int kMemCategoryCount = 5;
 std::string_view MemCategoryName(MemCategory c);
@@ -54,8 +57,10 @@ enum class Tag : uint8_t {
   kMlpFwd,
   kLogitsFwd,
   kLogitsBwd,
-  kAttentionBwd,
+  kAttentionBwd,  // input gradients (dgrad)
   kMlpBwd,
+  kAttentionWgrad,  // weight gradients
+  kMlpWgrad,
   kEmbeddingBwd,
   kAttentionRecompute,
   kMlpRecompute,

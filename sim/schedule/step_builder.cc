@@ -119,17 +119,37 @@ class StepBuilder {
     const bool sp = shape_.sequence_parallel;
     if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
     if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
-    const KernelWork w = recompute ? KernelWork{b.recompute_flops, b.recompute_bytes}
-                                   : KernelWork{b.fwd_flops, b.fwd_bytes};
+    const KernelWork w = recompute
+                             ? KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}
+                             : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels};
     Compute(st, tag, w, layer, mb, recompute ? b.recompute_flops : 0);
     TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
   }
 
-  void BlockBackward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb) {
+  // One block's backward as Megatron-LM runs it: the input-gradient GEMMs (dgrad), then
+  // the weight-gradient GEMMs (wgrad) while the input gradient's TP reduction runs
+  // (--async-tensor-model-parallel-allreduce; with sequence parallelism a reduce-scatter,
+  // and the stored, sequence-split input is re-all-gathered for wgrad during dgrad).
+  // Backward FLOPs are twice the forward's, split evenly between dgrad and wgrad.
+  void BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag, int layer,
+                     int mb) {
     const bool sp = shape_.sequence_parallel;
-    if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
-    Compute(st, tag, KernelWork{2 * b.fwd_flops, 2 * b.fwd_bytes}, layer, mb);
-    TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
+    if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);  // output gradient
+    std::optional<OpId> input_gather;
+    if (sp) {
+      input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
+                                st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
+    }
+    Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels}, layer, mb);
+    std::optional<OpId> reduce;
+    if (p_.tp > 1) {
+      reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                          sp ? CommOp::kReduceScatter : CommOp::kAllReduce, st.tp_group,
+                          layer_.attention.tp_comm_bytes, layer, mb, false);
+    }
+    if (input_gather) st.wait.push_back(*input_gather);
+    Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels}, layer, mb);
+    if (reduce) st.wait.push_back(*reduce);
   }
 
   // ZeRO-3: all-gather this layer's parameters before its compute (prefetched while the
@@ -175,7 +195,15 @@ class StepBuilder {
     const Stream s = forward ? Stream::kRecvPrev : Stream::kRecvNext;
     const OpId id = prog_.AddCommPart(st.rank, s, comm,
                                       forward ? Tag::kPpActivation : Tag::kPpGradient, -1, mb);
-    st.wait.push_back(id);
+    if (p_.tp > 1 && !shape_.sequence_parallel) {
+      // Scatter-gather: each TP rank received 1/t of the tensor; gather it over NVLink.
+      const OpId gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                                     CommOp::kAllGather, st.tp_group, PipelineBytes() * p_.tp,
+                                     -1, mb, /*blocking=*/true);
+      prog_.AddDep(id, gather);
+    } else {
+      st.wait.push_back(id);
+    }
   }
 
   void PipelineSend(RankState& st, bool forward, int chunk, int mb) {
@@ -188,14 +216,16 @@ class StepBuilder {
     const Channel ch = forward ? Channel::kPpActivation : Channel::kPpGradient;
     Collective(st, forward ? Stream::kSendNext : Stream::kSendPrev, ch,
                forward ? Tag::kPpActivation : Tag::kPpGradient, CommOp::kSendRecv, group,
-               PipelineBytes(), -1, mb, /*blocking=*/false);
+               PipelineBytes(), -1, mb, /*blocking=*/!p_.overlap_p2p);
   }
 
-  // Activation (or gradient) tensor passed between stages by one rank: s*b*h, split by
-  // TP under sequence parallelism.
+  // Activation (or gradient) tensor passed between stages by one rank: s*b*h / t. Under
+  // sequence parallelism each TP rank holds 1/t of it; otherwise Megatron's scatter-gather
+  // optimisation (Narayanan et al. 2021, Sec. 4.1) sends 1/t per rank and all-gathers it
+  // over NVLink on arrival.
   double PipelineBytes() const {
     const double sbh = static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden;
-    return ActBytes(sbh) / (shape_.sequence_parallel ? p_.tp : 1);
+    return ActBytes(sbh) / p_.tp;
   }
 
   double LogitActBytes() const {
@@ -243,20 +273,23 @@ class StepBuilder {
       const int layer = vs * layers_per_chunk_ + i;
       GatherLayer(st, layer, mb);
       const double transient = layer_.attention.transient_act_bytes + layer_.mlp.transient_act_bytes;
-      Memory(st, MemCategory::kActivations, transient);
+      // Recomputed activations are working memory of this layer's backward only.
+      Memory(st, MemCategory::kBuffers, transient);
       if (p_.recompute == Recompute::kFull) {
         BlockForward(st, layer_.attention, Tag::kAttentionRecompute, layer, mb, true);
         BlockForward(st, layer_.mlp, Tag::kMlpRecompute, layer, mb, true);
       }
-      BlockBackward(st, layer_.mlp, Tag::kMlpBwd, layer, mb);
+      BlockBackward(st, layer_.mlp, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
       Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
       if (p_.recompute == Recompute::kSelective) {
         Compute(st, Tag::kAttentionRecompute,
-                KernelWork{layer_.attention.recompute_flops, layer_.attention.recompute_bytes},
+                KernelWork{layer_.attention.recompute_flops, layer_.attention.recompute_bytes,
+                           layer_.attention.recompute_kernels},
                 layer, mb, layer_.attention.recompute_flops);
       }
-      BlockBackward(st, layer_.attention, Tag::kAttentionBwd, layer, mb);
-      Memory(st, MemCategory::kActivations, -layer_.attention.stored_act_bytes - transient);
+      BlockBackward(st, layer_.attention, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
+      Memory(st, MemCategory::kActivations, -layer_.attention.stored_act_bytes);
+      Memory(st, MemCategory::kBuffers, -transient);
       ReleaseLayer(st);
       const bool flush = i == 0 && !IsFirst(vs);
       ReduceGradients(st, layer_.params, last_mb, flush);

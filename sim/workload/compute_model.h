@@ -5,10 +5,12 @@
 
 namespace meshsim {
 
-// The work of one compute op: matmul FLOPs and element-wise HBM bytes.
+// The work of one compute op: matmul FLOPs, element-wise HBM bytes, and how many GPU
+// kernels it launches (each pays a fixed launch-and-tail overhead).
 struct KernelWork {
   double flops = 0;
   double bytes = 0;
+  int kernels = 1;
 };
 
 class ComputeModel {
@@ -19,20 +21,23 @@ class ComputeModel {
 
 // Roofline over kernel classes: an op is a sequence of matmuls (compute-bound, at
 // peak x matmul efficiency) and element-wise kernels (memory-bound, at HBM bandwidth x
-// memory efficiency), so the two times add.
+// memory efficiency), so the two times add; each kernel also pays a fixed overhead
+// (launch, ramp-up and tail: Hockney's n-half, as a time).
 class RooflineComputeModel final : public ComputeModel {
  public:
-  // flops_per_s and bytes_per_s are the achieved rates (peak x efficiency). Both > 0.
-  RooflineComputeModel(double flops_per_s, double bytes_per_s, double slowdown = 1.0)
-      : flops_per_s_(flops_per_s), bytes_per_s_(bytes_per_s), slowdown_(slowdown) {}
+  // flops_per_s and bytes_per_s are the achieved rates (peak x efficiency), both > 0.
+  RooflineComputeModel(double flops_per_s, double bytes_per_s, double kernel_overhead_s = 0)
+      : flops_per_s_(flops_per_s), bytes_per_s_(bytes_per_s), kernel_overhead_s_(kernel_overhead_s) {}
   SimTime Duration(const KernelWork& work) const override {
-    return SimTime::Seconds(slowdown_ * (work.flops / flops_per_s_ + work.bytes / bytes_per_s_));
+    if (work.flops == 0 && work.bytes == 0) return SimTime::Zero();
+    return SimTime::Seconds(work.flops / flops_per_s_ + work.bytes / bytes_per_s_ +
+                            work.kernels * kernel_overhead_s_);
   }
 
  private:
   const double flops_per_s_;
   const double bytes_per_s_;
-  const double slowdown_;
+  const double kernel_overhead_s_;
 };
 
 }  // namespace meshsim

@@ -71,6 +71,10 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   const double core_flops = 4 * d.b * d.s * d.s * d.h;
   const double core_bytes = kAttentionCoreTraffic * d.a * d.s * d.s * d.b * d.elt / d.t;
   BlockCost& at = c.attention;
+  // LayerNorm, QKV GEMM, scores, softmax+mask, dropout, context, projection GEMM,
+  // bias+dropout+residual.
+  at.fwd_kernels = 8;
+  at.weight_kernels = 2;
   at.fwd_flops = (proj_flops + core_flops) / d.t;
   at.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + core_bytes;
   at.tp_comm_bytes = sbh * d.elt;
@@ -79,6 +83,9 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
 
   // MLP block.
   BlockCost& mlp = c.mlp;
+  // LayerNorm, FC1 GEMM, activation, FC2 GEMM, bias+dropout+residual (SwiGLU: + 1 GEMM).
+  mlp.fwd_kernels = d.ffn_matrices == 3 ? 6 : 5;
+  mlp.weight_kernels = d.ffn_matrices;
   mlp.fwd_flops = 2 * sbh * d.f * d.ffn_matrices / d.t;
   mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split +
                   (d.ffn_matrices == 3 ? 6 : 4) * d.s * d.b * d.f / d.t;
@@ -96,6 +103,7 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       at.transient_act_bytes = aa.core / d.t;
       at.recompute_flops = core_flops / d.t;
       at.recompute_bytes = core_bytes;
+      at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       mlp.stored_act_bytes = mlp_none;
       break;
     case Recompute::kFull:
@@ -104,9 +112,11 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       at.transient_act_bytes = attn_none;
       at.recompute_flops = at.fwd_flops;
       at.recompute_bytes = at.fwd_bytes;
+      at.recompute_kernels = at.fwd_kernels;
       mlp.transient_act_bytes = mlp_none;
       mlp.recompute_flops = mlp.fwd_flops;
       mlp.recompute_bytes = mlp.fwd_bytes;
+      mlp.recompute_kernels = mlp.fwd_kernels;
       break;
   }
   c.params = LayerParams(m) / d.t;

@@ -30,6 +30,9 @@ struct LayerShape {
 
 // One block (attention or MLP) of one layer, for one rank and one micro-batch.
 struct BlockCost {
+  int fwd_kernels = 0;        // kernels launched by the forward pass
+  int weight_kernels = 0;     // GEMMs with weights (each has a weight-gradient GEMM)
+  int recompute_kernels = 0;  // kernels re-run in backward
   double fwd_flops = 0;       // matmul FLOPs of the forward pass
   double fwd_bytes = 0;       // HBM traffic of the element-wise kernels of the forward pass
   double recompute_flops = 0; // FLOPs re-run in backward (selective: attention core; full: all)

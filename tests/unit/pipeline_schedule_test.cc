@@ -149,7 +149,9 @@ TEST(PipelineOrder, EveryStageRunsEachPassOnce) {
       for (const PipelineStep& s : steps) {
         auto& seen = s.forward ? fwd : bwd;
         ++seen[s.chunk * 8 + s.micro_batch];
-        if (!s.forward) EXPECT_EQ(fwd[s.chunk * 8 + s.micro_batch], 1) << "backward before forward";
+        if (!s.forward) {
+          EXPECT_EQ(fwd[s.chunk * 8 + s.micro_batch], 1) << "backward before forward";
+        }
       }
       for (int i = 0; i < 8 * v; ++i) {
         EXPECT_EQ(fwd[i], 1);
