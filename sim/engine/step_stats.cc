@@ -79,6 +79,41 @@ RankStats SweepRank(std::vector<Edge>& edges, int64_t pipeline_end, int64_t step
 
 }  // namespace
 
+std::string_view CommClassName(CommClass c) {
+  switch (c) {
+    case CommClass::kTp: return "tp";
+    case CommClass::kCp: return "cp";
+    case CommClass::kEp: return "ep";
+    case CommClass::kPp: return "pp";
+    case CommClass::kDp: return "dp";
+  }
+  return "?";
+}
+
+CommClass CommClassOf(Stream s) {
+  switch (s) {
+    case Stream::kTp: return CommClass::kTp;
+    case Stream::kCp: return CommClass::kCp;
+    case Stream::kEp: return CommClass::kEp;
+    case Stream::kDp:
+    case Stream::kDpGather: return CommClass::kDp;
+    default: return CommClass::kPp;
+  }
+}
+
+double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
+  if (n <= 1) return 0;
+  const double f = static_cast<double>(n - 1) / n;
+  switch (op) {
+    case CommOp::kAllReduce: return 2 * f * bytes;
+    case CommOp::kAllGather:
+    case CommOp::kReduceScatter:
+    case CommOp::kAllToAll: return f * bytes;
+    case CommOp::kSendRecv: return is_first_member ? bytes : 0;
+  }
+  return 0;
+}
+
 StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
                       const std::vector<int>& which) {
   StepStats stats;
@@ -89,6 +124,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   }
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
+  std::vector<std::array<double, kCommClassCount>> sent(ranks);
   std::vector<std::vector<Edge>> edges(ranks);
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
@@ -98,6 +134,12 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
       model_flops[op.rank] += op.work.flops - op.recompute_flops;
       recompute_flops[op.rank] += op.recompute_flops;
       if (op.tag != Tag::kOptimizerStep) last_pass_end[op.rank] = std::max(last_pass_end[op.rank], e);
+    }
+    if (op.kind == OpKind::kComm) {
+      const Comm& c = program.comms()[op.comm];
+      const auto& group = program.groups()[c.group];
+      sent[op.rank][static_cast<int>(CommClassOf(op.stream))] +=
+          SentBytes(c.op, static_cast<int>(group.size()), c.bytes, group.front() == op.rank);
     }
     if (e <= b) continue;
     const int8_t a = static_cast<int8_t>(ActivityOf(op));
@@ -113,6 +155,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   for (int r : analysed) {
     stats.ranks[r] = SweepRank(edges[r], pipeline_end, replay.step_time.picoseconds());
     stats.ranks[r].model_flops = model_flops[r];
+    stats.ranks[r].sent_bytes = sent[r];
     stats.ranks[r].recompute_flops = recompute_flops[r];
     idle_sum += stats.ranks[r].pipeline_idle_s;
   }

@@ -5,59 +5,92 @@
 #include <map>
 
 namespace meshsim {
+namespace {
+
+// Fraction of the buffer each rank sends, and the number of latency-bound steps.
+double RingFactor(CommOp op, int n) {
+  const double f = static_cast<double>(n - 1) / n;
+  return op == CommOp::kAllReduce ? 2 * f : f;
+}
+int RingSteps(CommOp op, int n) { return op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1; }
+
+}  // namespace
+
+double AlphaBetaCollectiveModel::NvlinkBps() const {
+  return cluster_.intra_node.gbps_per_gpu * 1e9 * cluster_.efficiency.network;
+}
+
+double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
+  const int nics = std::min(cluster_.inter_node.nics_per_node, per_node);
+  return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.efficiency.network * nics / per_node;
+}
+
+AlphaBetaCollectiveModel::Shape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {
+  std::map<int, int> count;
+  for (int g : gpus) ++count[g / cluster_.gpus_per_node];
+  Shape s;
+  s.ranks = static_cast<int>(gpus.size());
+  s.nodes = static_cast<int>(count.size());
+  for (const auto& [node, c] : count) s.per_node = std::max(s.per_node, c);
+  return s;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::SendRecv(std::span<const int> gpus, double bytes) const {
+  assert(gpus.size() == 2);
+  const bool remote = gpus[0] / cluster_.gpus_per_node != gpus[1] / cluster_.gpus_per_node;
+  CollectiveCost cost;
+  if (remote) {
+    cost.duration = SimTime::Seconds(cluster_.inter_node.latency_us * 1e-6 + bytes / NicBpsPerGpu(1));
+    cost.inter_node_bytes = bytes;
+  } else {
+    cost.duration = SimTime::Seconds(cluster_.intra_node.latency_us * 1e-6 + bytes / NvlinkBps());
+    cost.intra_node_bytes = bytes;
+  }
+  return cost;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::Ring(CommOp op, const Shape& s, double bytes) const {
+  const bool crosses = s.nodes > 1;
+  double bw = s.per_node > 1 ? NvlinkBps() : 1e300;
+  if (crosses) bw = std::min(bw, NicBpsPerGpu(s.per_node));
+  const double alpha =
+      (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6;
+  const double factor = RingFactor(op, s.ranks);
+  CollectiveCost cost;
+  cost.duration = SimTime::Seconds(RingSteps(op, s.ranks) * alpha + factor * bytes / bw);
+  // Each rank sends factor * bytes; a ring crosses each node boundary once per node.
+  const double sent = factor * bytes * s.ranks;
+  cost.inter_node_bytes = crosses ? sent * s.nodes / s.ranks : 0;
+  cost.intra_node_bytes = sent - cost.inter_node_bytes;
+  return cost;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::HierarchicalAllReduce(const Shape& s, double bytes) const {
+  const int g = s.per_node, k = s.nodes;
+  const Shape local{g, 1, g};
+  const CollectiveCost rs = Ring(CommOp::kReduceScatter, local, bytes);
+  const CollectiveCost ag = Ring(CommOp::kAllGather, local, bytes);
+  // k-rank rings across nodes, one per local rank, each on its share of the NICs.
+  const double shard = bytes / g;
+  const double inter_s = RingSteps(CommOp::kAllReduce, k) * cluster_.inter_node.latency_us * 1e-6 +
+                         RingFactor(CommOp::kAllReduce, k) * shard / NicBpsPerGpu(g);
+  CollectiveCost cost;
+  cost.duration = rs.duration + ag.duration + SimTime::Seconds(inter_s);
+  cost.intra_node_bytes = (rs.intra_node_bytes + ag.intra_node_bytes) * k;
+  cost.inter_node_bytes = RingFactor(CommOp::kAllReduce, k) * shard * s.ranks;
+  return cost;
+}
 
 CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gpus,
                                               double bytes) const {
-  const int n = static_cast<int>(gpus.size());
-  assert(n >= 1);
-  CollectiveCost cost;
-  if (n == 1 || bytes <= 0) return cost;
-  const int per_node = cluster_.gpus_per_node;
-  const double eff = cluster_.efficiency.network;
-  const double nvlink_bps = cluster_.intra_node.gbps_per_gpu * 1e9 * eff;
-  const double nic_bps = cluster_.inter_node.gbps_per_nic * 1e9 * eff;
-
-  // Ranks of the group per node; the ring crosses nodes when more than one node is used.
-  int max_per_node = 0;
-  int nodes_used = 0;
-  {
-    std::map<int, int> count;
-    for (int g : gpus) ++count[g / per_node];
-    nodes_used = static_cast<int>(count.size());
-    for (const auto& [node, c] : count) max_per_node = std::max(max_per_node, c);
+  assert(!gpus.empty());
+  if (gpus.size() == 1 || bytes <= 0) return {};
+  if (op == CommOp::kSendRecv) return SendRecv(gpus, bytes);
+  const Shape s = ShapeOf(gpus);
+  if (op == CommOp::kAllReduce && s.nodes > 1 && s.per_node > 1 && s.ranks == s.nodes * s.per_node) {
+    return HierarchicalAllReduce(s, bytes);
   }
-  const bool crosses = nodes_used > 1;
-  const double alpha_s = (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6;
-
-  if (op == CommOp::kSendRecv) {
-    assert(n == 2);
-    const bool remote = gpus[0] / per_node != gpus[1] / per_node;
-    const double bw = remote ? nic_bps : nvlink_bps;
-    const double lat = (remote ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6;
-    cost.duration = SimTime::Seconds(lat + bytes / bw);
-    (remote ? cost.inter_node_bytes : cost.intra_node_bytes) = bytes;
-    return cost;
-  }
-
-  double bw = max_per_node > 1 ? nvlink_bps : 1e30;
-  if (crosses) {
-    const int nics = std::min(cluster_.inter_node.nics_per_node, max_per_node);
-    bw = std::min(bw, nic_bps * nics / max_per_node);
-  }
-  const double fraction = static_cast<double>(n - 1) / n;
-  const double factor = op == CommOp::kAllReduce ? 2 * fraction : fraction;
-  const int steps = op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1;
-  cost.duration = SimTime::Seconds(steps * alpha_s + factor * bytes / bw);
-  // Each rank sends factor*bytes; a ring crosses each node boundary once per node.
-  const double sent = factor * bytes * n;
-  if (crosses) {
-    const double crossing = sent * nodes_used / n;
-    cost.inter_node_bytes = crossing;
-    cost.intra_node_bytes = sent - crossing;
-  } else {
-    cost.intra_node_bytes = sent;
-  }
-  return cost;
+  return Ring(op, s, bytes);
 }
 
 }  // namespace meshsim

@@ -47,6 +47,11 @@ Json Devices(const Simulation& sim) {
     d["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[r]);
     d["compute_busy_fraction"] = step > 0 ? s.compute_busy_s / step : 0.0;
     d["comm_busy_fraction"] = step > 0 ? s.comm_busy_s / step : 0.0;
+    Json sent;
+    for (int k = 0; k < kCommClassCount; ++k) {
+      sent[std::string(CommClassName(static_cast<CommClass>(k)))] = s.sent_bytes[k];
+    }
+    d["sent_bytes"] = std::move(sent);
     list.push_back(std::move(d));
   }
   return list;

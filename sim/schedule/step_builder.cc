@@ -152,20 +152,21 @@ class StepBuilder {
     if (reduce) st.wait.push_back(*reduce);
   }
 
-  // ZeRO-3: all-gather this layer's parameters before its compute (prefetched while the
-  // previous layer computes); the buffer is freed after the layer's last compute.
-  void GatherLayer(RankState& st, int layer, int mb) {
+  // ZeRO-3: all-gather `params` (a layer's, or the embedding's) before their compute,
+  // prefetched while the previous layer computes; the buffer is freed after their last
+  // compute by ReleaseParams.
+  void GatherParams(RankState& st, double params, int layer, int mb) {
     if (p_.zero < 3 || nd_ == 1) return;
-    const double bytes = layer_.params * kWeightBytesPerParam;
+    const double bytes = params * kWeightBytesPerParam;
     const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
     if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
     const int32_t c = NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, bytes);
     const OpId id = prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
     st.wait.push_back(id);
   }
-  void ReleaseLayer(RankState& st) {
+  void ReleaseParams(RankState& st, double params) {
     if (p_.zero < 3 || nd_ == 1) return;
-    Memory(st, MemCategory::kBuffers, -layer_.params * kWeightBytesPerParam);
+    Memory(st, MemCategory::kBuffers, -params * kWeightBytesPerParam);
     st.released[0] = st.released[1];
     st.released[1] = st.last_compute;
   }
@@ -242,18 +243,22 @@ class StepBuilder {
     PipelineRecv(st, true, chunk, mb);
     if (IsFirst(vs)) {
       const double sbh = static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden;
+      GatherParams(st, EmbeddingParamsLocal(), -1, mb);
       Compute(st, Tag::kEmbeddingFwd, KernelWork{0, 2 * ActBytes(sbh)}, -1, mb);
+      ReleaseParams(st, EmbeddingParamsLocal());
     }
     for (int i = 0; i < layers_per_chunk_; ++i) {
       const int layer = vs * layers_per_chunk_ + i;
-      GatherLayer(st, layer, mb);
+      GatherParams(st, layer_.params, layer, mb);
       BlockForward(st, layer_.attention, Tag::kAttentionFwd, layer, mb, false);
       BlockForward(st, layer_.mlp, Tag::kMlpFwd, layer, mb, false);
-      ReleaseLayer(st);
+      ReleaseParams(st, layer_.params);
     }
     if (IsLast(vs)) {
+      GatherParams(st, EmbeddingParamsLocal(), -1, mb);
       Memory(st, MemCategory::kActivations, LogitActBytes());
       Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
+      ReleaseParams(st, EmbeddingParamsLocal());
     }
     PipelineSend(st, true, chunk, mb);
   }
@@ -265,13 +270,15 @@ class StepBuilder {
     if (IsLast(vs)) {
       KernelWork w = LogitsWork();
       w.flops *= 2;
+      GatherParams(st, EmbeddingParamsLocal(), -1, mb);
       Compute(st, Tag::kLogitsBwd, w, -1, mb);
       Memory(st, MemCategory::kActivations, -LogitActBytes());
+      ReleaseParams(st, EmbeddingParamsLocal());
       if (HoldsOutput(st.stage)) ReduceGradients(st, EmbeddingParamsLocal(), last_mb, false);
     }
     for (int i = layers_per_chunk_ - 1; i >= 0; --i) {
       const int layer = vs * layers_per_chunk_ + i;
-      GatherLayer(st, layer, mb);
+      GatherParams(st, layer_.params, layer, mb);
       const double transient = layer_.attention.transient_act_bytes + layer_.mlp.transient_act_bytes;
       // Recomputed activations are working memory of this layer's backward only.
       Memory(st, MemCategory::kBuffers, transient);
@@ -290,13 +297,15 @@ class StepBuilder {
       BlockBackward(st, layer_.attention, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
       Memory(st, MemCategory::kActivations, -layer_.attention.stored_act_bytes);
       Memory(st, MemCategory::kBuffers, -transient);
-      ReleaseLayer(st);
+      ReleaseParams(st, layer_.params);
       const bool flush = i == 0 && !IsFirst(vs);
       ReduceGradients(st, layer_.params, last_mb, flush);
     }
     if (IsFirst(vs)) {
       const double sbh = static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden;
+      GatherParams(st, EmbeddingParamsLocal(), -1, mb);
       Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(sbh)}, -1, mb);
+      ReleaseParams(st, EmbeddingParamsLocal());
       ReduceGradients(st, EmbeddingParamsLocal(), last_mb, true);
     }
     PipelineSend(st, false, chunk, mb);
