@@ -114,6 +114,7 @@ int Run(const RunArgs& args) {
   spdlog::info("simulating {}: {} GPUs", e.name, mesh.Size());
   SimulationOptions options;
   options.memory_curve_ranks = trace_ranks;
+  options.full_replay = args.full_replay;
   const std::unique_ptr<Simulation> sim = Simulate(e, options);
   if (!sim->replay.completed) {
     std::cerr << "meshsim: internal error: the replay stalled: " << sim->replay.stall << "\n";

@@ -18,6 +18,7 @@ struct RunArgs {
   std::string summary;       // empty: OUTDIR/summary.json; "-": JSON to stdout
   bool no_trace = false;
   bool reproducible = false;
+  bool full_replay = false;  // replay every rank, not one per symmetry class
 };
 
 int Run(const RunArgs& args);

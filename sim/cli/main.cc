@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
                     "write host timings (sim.wall_s, events_per_s, peak_rss_mib) as 0 so that "
                     "outputs are byte-identical across runs");
 
+  run_cmd->add_flag("--full-replay", run.full_replay,
+                    "replay every rank instead of one pipeline per symmetry class (slower; "
+                    "gives the same results on homogeneous clusters)");
+
   std::string validate_path;
   std::vector<std::string> validate_sets;
   CLI::App* validate_cmd =

@@ -124,6 +124,7 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   const double wall = options.reproducible ? 0.0 : sim.wall_s;
   j["sim"] = {{"events", sim.replay.events},
               {"ops", sim.program.OpCount()},
+              {"replayed_ranks", sim.simulated_ranks.size()},
               {"wall_s", wall},
               {"events_per_s", wall > 0 ? sim.replay.events / wall : 0.0},
               {"peak_rss_mib", options.reproducible ? 0.0 : PeakRssMib()}};

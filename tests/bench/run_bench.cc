@@ -44,3 +44,21 @@ BENCHMARK(BM_RunGpt3_175B_FullReplay)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace meshsim
+
+namespace meshsim {
+namespace {
+
+// shared/DESIGN.md's speed budget: GPT-1T on 3072 GPUs (tp 4, pp 64, dp 12, 64
+// micro-batches of 4, full recompute).
+void BM_RunGpt1T_3072(benchmark::State& state) {
+  RunExperiment(state, "gpt-1t-3072.yaml", {}, false);
+}
+BENCHMARK(BM_RunGpt1T_3072)->Unit(benchmark::kMillisecond);
+
+void BM_RunGpt1T_3072_FullReplay(benchmark::State& state) {
+  RunExperiment(state, "gpt-1t-3072.yaml", {}, true);
+}
+BENCHMARK(BM_RunGpt1T_3072_FullReplay)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+}  // namespace meshsim
