@@ -159,6 +159,12 @@ InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
     if (!n.IsMap() || !n[p]) break;
     n = n[p];
   }
+  // A plan-wide check may disagree with keys set on the command line: name them.
+  std::string set_here;
+  for (const auto& [key, arg] : src.set_args) {
+    if (key.rfind(e.key + ".", 0) == 0) set_here += (set_here.empty() ? "" : ", ") + ("--set " + arg);
+  }
+  if (!set_here.empty()) e.message += " (with " + set_here + ")";
   try {
     Fail(src, n, e.key, e.message);
   } catch (const ConfigError& located) {

@@ -67,6 +67,13 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
     replay.memory[r].peak_bytes = replay.memory[rep].peak_bytes;
     replay.memory[r].at_peak = replay.memory[rep].at_peak;
   }
+  // The mean over every rank, summed in rank order, so that a full replay and a
+  // symmetric one give the same bits.
+  if (stats.pipeline_end_s > 0) {
+    double idle = 0;
+    for (const RankStats& r : stats.ranks) idle += r.pipeline_idle_s;
+    stats.bubble_fraction = idle / mesh.Size() / stats.pipeline_end_s;
+  }
   auto sim = std::unique_ptr<Simulation>(new Simulation{e, std::move(mesh), std::move(program),
                                                         std::move(replay), std::move(stats),
                                                         simulated, std::move(representative), 0});
