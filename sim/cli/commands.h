@@ -21,7 +21,18 @@ struct RunArgs {
   bool full_replay = false;  // replay every rank, not one per symmetry class
 };
 
+struct BenchCollectiveArgs {
+  std::string cluster;
+  std::string op = "all_reduce";
+  int gpus = 8;
+  double min_bytes = 8;
+  double max_bytes = 1 << 30;
+  std::string algorithm = "auto";
+  bool csv = false;
+};
+
 int Run(const RunArgs& args);
+int BenchCollectiveCommand(const BenchCollectiveArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
 
 }  // namespace meshsim::cli

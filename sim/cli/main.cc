@@ -46,6 +46,18 @@ int main(int argc, char** argv) {
   validate_cmd->add_option("experiment", validate_path, "experiment YAML")->required();
   validate_cmd->add_option("--set", validate_sets, "override a key (repeatable)");
 
+  cli::BenchCollectiveArgs bench;
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench-collective", "nccl-tests for the simulated cluster: time, algbw, busbw per size");
+  bench_cmd->add_option("--cluster", bench.cluster, "cluster YAML")->required();
+  bench_cmd->add_option("--op", bench.op,
+                        "all_reduce | all_gather | reduce_scatter | all_to_all | sendrecv");
+  bench_cmd->add_option("--gpus", bench.gpus, "number of GPUs (GPUs 0..N-1)");
+  bench_cmd->add_option("--min-bytes", bench.min_bytes, "smallest size (default 8)");
+  bench_cmd->add_option("--max-bytes", bench.max_bytes, "largest size (default 1 GiB)");
+  bench_cmd->add_option("--algorithm", bench.algorithm, "all-reduce: auto | ring | hierarchical | tree");
+  bench_cmd->add_flag("--csv", bench.csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,6 +75,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cli::Run(run);
     if (*validate_cmd) return cli::Validate(validate_path, validate_sets);
+    if (*bench_cmd) return cli::BenchCollectiveCommand(bench);
   } catch (const std::exception& e) {
     std::cerr << "meshsim: internal error: " << e.what() << "\n";
     return cli::kInternal;

@@ -26,6 +26,48 @@ void RequireFraction(YamlReader& r, const std::string& key, double v) {
   }
 }
 
+// what_if: {links: [{link: NAME, bandwidth_factor: F} | {link: NAME, failed: true}],
+//           stragglers: [{gpu: N, slowdown: F}]}
+void DecodeWhatIf(YamlReader& cluster, ClusterSpec* c) {
+  YamlReader w = cluster.Map("what_if");
+  auto list = [&](const std::string& key) {
+    w.Skip(key);
+    const YAML::Node n = w.Child(key);
+    if (n && !n.IsSequence()) {
+      Fail(w.sources(), n, w.KeyPath(key), "expected a list, found " + Describe(n));
+    }
+    return n;
+  };
+  const YAML::Node links = list("links");
+  for (size_t i = 0; links && i < links.size(); ++i) {
+    YamlReader item(links[i], w.KeyPath("links") + "[" + std::to_string(i) + "]", w.sources());
+    LinkChange change;
+    item.GetString("link", &change.link, true);
+    item.GetDouble("bandwidth_factor", &change.bandwidth_factor);
+    RequirePositive(item, "bandwidth_factor", change.bandwidth_factor);
+    item.GetBool("failed", &change.failed);
+    item.Finish();
+    c->what_if.links.push_back(change);
+  }
+  const YAML::Node stragglers = list("stragglers");
+  for (size_t i = 0; stragglers && i < stragglers.size(); ++i) {
+    YamlReader item(stragglers[i], w.KeyPath("stragglers") + "[" + std::to_string(i) + "]",
+                    w.sources());
+    Straggler s;
+    item.GetInt("gpu", &s.gpu, true);
+    if (s.gpu < 0 || s.gpu >= c->TotalGpus()) {
+      Fail(item.sources(), item.Child("gpu"), item.KeyPath("gpu"),
+           "expected a GPU index in 0.." + std::to_string(c->TotalGpus() - 1) + ", found " +
+               std::to_string(s.gpu));
+    }
+    item.GetDouble("slowdown", &s.slowdown, true);
+    RequirePositive(item, "slowdown", s.slowdown);
+    item.Finish();
+    c->what_if.stragglers.push_back(s);
+  }
+  w.Finish();
+}
+
 }  // namespace
 
 ModelSpec DecodeModel(YamlReader& r) {
@@ -119,6 +161,8 @@ ClusterSpec DecodeCluster(YamlReader& r) {
     RequirePositive(out, "gbps_per_nic", c.inter_node.gbps_per_nic);
     out.GetDouble("latency_us", &c.inter_node.latency_us);
     out.GetDouble("oversubscription", &c.inter_node.oversubscription);
+    out.GetInt("switch_ports", &c.inter_node.switch_ports);
+    RequireAtLeast(out, "switch_ports", c.inter_node.switch_ports, 1);
     if (c.inter_node.oversubscription < 1) {
       Fail(out.sources(), out.Child("oversubscription"), out.KeyPath("oversubscription"),
            "expected a ratio >= 1, found " + Describe(out.Child("oversubscription")));
@@ -136,6 +180,12 @@ ClusterSpec DecodeCluster(YamlReader& r) {
     RequireFraction(e, "memory", c.efficiency.memory);
     e.GetDouble("network", &c.efficiency.network);
     RequireFraction(e, "network", c.efficiency.network);
+    if (e.Has("nic")) {
+      e.GetDouble("nic", &c.efficiency.nic);
+      RequireFraction(e, "nic", c.efficiency.nic);
+    } else {
+      e.Skip("nic");
+    }
     e.GetDouble("kernel_overhead_us", &c.efficiency.kernel_overhead_us);
     if (c.efficiency.kernel_overhead_us < 0) {
       Fail(e.sources(), e.Child("kernel_overhead_us"), e.KeyPath("kernel_overhead_us"),
@@ -143,6 +193,12 @@ ClusterSpec DecodeCluster(YamlReader& r) {
     }
     e.Finish();
   }
+  r.GetEnum<NetworkModelKind>("network_model",
+                              {{"flow", NetworkModelKind::kFlow},
+                               {"alpha_beta", NetworkModelKind::kAlphaBeta}},
+                              &c.network_model);
+  if (r.Has("what_if")) DecodeWhatIf(r, &c);
+  r.Skip("what_if");
   r.Finish();
   return c;
 }
@@ -174,6 +230,12 @@ PlanSpec DecodePlan(YamlReader& r) {
   RequirePositive(r, "dp_bucket_mb", bucket_mb);
   p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
   r.GetBool("overlap_p2p", &p.overlap_p2p);
+  r.GetEnum<AllReduceAlgorithm>("allreduce_algorithm",
+                                {{"auto", AllReduceAlgorithm::kAuto},
+                                 {"ring", AllReduceAlgorithm::kRing},
+                                 {"hierarchical", AllReduceAlgorithm::kHierarchical},
+                                 {"tree", AllReduceAlgorithm::kTree}},
+                                &p.allreduce_algorithm);
   r.Skip("mesh_order");
   if (r.Has("mesh_order")) {
     const YAML::Node order = r.Child("mesh_order");

@@ -5,6 +5,7 @@
 
 #include "sim/config/decode.h"
 #include "sim/config/yaml_reader.h"
+#include "sim/hw/topology.h"
 #include "sim/plan/validate.h"
 
 namespace meshsim {
@@ -152,13 +153,41 @@ SubDoc Resolve(YamlReader& exp, const std::string& key, const fs::path& dir) {
 }
 
 // Turns an InputError about a plan key into one that points at that key in the file.
-InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
-  const std::vector<std::string> path = SplitKey(e.key);
+// The node a dotted key (with optional [i] list indices) names under `root`, skipping
+// the first `skip` components; as deep as it exists.
+YAML::Node Find(const YAML::Node& root, const std::string& key, size_t skip) {
+  const std::vector<std::string> path = SplitKey(key);
   YAML::Node n = root;
-  for (const std::string& p : path) {
-    if (!n.IsMap() || !n[p]) break;
-    n = n[p];
+  for (size_t i = skip; i < path.size(); ++i) {
+    std::string part = path[i];
+    int index = -1;
+    const size_t bracket = part.find('[');
+    if (bracket != std::string::npos) {
+      index = std::atoi(part.c_str() + bracket + 1);
+      part = part.substr(0, bracket);
+    }
+    if (!n.IsMap() || !n[part]) break;
+    n = n[part];
+    if (index >= 0) {
+      if (!n.IsSequence() || index >= static_cast<int>(n.size())) break;
+      n = n[index];
+    }
   }
+  return n;
+}
+
+// Gives an error about a key of the cluster (its node and sources) a file position.
+InputError LocateIn(InputError e, const YAML::Node& cluster, const Sources& src) {
+  const YAML::Node n = Find(cluster, e.key, 1);
+  try {
+    Fail(src, n, e.key, e.message);
+  } catch (const ConfigError& located) {
+    return located.error;
+  }
+}
+
+InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
+  const YAML::Node n = Find(root, e.key, 0);
   // A plan-wide check may disagree with keys set on the command line: name them.
   std::string set_here;
   for (const auto& [key, arg] : src.set_args) {
@@ -226,6 +255,10 @@ Experiment LoadExperimentOrThrow(const std::string& path, const std::vector<std:
 
   Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
   if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};
+  if (e.cluster.network_model == NetworkModelKind::kFlow || !e.cluster.what_if.links.empty()) {
+    Result<std::shared_ptr<const Topology>> topology = Topology::Build(e.cluster);
+    if (!topology.ok()) throw ConfigError{LocateIn(topology.error(), cluster.node, cluster.sources)};
+  }
   return e;
 }
 

@@ -18,8 +18,17 @@ void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
   if (it != src.set_args.end()) {
     e.file = "--set " + it->second;
   } else {
-    auto origin = src.origins.find(key);
-    e.file = origin != src.origins.end() ? origin->second : src.file;
+    // The file of the longest recorded prefix of the key (a merged subtree's origin).
+    e.file = src.file;
+    for (std::string prefix = key; !prefix.empty();) {
+      auto origin = src.origins.find(prefix);
+      if (origin != src.origins.end()) {
+        e.file = origin->second;
+        break;
+      }
+      const size_t cut = prefix.find_last_of(".[");
+      prefix = cut == std::string::npos ? std::string() : prefix.substr(0, cut);
+    }
     if (node.IsDefined() && node.Mark().line >= 0) {
       e.line = node.Mark().line + 1;
       e.column = node.Mark().column + 1;

@@ -47,7 +47,7 @@ class EventQueue {
 
  private:
   // (time << 64 | sequence): time is non-negative, so unsigned order is (time, sequence).
-  using Order = unsigned __int128;
+  __extension__ typedef unsigned __int128 Order;
   struct Key {
     Order order;
     uint32_t slot;

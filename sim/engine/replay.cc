@@ -10,7 +10,7 @@ namespace {
 
 class Replayer {
  public:
-  Replayer(const Program& p, const ComputeModel& compute, const CollectiveModel& network,
+  Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
       : p_(p), compute_(compute), network_(network), options_(options) {
     const size_t n = p.OpCount();
@@ -29,6 +29,7 @@ class Replayer {
   }
 
   ReplayResult Run() {
+    if (!options_.nic_nodes.empty()) network_.WatchNics(options_.nic_nodes);
     for (int r = 0; r < p_.Ranks(); ++r) {
       for (int s = 0; s < kStreamCount; ++s) worklist_.push_back(r * kStreamCount + s);
     }
@@ -39,6 +40,12 @@ class Replayer {
     SimTime last = SimTime::Zero();
     for (SimTime t : result_.end) last = std::max(last, t);
     result_.step_time = last;
+    result_.intra_node_bytes = network_.IntraNodeBytes();
+    result_.inter_node_bytes = network_.InterNodeBytes();
+    result_.links = network_.Usage(last.seconds());
+    for (const RateSample& s : network_.RateSamples()) {
+      result_.nic_samples.push_back({network_.LinkName(s.link), s.t, s.bytes_per_s});
+    }
     return std::move(result_);
   }
 
@@ -105,21 +112,17 @@ class Replayer {
     const uint32_t begin = parts_start_[comm], end = parts_start_[comm + 1];
     if (++arrived_[comm] < end - begin) return;
     const Comm& c = p_.comms()[comm];
-    const auto& group = p_.groups()[c.group];
-    const CollectiveCost cost = network_.Cost(c.op, group, c.bytes);
-    // Each member's share of the bytes, counted for every real rank it stands for.
-    double members = 0;
-    for (uint32_t i = begin; i < end; ++i) {
-      result_.start[parts_[i]] = sim_.Now();
-      members += options_.rank_weight.empty() ? 1.0 : options_.rank_weight[p_.op(parts_[i]).rank];
-    }
-    const double share = members / static_cast<double>(group.size());
-    result_.intra_node_bytes += cost.intra_node_bytes * share;
-    result_.inter_node_bytes += cost.inter_node_bytes * share;
-    sim_.Schedule(cost.duration, [this, comm] {
-      for (uint32_t i = parts_start_[comm]; i < parts_start_[comm + 1]; ++i) Finish(parts_[i]);
-      Drain();
-    });
+    for (uint32_t i = begin; i < end; ++i) result_.start[parts_[i]] = sim_.Now();
+    static const std::vector<std::vector<int>> kNoMirrors;
+    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
+    network_.Start(sim_, c.op, p_.groups()[c.group], c.bytes,
+                   [this, comm] {
+                     for (uint32_t i = parts_start_[comm]; i < parts_start_[comm + 1]; ++i) {
+                       Finish(parts_[i]);
+                     }
+                     Drain();
+                   },
+                   mirrors);
   }
 
   // Marks an op finished: its queue moves on and its dependents may become ready.
@@ -169,7 +172,7 @@ class Replayer {
 
   const Program& p_;
   const ComputeModel& compute_;
-  const CollectiveModel& network_;
+  Network& network_;
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
@@ -186,8 +189,8 @@ class Replayer {
 
 }  // namespace
 
-ReplayResult Replay(const Program& program, const ComputeModel& compute,
-                    const CollectiveModel& network, const ReplayOptions& options) {
+ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
+                    const ReplayOptions& options) {
   return Replayer(program, compute, network, options).Run();
 }
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/core/time.h"
-#include "sim/net/collective.h"
+#include "sim/net/network.h"
 #include "sim/schedule/program.h"
 #include "sim/workload/compute_model.h"
 
@@ -23,11 +23,13 @@ struct ReplayOptions {
   // Ranks whose memory is recorded over time (for trace counters); others keep only
   // their peak. Empty: none.
   std::vector<int> memory_curve_ranks;
+  // Nodes whose NIC throughput is recorded over time (for trace counters).
+  std::vector<int> nic_nodes;
   // Per-rank slowdown of compute (1 = nominal); empty means all nominal.
   std::vector<double> compute_slowdown;
-  // How many real ranks each simulated rank stands for, when symmetric ranks are replayed
-  // once (link byte totals are scaled by it); empty means 1 each.
-  std::vector<double> rank_weight;
+  // Per program group: the groups that run the same collectives at the same time without
+  // being replayed (symmetric copies); the network carries their traffic too. Empty: none.
+  std::vector<std::vector<std::vector<int>>> mirrors;
 };
 
 struct MemoryPoint {
@@ -50,10 +52,17 @@ struct ReplayResult {
   std::vector<DeviceMemory> memory;  // per rank
   double intra_node_bytes = 0;
   double inter_node_bytes = 0;
+  std::vector<LinkUsage> links;  // per link class, then the busiest links
+  struct NicSample {
+    std::string nic;
+    SimTime t;
+    double bytes_per_s;
+  };
+  std::vector<NicSample> nic_samples;  // NIC throughput changes of options.nic_nodes
   uint64_t events = 0;
 };
 
-ReplayResult Replay(const Program& program, const ComputeModel& compute,
-                    const CollectiveModel& network, const ReplayOptions& options = {});
+ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
+                    const ReplayOptions& options = {});
 
 }  // namespace meshsim

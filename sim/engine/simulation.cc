@@ -1,8 +1,13 @@
 #include "sim/engine/simulation.h"
 
+#include <algorithm>
+#include <cassert>
 #include <chrono>
 
+#include <set>
+
 #include "sim/net/alpha_beta.h"
+#include "sim/net/flow_collectives.h"
 #include "sim/schedule/step_builder.h"
 
 namespace meshsim {
@@ -15,8 +20,19 @@ std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
                                                 e.cluster.efficiency.kernel_overhead_us * 1e-6);
 }
 
-std::unique_ptr<CollectiveModel> MakeCollectiveModel(const Experiment& e) {
-  return std::make_unique<AlphaBetaCollectiveModel>(e.cluster);
+Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
+  const ClusterSpec& c = e.cluster;
+  if (c.network_model == NetworkModelKind::kAlphaBeta) {
+    const double intra = c.TotalGpus() * c.intra_node.gbps_per_gpu * 1e9;
+    const double inter =
+        c.nodes > 1 ? c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9 : 0;
+    return std::unique_ptr<Network>(std::make_unique<CostModelNetwork>(
+        std::make_unique<AlphaBetaCollectiveModel>(c), intra, inter));
+  }
+  Result<std::shared_ptr<const Topology>> topology = Topology::Build(c);
+  if (!topology.ok()) return topology.error();
+  return std::unique_ptr<Network>(
+      std::make_unique<FlowCollectiveNetwork>(c, topology.value(), e.plan.allreduce_algorithm));
 }
 
 namespace {
@@ -35,30 +51,69 @@ std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra,
   return ranks;
 }
 
+// For each program group, its translates along tp, cp and dp that contain no replayed rank:
+// the symmetric copies whose traffic the network must carry alongside.
+std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Program& program,
+                                                   const std::vector<bool>& replayed) {
+  const int T = mesh.Degree(Axis::kTp), C = mesh.Degree(Axis::kCp), D = mesh.Degree(Axis::kDp);
+  std::vector<std::vector<std::vector<int>>> out(program.groups().size());
+  for (size_t g = 0; g < program.groups().size(); ++g) {
+    const std::vector<int>& group = program.groups()[g];
+    std::set<std::vector<int>> seen;
+    for (int a = 0; a < T; ++a) {
+      for (int b = 0; b < C; ++b) {
+        for (int d = 0; d < D; ++d) {
+          std::vector<int> moved;
+          bool has_replayed = false;
+          for (int r : group) {
+            const Coords& c = mesh.CoordsOf(r);
+            const int m = mesh.RankOf((c.tp + a) % T, (c.cp + b) % C, (c.dp + d) % D, c.pp);
+            has_replayed = has_replayed || replayed[m];
+            moved.push_back(m);
+          }
+          std::vector<int> key = moved;
+          std::sort(key.begin(), key.end());
+          if (!seen.insert(key).second || has_replayed) continue;
+          out[g].push_back(std::move(moved));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   Mesh mesh(e.plan);
-  const std::vector<int> simulated =
-      SimulatedRanks(mesh, options.memory_curve_ranks, options.full_replay);
+  const bool full = options.full_replay || !e.cluster.what_if.Empty();
+  const std::vector<int> simulated = SimulatedRanks(mesh, options.memory_curve_ranks, full);
   std::vector<int> representative(mesh.Size());
-  std::vector<double> weight(mesh.Size(), 0.0);
-  {
-    std::vector<bool> is_simulated(mesh.Size(), false);
-    for (int r : simulated) is_simulated[r] = true;
-    for (int r = 0; r < mesh.Size(); ++r) {
-      representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
-      weight[representative[r]] += 1;
-    }
+  std::vector<bool> is_simulated(mesh.Size(), false);
+  for (int r : simulated) is_simulated[r] = true;
+  for (int r = 0; r < mesh.Size(); ++r) {
+    representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
   }
   Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
   const auto compute = MakeComputeModel(e);
-  const auto network = MakeCollectiveModel(e);
+  Result<std::unique_ptr<Network>> network = MakeNetwork(e);
+  assert(network.ok() && "LoadExperimentFile validates the topology");
   ReplayOptions ro;
   ro.memory_curve_ranks = options.memory_curve_ranks;
-  ro.rank_weight = weight;
-  ReplayResult replay = Replay(program, *compute, *network, ro);
+  for (int r : options.memory_curve_ranks) {
+    const int node = r / e.cluster.gpus_per_node;
+    if (std::find(ro.nic_nodes.begin(), ro.nic_nodes.end(), node) == ro.nic_nodes.end()) {
+      ro.nic_nodes.push_back(node);
+    }
+  }
+  if (e.cluster.nodes == 1) ro.nic_nodes.clear();
+  if (!full) ro.mirrors = Mirrors(mesh, program, is_simulated);
+  if (!e.cluster.what_if.stragglers.empty()) {
+    ro.compute_slowdown.assign(mesh.Size(), 1.0);
+    for (const Straggler& s : e.cluster.what_if.stragglers) ro.compute_slowdown[s.gpu] *= s.slowdown;
+  }
+  ReplayResult replay = Replay(program, *compute, *network.value(), ro);
   StepStats stats = AnalyzeStep(program, replay, simulated);
   for (int r = 0; r < mesh.Size(); ++r) {
     const int rep = representative[r];

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/core/status.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/step_stats.h"
 #include "sim/plan/experiment.h"
@@ -15,7 +16,8 @@ namespace meshsim {
 struct SimulationOptions {
   // Ranks whose memory timeline is kept (for traces); they are always replayed.
   std::vector<int> memory_curve_ranks;
-  // Replay every rank even where ranks are symmetric.
+  // Replay every rank even where ranks are symmetric. What-if stragglers and link
+  // changes break the symmetry and always replay every rank.
   bool full_replay = false;
 };
 
@@ -38,8 +40,9 @@ struct Simulation {
 std::unique_ptr<Simulation> Simulate(const Experiment& experiment,
                                      const SimulationOptions& options = {});
 
-// The compute model and collective model an experiment's cluster implies.
+// The compute model and network an experiment's cluster implies. MakeNetwork fails only
+// on a topology that LoadExperimentFile would have rejected.
 std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& experiment);
-std::unique_ptr<CollectiveModel> MakeCollectiveModel(const Experiment& experiment);
+Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& experiment);
 
 }  // namespace meshsim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/core/dtype.h"
 
@@ -41,16 +42,37 @@ struct InterNodeSpec {
   int nics_per_node = 8;
   double gbps_per_nic = 25;  // unidirectional
   double latency_us = 5;
-  double oversubscription = 1.0;  // leaf uplink : downlink ratio, >= 1
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth ratio, >= 1
+  int switch_ports = 32;          // NIC-facing ports of a leaf (or rail) switch
 };
 
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
   double memory = 0.85;
-  double network = 0.85;
+  double network = 0.85;          // of GPU-to-GPU links inside a node
+  double nic = -1;                // of NICs and the fabric; < 0: same as network
   double kernel_overhead_us = 0;  // fixed time per kernel launch (launch + tail)
 };
+
+// What-if changes to the hardware. Links are named as Topology names them (both
+// directions change): "node1.gpu3.nvlink", "node1.nic3", "leaf0.spine2", "rail3.0.spine1".
+struct LinkChange {
+  std::string link;
+  double bandwidth_factor = 1.0;  // 0 < factor; ignored when failed
+  bool failed = false;
+};
+struct Straggler {
+  int gpu = 0;
+  double slowdown = 1.0;  // compute takes this many times longer
+};
+struct WhatIfSpec {
+  std::vector<LinkChange> links;
+  std::vector<Straggler> stragglers;
+  bool Empty() const { return links.empty() && stragglers.empty(); }
+};
+
+enum class NetworkModelKind { kFlow, kAlphaBeta };
 
 struct ClusterSpec {
   std::string name;
@@ -60,8 +82,12 @@ struct ClusterSpec {
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;
   EfficiencySpec efficiency;
+  WhatIfSpec what_if;
+  // kFlow: flows over the topology graph with max-min sharing; kAlphaBeta: per link class.
+  NetworkModelKind network_model = NetworkModelKind::kFlow;
 
   int TotalGpus() const { return nodes * gpus_per_node; }
+  double NicEfficiency() const { return efficiency.nic < 0 ? efficiency.network : efficiency.nic; }
 };
 
 }  // namespace meshsim

@@ -22,7 +22,7 @@ double AlphaBetaCollectiveModel::NvlinkBps() const {
 
 double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
   const int nics = std::min(cluster_.inter_node.nics_per_node, per_node);
-  return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.efficiency.network * nics / per_node;
+  return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.NicEfficiency() * nics / per_node;
 }
 
 AlphaBetaCollectiveModel::Shape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/core/dtype.h"
+#include "sim/net/algorithm.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -39,6 +40,8 @@ struct PlanSpec {
   // false: the stage waits for its send to finish, as Megatron-LM's batched
   // isend/irecv followed by a synchronize does.
   bool overlap_p2p = false;
+  // How all-reduces run on the flow-level network: auto picks per size and placement.
+  AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kAuto;
 
   int Ranks() const { return tp * pp * dp * cp; }
   int MicroBatches() const { return global_batch / (micro_batch * dp); }

@@ -109,6 +109,15 @@ void WriteChromeTrace(const Simulation& sim, const std::vector<int>& ranks, std:
   w.Raw(fmt::format(R"J({{"displayTimeUnit":"ms","otherData":{{"experiment":"{}","step_time_s":{:.9f}}},"traceEvents":[)J",
                     Escape(sim.experiment.name), sim.replay.step_time.seconds()));
   for (int r : ranks) WriteRank(sim, r, w);
+  // NIC throughput counters, in a process of their own.
+  if (!sim.replay.nic_samples.empty()) {
+    const int pid = sim.mesh.Size();
+    w.Event(R"J({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"network: NIC throughput (GB/s out)"}}}})J", pid);
+    for (const auto& s : sim.replay.nic_samples) {
+      w.Event(R"J({{"ph":"C","pid":{},"ts":{:.6f},"name":"{}","args":{{"gbps":{:.3f}}}}})J", pid,
+              Us(s.t), Escape(s.nic), s.bytes_per_s / 1e9);
+    }
+  }
   w.Raw("\n]}\n");
 }
 

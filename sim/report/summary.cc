@@ -57,24 +57,18 @@ Json Devices(const Simulation& sim) {
   return list;
 }
 
+// Per link class (busy_fraction: mean over the class's links of their busy time over the
+// step), then the busiest individual links.
 Json Links(const Simulation& sim) {
-  const ClusterSpec& c = sim.experiment.cluster;
   const double step = sim.replay.step_time.seconds();
-  auto busy = [step](double bytes, double capacity_bps) {
-    return step > 0 ? bytes / (capacity_bps * step) : 0.0;
-  };
   Json list = Json::array();
-  list.push_back({{"name", "nvlink (intra-node, all GPUs)"},
-                  {"bytes", sim.replay.intra_node_bytes},
-                  {"busy_fraction", busy(sim.replay.intra_node_bytes,
-                                         c.TotalGpus() * c.intra_node.gbps_per_gpu * 1e9)}});
-  if (c.nodes > 1) {
-    list.push_back(
-        {{"name", "infiniband (NICs, all nodes)"},
-         {"bytes", sim.replay.inter_node_bytes},
-         {"busy_fraction",
-          busy(sim.replay.inter_node_bytes,
-               c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9)}});
+  for (const LinkUsage& u : sim.replay.links) {
+    Json l;
+    l["name"] = u.name;
+    l["bytes"] = u.bytes;
+    l["busy_fraction"] = step > 0 ? u.busy_s / step : 0.0;
+    l["links"] = u.links;
+    list.push_back(std::move(l));
   }
   return list;
 }

@@ -2,6 +2,8 @@
 // (trace.json) is well-formed and consistent with the summary, and summary.json carries
 // every key of SPEC.md's summary table.
 #include <gtest/gtest.h>
+
+#include "tests/e2e/meshsim_runner.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,66 +25,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using namespace meshsim::e2e;
 using nlohmann::json;
 
-struct RunResult {
-  int exit_code = -1;  // -1 when the process did not exit normally
-  std::string out;
-  std::string err;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// A fresh, uniquely named folder under the system temp directory, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string test = info ? std::string(info->name()) : std::string("none");
-    path_ = fs::temp_directory_path() / ("meshsim-e2e-" + std::to_string(::getpid()) + "-" + test +
-                                         "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs meshsim with `args`, capturing stdout and stderr through files in `scratch`.
-RunResult RunMeshsim(const std::vector<std::string>& args, const fs::path& scratch) {
-  const fs::path out = scratch / "stdout.txt";
-  const fs::path err = scratch / "stderr.txt";
-  std::string cmd = ShellQuote(MESHSIM_BIN);
-  for (const std::string& a : args) cmd += " " + ShellQuote(a);
-  cmd += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string());
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  r.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
 
 // Parses JSON; a discarded value (is_discarded()) when the text is not valid JSON.
 json ParseJson(const std::string& text) { return json::parse(text, nullptr, false); }
@@ -127,9 +72,14 @@ class TraceTest : public ::testing::Test {
     return out;
   }
 
+  // Pids of GPU processes: all but the network process (NIC throughput counters, pid
+  // = number of GPUs).
   std::set<int> TracedPids() {
     std::set<int> pids;
-    for (const json& e : trace()["traceEvents"]) pids.insert(e["pid"].get<int>());
+    const int gpus = summary_["gpus"].get<int>();
+    for (const json& e : trace()["traceEvents"]) {
+      if (e["pid"].get<int>() < gpus) pids.insert(e["pid"].get<int>());
+    }
     return pids;
   }
 
@@ -224,7 +174,7 @@ TEST_F(TraceTest, HasMemoryCountersForEveryTracedGpu) {
       EXPECT_TRUE(value.is_number()) << series << " in " << e;
       EXPECT_GE(value.get<double>(), 0.0) << e;
     }
-    pids.insert(e["pid"].get<int>());
+    if (e["name"] == "memory") pids.insert(e["pid"].get<int>());
   }
   EXPECT_EQ(pids, TracedPids());
 }
@@ -233,6 +183,17 @@ TEST_F(TraceTest, TracesEveryGpuByDefault) {
   std::set<int> expected;
   for (int r = 0; r < summary_["gpus"].get<int>(); ++r) expected.insert(r);
   EXPECT_EQ(TracedPids(), expected);
+}
+
+TEST_F(TraceTest, HasNicThroughputCountersInANetworkProcess) {
+  const int network = summary_["gpus"].get<int>();
+  std::set<std::string> nics;
+  for (const json& e : trace()["traceEvents"]) {
+    if (e["pid"].get<int>() != network || e["ph"] != "C") continue;
+    nics.insert(e["name"].get<std::string>());
+    EXPECT_GE(e["args"]["gbps"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(nics.size(), 16u) << "8 NICs on each of the 2 nodes";
 }
 
 void ExpectKeys(const json& object, const std::vector<std::string>& keys,

@@ -1,7 +1,7 @@
 // Small experiments and fake cost models for tests.
 #pragma once
 
-#include "sim/net/collective.h"
+#include "sim/net/network.h"
 #include "sim/plan/experiment.h"
 #include "sim/workload/compute_model.h"
 
@@ -17,9 +17,15 @@ class FlopsOnlyComputeModel final : public ComputeModel {
 };
 
 // Every collective and transfer is instantaneous.
-class FreeNetwork final : public CollectiveModel {
+class FreeNetwork final : public Network {
  public:
-  CollectiveCost Cost(CommOp, std::span<const int>, double) const override { return {}; }
+  void Start(Simulator& sim, CommOp, std::span<const int>, double, std::function<void()> done,
+             std::span<const std::vector<int>>) override {
+    sim.Schedule(SimTime::Zero(), std::move(done));
+  }
+  std::vector<LinkUsage> Usage(double) const override { return {}; }
+  double IntraNodeBytes() const override { return 0; }
+  double InterNodeBytes() const override { return 0; }
 };
 
 // A small GPT-like model: 8 layers, hidden 1024, 16 heads, tiny vocabulary so that the

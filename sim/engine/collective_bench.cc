@@ -1,0 +1,55 @@
+#include "sim/engine/collective_bench.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/core/simulator.h"
+#include "sim/hw/topology.h"
+#include "sim/net/flow_collectives.h"
+
+namespace meshsim {
+
+double BusBandwidthFactor(CommOp op, int n) {
+  const double f = static_cast<double>(n - 1) / n;
+  switch (op) {
+    case CommOp::kAllReduce: return 2 * f;
+    case CommOp::kAllGather:
+    case CommOp::kReduceScatter:
+    case CommOp::kAllToAll: return f;
+    case CommOp::kSendRecv: return 1;
+  }
+  return 1;
+}
+
+Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, CommOp op, int gpus,
+                                                        double min_bytes, double max_bytes,
+                                                        AllReduceAlgorithm algorithm) {
+  cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+  Result<std::shared_ptr<const Topology>> topology = Topology::Build(cluster);
+  if (!topology.ok()) return topology.error();
+  std::vector<int> group(gpus);
+  std::iota(group.begin(), group.end(), 0);
+  if (op == CommOp::kSendRecv) group = {0, gpus - 1};
+  const int nodes_used = cluster.nodes;
+  const int nics = nodes_used > 1 ? std::min(cluster.inter_node.nics_per_node,
+                                             std::min(gpus, cluster.gpus_per_node))
+                                  : 0;
+  std::vector<CollectiveBenchRow> rows;
+  for (double bytes = min_bytes; bytes <= max_bytes * (1 + 1e-9); bytes *= 2) {
+    FlowCollectiveNetwork network(cluster, topology.value(), algorithm);
+    Simulator sim;
+    SimTime end;
+    network.Start(sim, op, group, bytes, [&] { end = sim.Now(); }, {});
+    sim.Run();
+    CollectiveBenchRow row;
+    row.bytes = bytes;
+    row.time_s = end.seconds();
+    row.algbw_gbps = bytes / row.time_s / 1e9;
+    row.busbw_gbps = row.algbw_gbps * BusBandwidthFactor(op, static_cast<int>(group.size()));
+    row.busbw_per_nic_gbps = nics > 0 ? row.busbw_gbps / nics : 0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,31 @@
+// nccl-tests for the simulated cluster: one collective at a time on an idle network.
+#pragma once
+
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/hw/cluster_spec.h"
+#include "sim/net/algorithm.h"
+#include "sim/net/collective.h"
+
+namespace meshsim {
+
+struct CollectiveBenchRow {
+  double bytes = 0;
+  double time_s = 0;
+  double algbw_gbps = 0;  // bytes / time, GB/s
+  double busbw_gbps = 0;  // nccl-tests: algbw x 2(n-1)/n (all-reduce), x (n-1)/n (all-gather,
+                          // reduce-scatter, all-to-all), x 1 (sendrecv)
+  double busbw_per_nic_gbps = 0;  // busbw over the NICs of one node in use (0 inside a node)
+};
+
+// Runs `op` over GPUs 0..gpus-1 of `cluster` (resized to ceil(gpus / gpus_per_node)
+// nodes) for sizes min_bytes, 2*min_bytes, ... up to max_bytes. sendrecv uses GPU 0 and
+// GPU gpus-1. Fails if the cluster's topology is invalid.
+Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, CommOp op, int gpus,
+                                                        double min_bytes, double max_bytes,
+                                                        AllReduceAlgorithm algorithm);
+
+double BusBandwidthFactor(CommOp op, int n);
+
+}  // namespace meshsim

@@ -1,0 +1,269 @@
+#include "sim/hw/topology.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
+
+namespace meshsim {
+namespace {
+
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+
+constexpr double kGB = 1e9;
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+struct Topology::Graph {
+  BoostGraph graph;
+};
+
+const char* LinkClassName(LinkClass c) {
+  switch (c) {
+    case LinkClass::kNvlink: return "nvlink";
+    case LinkClass::kGpuNic: return "gpu-nic (pcie)";
+    case LinkClass::kNicSwitch: return "nic up (to switch)";
+    case LinkClass::kSwitchNic: return "nic down (from switch)";
+    case LinkClass::kUplink: return "leaf-spine up";
+    case LinkClass::kDownlink: return "spine-leaf down";
+  }
+  return "?";
+}
+
+int Topology::AddVertex(std::string name) {
+  vertex_names_.push_back(std::move(name));
+  out_links_.emplace_back();
+  return static_cast<int>(vertex_names_.size()) - 1;
+}
+
+void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
+                                LinkClass ba, const std::string& name) {
+  for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
+    out_links_[s].push_back(static_cast<int>(links_.size()));
+    links_.push_back(Link{s, d, bps, latency_s, cls, false, name});
+  }
+}
+
+void Topology::BuildIntraNode(const ClusterSpec& c) {
+  const int g = c.gpus_per_node;
+  const double bw = c.intra_node.gbps_per_gpu * kGB;
+  const double lat = c.intra_node.latency_us * 1e-6;
+  for (int n = 0; n < c.nodes; ++n) {
+    const int first = n * g;  // GPU vertices are 0..gpus-1
+    const std::string node = "node" + std::to_string(n);
+    switch (c.intra_node.kind) {
+      case IntraNodeKind::kNvswitch: {
+        if (g == 1) break;
+        const int sw = AddVertex(node + ".nvswitch");
+        for (int l = 0; l < g; ++l) {
+          AddBidirectional(first + l, sw, bw, lat / 2, LinkClass::kNvlink, LinkClass::kNvlink,
+                           node + ".gpu" + std::to_string(l) + ".nvlink");
+        }
+        break;
+      }
+      case IntraNodeKind::kRing:
+        for (int l = 0; l < g && g > 1; ++l) {
+          const int next = (l + 1) % g;
+          if (g == 2 && l == 1) break;
+          AddBidirectional(first + l, first + next, g == 2 ? bw : bw / 2, lat, LinkClass::kNvlink,
+                           LinkClass::kNvlink,
+                           node + ".gpu" + std::to_string(l) + "-gpu" + std::to_string(next));
+        }
+        break;
+      case IntraNodeKind::kFullMesh:
+        for (int a = 0; a < g; ++a) {
+          for (int b = a + 1; b < g; ++b) {
+            AddBidirectional(first + a, first + b, bw / (g - 1), lat, LinkClass::kNvlink,
+                             LinkClass::kNvlink,
+                             node + ".gpu" + std::to_string(a) + "-gpu" + std::to_string(b));
+          }
+        }
+        break;
+    }
+  }
+}
+
+void Topology::BuildInterNode(const ClusterSpec& c) {
+  nic_of_gpu_.assign(gpus_, -1);
+  if (c.nodes == 1) return;
+  const InterNodeSpec& in = c.inter_node;
+  const int g = c.gpus_per_node;
+  const double nic_bw = in.gbps_per_nic * kGB;
+  const double lat = in.latency_us * 1e-6;
+  // NICs and their GPUs.
+  std::vector<int> nics;  // vertex per (node, nic)
+  for (int n = 0; n < c.nodes; ++n) {
+    for (int i = 0; i < in.nics_per_node; ++i) {
+      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i)));
+    }
+    for (int l = 0; l < g; ++l) {
+      const int i = l * in.nics_per_node / g;
+      const int nic = nics[n * in.nics_per_node + i];
+      nic_of_gpu_[n * g + l] = nic;
+      AddBidirectional(n * g + l, nic, nic_bw, 0, LinkClass::kGpuNic, LinkClass::kGpuNic,
+                       "node" + std::to_string(n) + ".gpu" + std::to_string(l) + ".pcie");
+    }
+  }
+  auto attach = [&](int nic_index, int sw) {
+    const int n = nic_index / in.nics_per_node, i = nic_index % in.nics_per_node;
+    AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
+                     LinkClass::kSwitchNic, "node" + std::to_string(n) + ".nic" + std::to_string(i));
+  };
+  if (in.kind == InterNodeKind::kSingleSwitch) {
+    const int sw = AddVertex("switch");
+    for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, sw);
+    return;
+  }
+  // Leaves (fat tree) or rail switches, each with switch_ports NIC ports.
+  std::vector<int> leaves;
+  if (in.kind == InterNodeKind::kFatTree) {
+    const int count = (static_cast<int>(nics.size()) + in.switch_ports - 1) / in.switch_ports;
+    for (int k = 0; k < count; ++k) leaves.push_back(AddVertex("leaf" + std::to_string(k)));
+    for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, leaves[k / in.switch_ports]);
+  } else {
+    const int groups = (c.nodes + in.switch_ports - 1) / in.switch_ports;
+    for (int r = 0; r < in.nics_per_node; ++r) {
+      for (int grp = 0; grp < groups; ++grp) {
+        leaves.push_back(AddVertex("rail" + std::to_string(r) + "." + std::to_string(grp)));
+      }
+    }
+    for (int k = 0; k < static_cast<int>(nics.size()); ++k) {
+      const int n = k / in.nics_per_node, r = k % in.nics_per_node;
+      attach(k, leaves[r * groups + n / in.switch_ports]);
+    }
+  }
+  if (leaves.size() == 1) return;
+  const int uplinks = std::max(1, static_cast<int>(std::ceil(in.switch_ports / in.oversubscription)));
+  std::vector<int> spines;
+  for (int s = 0; s < uplinks; ++s) spines.push_back(AddVertex("spine" + std::to_string(s)));
+  for (int leaf : leaves) {
+    for (int s = 0; s < uplinks; ++s) {
+      AddBidirectional(leaf, spines[s], nic_bw, lat / 4, LinkClass::kUplink, LinkClass::kDownlink,
+                       VertexName(leaf) + ".spine" + std::to_string(s));
+    }
+  }
+}
+
+Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& c) {
+  auto t = std::shared_ptr<Topology>(new Topology());
+  t->gpus_ = c.TotalGpus();
+  t->gpus_per_node_ = c.gpus_per_node;
+  for (int gpu = 0; gpu < t->gpus_; ++gpu) {
+    t->AddVertex("node" + std::to_string(gpu / c.gpus_per_node) + ".gpu" +
+                 std::to_string(gpu % c.gpus_per_node));
+  }
+  t->BuildIntraNode(c);
+  t->BuildInterNode(c);
+  // What-if link changes.
+  for (size_t i = 0; i < c.what_if.links.size(); ++i) {
+    const LinkChange& change = c.what_if.links[i];
+    bool found = false;
+    for (Link& l : t->links_) {
+      if (l.name != change.link) continue;
+      found = true;
+      if (change.failed) {
+        l.failed = true;
+      } else {
+        l.bytes_per_s *= change.bandwidth_factor;
+      }
+    }
+    if (!found) {
+      InputError e;
+      e.key = "cluster.what_if.links[" + std::to_string(i) + "].link";
+      e.message = "no link named '" + change.link +
+                  "' (names look like node0.gpu3.nvlink, node0.gpu3.pcie, node1.nic2, "
+                  "leaf0.spine3)";
+      return e;
+    }
+  }
+  t->graph_ = std::make_shared<Graph>();
+  t->graph_->graph = BoostGraph(t->Vertices());
+  for (const Link& l : t->links_) {
+    if (!l.failed) boost::add_edge(l.src, l.dst, t->graph_->graph);
+  }
+  // Every GPU must reach every other over surviving links: all reach GPU 0, and GPU 0
+  // reaches all (a forward search from GPU 0).
+  if (t->gpus_ > 1) {
+    const std::vector<int>& to0 = t->DistancesTo(0);
+    std::vector<int> from0(t->Vertices(), -1);
+    from0[0] = 0;
+    boost::breadth_first_search(
+        t->graph_->graph, boost::vertex(0, t->graph_->graph),
+        boost::visitor(boost::make_bfs_visitor(
+            boost::record_distances(from0.data(), boost::on_tree_edge()))));
+    for (int gpu = 1; gpu < t->gpus_; ++gpu) {
+      if (to0[gpu] < 0 || from0[gpu] <= 0) {
+        InputError e;
+        e.key = "cluster";
+        e.message = "the network is disconnected: GPU " + std::to_string(gpu) + " (" +
+                    t->VertexName(gpu) + ") and GPU 0 cannot reach each other" +
+                    (c.what_if.links.empty() ? "" : " after the what_if link failures");
+        return e;
+      }
+    }
+  }
+  return std::shared_ptr<const Topology>(t);
+}
+
+// Hop counts from every vertex to `dst` over surviving links (-1: unreachable), by a
+// breadth-first search on the reversed graph.
+const std::vector<int>& Topology::DistancesTo(int dst) const {
+  auto it = distances_.find(dst);
+  if (it != distances_.end()) return it->second;
+  const auto reversed = boost::make_reverse_graph(graph_->graph);
+  std::vector<int> dist(Vertices(), std::numeric_limits<int>::max());
+  dist[dst] = 0;
+  boost::breadth_first_search(
+      reversed, boost::vertex(dst, reversed),
+      boost::visitor(boost::make_bfs_visitor(
+          boost::record_distances(dist.data(), boost::on_tree_edge()))));
+  for (int& d : dist) {
+    if (d == std::numeric_limits<int>::max()) d = -1;
+  }
+  return distances_.emplace(dst, std::move(dist)).first->second;
+}
+
+const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) const {
+  assert(src != dst && src < gpus_ && dst < gpus_);
+  const uint64_t key = flow_key == 0 ? 0 : Mix(flow_key);
+  // Memoise per (src, dst, key % 64): at most 64 variants per pair.
+  const uint64_t memo = (static_cast<uint64_t>(src) << 38) | (static_cast<uint64_t>(dst) << 6) | (key % 64);
+  auto it = routes_.find(memo);
+  if (it != routes_.end()) return it->second;
+  const std::vector<int>& dist = DistancesTo(dst);
+  std::vector<int> path;
+  if (dist[src] >= 0) {
+    int at = src;
+    const uint64_t h = key % 64;
+    while (at != dst) {
+      std::vector<int> next;
+      for (int id : out_links_[at]) {
+        const Link& l = links_[id];
+        if (!l.failed && dist[l.dst] == dist[at] - 1) next.push_back(id);
+      }
+      assert(!next.empty());
+      // Destination-based choice (InfiniBand's d-mod-k static routing), shifted by the
+      // flow key: deterministic, and spreads traffic to different GPUs over the uplinks.
+      const int chosen = next[(static_cast<uint64_t>(dst) + h) % next.size()];
+      path.push_back(chosen);
+      at = links_[chosen].dst;
+    }
+  }
+  return routes_.emplace(memo, std::move(path)).first->second;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,97 @@
+// Collectives decomposed into flows on a FlowNetwork, as NCCL runs them.
+//
+// A collective is a sequence of phases; a phase is a set of concurrent point-to-point
+// transfers plus a latency term (its latency-bound steps times the per-hop latency of
+// the links it crosses). Phase k+1 starts when every transfer of phase k has arrived and
+// its latency has passed. NCCL pipelines chunks through a ring, so all links of a ring
+// are busy at once: one flow per ring edge carrying that edge's share of the data is the
+// fluid limit of the chunked algorithm.
+//
+//  - ring (all-reduce, all-gather, reduce-scatter): one flow per edge, 2(n-1)/n (or
+//    (n-1)/n) of the buffer, 2(n-1) (or n-1) steps. A ring that crosses nodes is split
+//    into one channel per NIC, each carrying 1/channels of the data; a channel's edges
+//    between nodes join GPUs of the same local rank (one rail), a different one per
+//    channel, so every NIC carries one channel each way.
+//  - hierarchical all-reduce: reduce-scatter in each node, then all-reduce of each
+//    1/g shard across nodes (a ring per local rank), then all-gather in each node.
+//  - tree all-reduce: as hierarchical, with a double binary tree across nodes (each tree
+//    carries half the shard, up then down; 2*ceil(log2 k) steps).
+//  - all-to-all: direct, every pair at once, 1/n of the buffer each.
+//  - sendrecv: one flow.
+// AllReduceAlgorithm::kAuto picks, like NCCL's tuner, the algorithm with the smallest
+// alpha-beta estimate for this size and placement.
+#pragma once
+
+#include <map>
+#include <tuple>
+#include <memory>
+#include <unordered_map>
+
+#include "sim/hw/cluster_spec.h"
+#include "sim/net/algorithm.h"
+#include "sim/net/flow_network.h"
+#include "sim/net/network.h"
+
+namespace meshsim {
+
+// One point-to-point transfer of a phase. With `via` >= 0 the data first moves over
+// NVLink to GPU `via` and leaves through that GPU's NIC (NCCL's PXN), so that a ring
+// channel uses one rail in and out of every node.
+struct Transfer {
+  int src, dst;
+  double bytes;
+  int via = -1;
+};
+struct Phase {
+  std::vector<Transfer> transfers;
+  double latency_s = 0;
+};
+
+// The phases of a collective (pure function of the cluster; exposed for tests).
+std::vector<Phase> CollectivePhases(const ClusterSpec& cluster, AllReduceAlgorithm algorithm,
+                                    CommOp op, std::span<const int> gpus, double bytes);
+
+class FlowCollectiveNetwork final : public Network {
+ public:
+  FlowCollectiveNetwork(const ClusterSpec& cluster, std::shared_ptr<const Topology> topology,
+                        AllReduceAlgorithm algorithm);
+  void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
+             std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
+  std::vector<LinkUsage> Usage(double step_s) const override;
+  void WatchNics(const std::vector<int>& nodes) override;
+  const std::vector<RateSample>& RateSamples() const override { return samples_; }
+  std::string LinkName(int link) const override;
+  double IntraNodeBytes() const override;
+  double InterNodeBytes() const override;
+  FlowNetwork& flows() { return flows_; }
+
+ private:
+  struct Running;
+  struct RoutedFlow {
+    const std::vector<int>* route;
+    double bytes;
+  };
+  struct RoutedPhase {
+    double latency_s = 0;
+    std::vector<RoutedFlow> flows;
+  };
+  using RoutedPlan = std::vector<RoutedPhase>;
+  using PlanKey = std::tuple<int, std::vector<int>, double>;
+
+  AllReduceAlgorithm Choose(CommOp op, std::span<const int> gpus, double bytes) const;
+  const std::vector<int>* RouteOf(const Transfer& t);
+  // The routed phases of a collective, memoised by (op, group, bytes).
+  std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
+  void RunPhase(Simulator& sim, std::shared_ptr<Running> run);
+
+  // Routes through a relay GPU, by (src, via, dst); node-based so pointers stay valid.
+  std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
+
+  const ClusterSpec cluster_;
+  const AllReduceAlgorithm algorithm_;
+  FlowNetwork flows_;
+  std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
+  std::vector<RateSample> samples_;
+};
+
+}  // namespace meshsim

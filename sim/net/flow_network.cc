@@ -1,0 +1,253 @@
+#include "sim/net/flow_network.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace meshsim {
+namespace {
+
+bool LaterCompletion(SimTime a_at, int a_flow, SimTime b_at, int b_flow) {
+  return a_at != b_at ? a_at > b_at : a_flow > b_flow;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
+                         const std::vector<double>& class_efficiency)
+    : topology_(std::move(topology)) {
+  const auto& links = topology_->links();
+  const size_t n = links.size();
+  capacity_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    capacity_[i] = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
+  }
+  link_bytes_.assign(n, 0);
+  link_busy_s_.assign(n, 0);
+  busy_since_.assign(n, SimTime::Zero());
+  link_flows_.resize(n);
+  link_mark_.assign(n, 0);
+  residual_.assign(n, 0);
+  unfrozen_.assign(n, 0);
+  is_watched_.assign(n, 0);
+}
+
+void FlowNetwork::WatchLinks(const std::vector<int>& links,
+                             std::function<void(int, SimTime, double)> observer) {
+  watched_ = links;
+  watched_rate_.assign(links.size(), 0);
+  for (int l : links) is_watched_[l] = 1;
+  observer_ = std::move(observer);
+}
+
+double FlowNetwork::LinkRate(int link) const {
+  double rate = 0;
+  for (int f : link_flows_[link]) rate += flows_[f].rate;
+  return rate;
+}
+
+void FlowNetwork::StartFlow(Simulator& sim, int src, int dst, double bytes, uint64_t flow_key,
+                            std::function<void()> on_done) {
+  const std::vector<int>& route = topology_->Route(src, dst, flow_key);
+  assert(!route.empty() && "Topology::Build rejects disconnected networks");
+  StartFlowOnRoute(sim, &route, bytes, std::move(on_done));
+}
+
+void FlowNetwork::Touch(int link) {
+  if (!link_mark_[link]) {
+    link_mark_[link] = 1;
+    dirty_links_.push_back(link);
+  }
+}
+
+void FlowNetwork::StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+                                   std::function<void()> on_done) {
+  assert(!route->empty() && bytes > 0);
+  int id;
+  if (!free_slots_.empty()) {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    id = static_cast<int>(flows_.size());
+    flows_.emplace_back();
+    flow_mark_.push_back(0);
+  }
+  Flow& f = flows_[id];
+  f.route = route;
+  f.remaining = bytes;
+  f.rate = 0;
+  f.since = sim.Now();
+  f.on_done = std::move(on_done);
+  ++f.version;
+  f.alive = true;
+  ++live_;
+  for (int l : *route) {
+    if (link_flows_[l].empty()) busy_since_[l] = sim.Now();
+    link_flows_[l].push_back(id);
+    Touch(l);
+  }
+  EnsureSettle(sim);
+}
+
+void FlowNetwork::EnsureSettle(Simulator& sim) {
+  if (settle_pending_) return;
+  settle_pending_ = true;
+  sim.Schedule(SimTime::Zero(), [this, &sim] { Settle(sim); });
+}
+
+// The flows and links connected to the dirty links through shared links.
+void FlowNetwork::CollectComponent() {
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (int l : dirty_links_) comp_links_.push_back(l);  // already marked
+  dirty_links_.clear();
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
+    for (int f : link_flows_[comp_links_[i]]) {
+      if (flow_mark_[f]) continue;
+      flow_mark_[f] = 1;
+      comp_flows_.push_back(f);
+      for (int m : *flows_[f].route) {
+        if (!link_mark_[m]) {
+          link_mark_[m] = 1;
+          comp_links_.push_back(m);
+        }
+      }
+    }
+  }
+}
+
+// Progressive filling over the component: links in increasing order of fair share
+// (residual / unfrozen flows) from a min-heap with lazy deletion; the flows of the
+// tightest link are frozen at its share. O((F*h + L) log L).
+void FlowNetwork::FillRates() {
+  ++rate_updates_;
+  for (int l : comp_links_) {
+    residual_[l] = capacity_[l];
+    unfrozen_[l] = static_cast<int>(link_flows_[l].size());
+  }
+  for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
+  heap_.clear();
+  for (int l : comp_links_) {
+    if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_[l], l});
+  }
+  auto later = [](const ShareEntry& a, const ShareEntry& b) {
+    return a.share != b.share ? a.share > b.share : a.link > b.link;
+  };
+  std::make_heap(heap_.begin(), heap_.end(), later);
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    const ShareEntry top = heap_.back();
+    heap_.pop_back();
+    const int l = top.link;
+    if (unfrozen_[l] == 0 || top.share != residual_[l] / unfrozen_[l]) continue;  // stale
+    for (int f : link_flows_[l]) {
+      if (flow_mark_[f]) continue;
+      flow_mark_[f] = 1;
+      flows_[f].rate = top.share;
+      for (int m : *flows_[f].route) {
+        residual_[m] = std::max(0.0, residual_[m] - top.share);
+        if (--unfrozen_[m] > 0 && m != l) {
+          heap_.push_back({residual_[m] / unfrozen_[m], m});
+          std::push_heap(heap_.begin(), heap_.end(), later);
+        }
+      }
+    }
+  }
+}
+
+SimTime FlowNetwork::FinishTime(const Flow& f) const {
+  // Rounded up to a whole picosecond, so that the flow has surely finished then.
+  return f.since + SimTime::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
+}
+
+void FlowNetwork::Settle(Simulator& sim) {
+  settle_pending_ = false;
+  const SimTime now = sim.Now();
+  CollectComponent();
+  // Bring the component's flows to `now` at their old rates.
+  for (int f : comp_flows_) {
+    Flow& flow = flows_[f];
+    const double moved = std::min(flow.remaining, flow.rate * (now - flow.since).seconds());
+    flow.remaining -= moved;
+    flow.since = now;
+    for (int l : *flow.route) link_bytes_[l] += moved;
+  }
+  FillRates();
+  for (int f : comp_flows_) {
+    Flow& flow = flows_[f];
+    ++flow.version;
+    completions_.push_back({FinishTime(flow), f, flow.version});
+    std::push_heap(completions_.begin(), completions_.end(), [](const Completion& a, const Completion& b) {
+      return LaterCompletion(a.at, a.flow, b.at, b.flow);
+    });
+    flow_mark_[f] = 0;
+  }
+  for (int l : comp_links_) {
+    link_mark_[l] = 0;
+    if (observer_ && is_watched_[l]) {
+      const size_t w = std::find(watched_.begin(), watched_.end(), l) - watched_.begin();
+      const double rate = LinkRate(l);
+      if (rate != watched_rate_[w]) observer_(l, now, rate);
+      watched_rate_[w] = rate;
+    }
+  }
+  ScheduleCompletion(sim);
+}
+
+void FlowNetwork::ScheduleCompletion(Simulator& sim) {
+  auto later = [](const Completion& a, const Completion& b) {
+    return LaterCompletion(a.at, a.flow, b.at, b.flow);
+  };
+  // Drop invalidated entries at the top.
+  while (!completions_.empty()) {
+    const Completion& top = completions_.front();
+    const Flow& f = flows_[top.flow];
+    if (f.alive && f.version == top.version) break;
+    std::pop_heap(completions_.begin(), completions_.end(), later);
+    completions_.pop_back();
+  }
+  const SimTime next = completions_.empty() ? SimTime::Max() : completions_.front().at;
+  if (next == completion_at_) return;
+  if (completion_at_ != SimTime::Max()) sim.Cancel(completion_event_);
+  completion_at_ = next;
+  if (next != SimTime::Max()) {
+    completion_event_ = sim.ScheduleAt(next, [this, &sim] { OnCompletion(sim); });
+  }
+}
+
+void FlowNetwork::OnCompletion(Simulator& sim) {
+  completion_at_ = SimTime::Max();
+  const SimTime now = sim.Now();
+  auto later = [](const Completion& a, const Completion& b) {
+    return LaterCompletion(a.at, a.flow, b.at, b.flow);
+  };
+  std::vector<std::function<void()>> finished;
+  while (!completions_.empty() && completions_.front().at <= now) {
+    const Completion top = completions_.front();
+    std::pop_heap(completions_.begin(), completions_.end(), later);
+    completions_.pop_back();
+    Flow& f = flows_[top.flow];
+    if (!f.alive || f.version != top.version) continue;
+    for (int l : *f.route) {
+      link_bytes_[l] += f.remaining;
+      auto& list = link_flows_[l];
+      *std::find(list.begin(), list.end(), top.flow) = list.back();
+      list.pop_back();
+      if (list.empty()) link_busy_s_[l] += (now - busy_since_[l]).seconds();
+      Touch(l);
+    }
+    f.alive = false;
+    f.rate = 0;
+    --live_;
+    finished.push_back(std::move(f.on_done));
+    free_slots_.push_back(top.flow);
+  }
+  if (!dirty_links_.empty()) EnsureSettle(sim);
+  ScheduleCompletion(sim);
+  for (auto& done : finished) {
+    if (done) done();
+  }
+}
+
+}  // namespace meshsim

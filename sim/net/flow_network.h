@@ -1,0 +1,113 @@
+// Flow-level bandwidth sharing over a Topology (the SimGrid-style fluid model).
+//
+// A transfer is a flow along its route. Concurrent flows share every link max-min
+// fairly, computed by progressive filling. Rates change only when a flow starts or
+// ends: all changes of one instant are batched into one zero-delay "settle" event, which
+// recomputes the rates of the flows connected (through shared links, transitively) to
+// the links that changed — max-min allocations decompose over such components, so other
+// flows keep their rates — and reschedules a single event for the earliest completion.
+// A flow's progress is kept lazily (bytes left at the time its rate last changed).
+// Packet-level effects are not modelled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sim/core/simulator.h"
+#include "sim/hw/topology.h"
+
+namespace meshsim {
+
+class FlowNetwork {
+ public:
+  // class_efficiency[link class]: fraction of each class's nominal bandwidth reached.
+  FlowNetwork(std::shared_ptr<const Topology> topology, const std::vector<double>& class_efficiency);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+
+  // Starts `bytes` from GPU src to GPU dst (src != dst) now; `on_done` runs when the last
+  // byte has arrived (latency is the caller's). `flow_key` picks among equal-cost paths.
+  void StartFlow(Simulator& sim, int src, int dst, double bytes, uint64_t flow_key,
+                 std::function<void()> on_done);
+  // The same over an explicit route (link ids; the vector must outlive the flow).
+  void StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+                        std::function<void()> on_done);
+
+  const Topology& topology() const { return *topology_; }
+  // Per directed link: bytes carried (up to each flow's last rate change) and time busy
+  // (at least one flow; a link busy now counts up to when it last became busy).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
+  const std::vector<double>& link_busy_s() const { return link_busy_s_; }
+  double LinkCapacity(int link) const { return capacity_[link]; }
+  // Current total rate of a link, bytes/s.
+  double LinkRate(int link) const;
+  size_t ActiveFlows() const { return live_; }
+  uint64_t RateUpdates() const { return rate_updates_; }
+  // Calls `observer` whenever the total rate of one of `links` changes.
+  void WatchLinks(const std::vector<int>& links,
+                  std::function<void(int link, SimTime t, double rate)> observer);
+
+ private:
+  struct Flow {
+    const std::vector<int>* route = nullptr;
+    double remaining = 0;  // bytes left at `since`
+    double rate = 0;       // bytes/s since `since`
+    SimTime since;
+    std::function<void()> on_done;
+    uint32_t version = 0;  // bumps when the completion time changes
+    bool alive = false;
+  };
+  struct Completion {
+    SimTime at;
+    int flow;
+    uint32_t version;
+  };
+
+  void Touch(int link) ;
+  void EnsureSettle(Simulator& sim);
+  void Settle(Simulator& sim);
+  void CollectComponent();
+  void FillRates();
+  void ScheduleCompletion(Simulator& sim);
+  void OnCompletion(Simulator& sim);
+  SimTime FinishTime(const Flow& f) const;
+
+  std::shared_ptr<const Topology> topology_;
+  std::vector<double> capacity_;       // per link, bytes/s after efficiency
+  std::vector<double> link_bytes_;
+  std::vector<double> link_busy_s_;
+  std::vector<SimTime> busy_since_;
+  std::vector<std::vector<int>> link_flows_;  // live flows per link
+  std::vector<Flow> flows_;                   // slots
+  std::vector<int> free_slots_;
+  size_t live_ = 0;
+  uint64_t rate_updates_ = 0;
+
+  std::vector<int> dirty_links_;
+  std::vector<uint8_t> link_mark_;  // dirty or in the current component
+  bool settle_pending_ = false;
+
+  std::vector<Completion> completions_;  // min-heap by (at, flow), lazily invalidated
+  EventId completion_event_;
+  SimTime completion_at_ = SimTime::Max();
+
+  // Scratch for one settle.
+  std::vector<int> comp_links_, comp_flows_;
+  std::vector<uint8_t> flow_mark_;
+  std::vector<double> residual_;
+  std::vector<int> unfrozen_;
+  struct ShareEntry {
+    double share;
+    int link;
+  };
+  std::vector<ShareEntry> heap_;
+
+  std::vector<int> watched_;
+  std::vector<uint8_t> is_watched_;
+  std::vector<double> watched_rate_;
+  std::function<void(int, SimTime, double)> observer_;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,76 @@
+// The network as the replay sees it: collectives started now, finished later.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/core/simulator.h"
+#include "sim/net/collective.h"
+
+namespace meshsim {
+
+// Traffic carried by one link (or link class) over a replay.
+struct LinkUsage {
+  std::string name;
+  double bytes = 0;
+  double busy_s = 0;     // time with at least one transfer on it
+  double capacity = 0;   // bytes/s of the link (class: of all its links together)
+  int links = 1;         // physical directed links aggregated here
+};
+
+// A link's total throughput from time `t` on.
+struct RateSample {
+  int link = 0;
+  SimTime t;
+  double bytes_per_s = 0;
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+  // Records the outgoing throughput of the NICs of these nodes over time (if the model
+  // has NICs; see RateSamples).
+  virtual void WatchNics(const std::vector<int>& nodes) { (void)nodes; }
+  virtual const std::vector<RateSample>& RateSamples() const {
+    static const std::vector<RateSample> kNone;
+    return kNone;
+  }
+  // Name of a link of RateSample.
+  virtual std::string LinkName(int link) const { return std::to_string(link); }
+  // Starts a collective over `gpus` (ring order; sendrecv: {source, destination}) at
+  // sim.Now() and calls `done` from a simulator event when it completes. `mirrors` are
+  // groups that run the same collective at the same time without being replayed (their
+  // ranks are symmetric to replayed ones): their traffic loads the network, their
+  // completion is not reported.
+  virtual void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
+                     std::function<void()> done, std::span<const std::vector<int>> mirrors) = 0;
+  // Per link class, then the busiest individual links; busy_s up to `until`.
+  virtual std::vector<LinkUsage> Usage(double step_s) const = 0;
+  // Bytes put on intra-node and inter-node links so far (all ranks, mirrors included).
+  virtual double IntraNodeBytes() const = 0;
+  virtual double InterNodeBytes() const = 0;
+};
+
+// A Network from a CollectiveModel: each collective takes the model's time, alone.
+class CostModelNetwork final : public Network {
+ public:
+  // Capacities (bytes/s) of all intra-node and all inter-node links, for busy fractions.
+  CostModelNetwork(std::unique_ptr<CollectiveModel> model, double intra_capacity,
+                   double inter_capacity)
+      : model_(std::move(model)), intra_capacity_(intra_capacity), inter_capacity_(inter_capacity) {}
+  void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
+             std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
+  std::vector<LinkUsage> Usage(double step_s) const override;
+  double IntraNodeBytes() const override { return intra_bytes_; }
+  double InterNodeBytes() const override { return inter_bytes_; }
+
+ private:
+  std::unique_ptr<CollectiveModel> model_;
+  double intra_capacity_, inter_capacity_;
+  double intra_bytes_ = 0, inter_bytes_ = 0;
+};
+
+}  // namespace meshsim

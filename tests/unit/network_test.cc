@@ -1,0 +1,219 @@
+// The flow-level network: max-min sharing, contention, oversubscription, routing,
+// collectives against nccl-tests' measurements, and what-ifs.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim/config/loader.h"
+#include "sim/engine/collective_bench.h"
+#include "sim/engine/simulation.h"
+#include "sim/hw/topology.h"
+#include "sim/net/flow_collectives.h"
+#include "sim/net/flow_network.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+ClusterSpec Bundled(const std::string& name) {
+  Result<ClusterSpec> c = LoadClusterFile(std::string(MESHSIM_SOURCE_DIR) + "/topologies/" + name);
+  EXPECT_TRUE(c.ok());
+  return c.value();
+}
+
+int LinkNamed(const Topology& t, const std::string& src, const std::string& dst) {
+  for (size_t l = 0; l < t.links().size(); ++l) {
+    if (t.VertexName(t.links()[l].src) == src && t.VertexName(t.links()[l].dst) == dst) {
+      return static_cast<int>(l);
+    }
+  }
+  ADD_FAILURE() << "no link " << src << " -> " << dst;
+  return 0;
+}
+
+// Three flows, two bottlenecks, on two links of capacities 10 and 6 (GB/s): flow A on
+// link 1, flow B on links 1 and 2, flow C on link 2. Progressive filling: link 2's fair
+// share 3 is the smallest, so B and C get 3; A gets what link 1 has left, 7. When B and
+// C end, A alone gets 10.
+TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
+  ClusterSpec c = testing::OneNode(2);
+  c.nodes = 2;
+  c.intra_node.gbps_per_gpu = 10;
+  c.inter_node.nics_per_node = 1;
+  c.inter_node.gbps_per_nic = 6;
+  auto topo = Topology::Build(c).value();
+  const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
+  const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
+  FlowNetwork net(topo, std::vector<double>(kLinkClassCount, 1.0));
+  const std::vector<int> route_a{l1}, route_b{l1, l2}, route_c{l2};
+  Simulator sim;
+  SimTime end_a, end_b, end_c;
+  // A: 17 GB; B: 3 GB; C: 6 GB.
+  net.StartFlowOnRoute(sim, &route_a, 17e9, [&] { end_a = sim.Now(); });
+  net.StartFlowOnRoute(sim, &route_b, 3e9, [&] { end_b = sim.Now(); });
+  net.StartFlowOnRoute(sim, &route_c, 6e9, [&] { end_c = sim.Now(); });
+  sim.Schedule(SimTime::Seconds(0.5), [&] {
+    EXPECT_NEAR(net.LinkRate(l1), 10e9, 1);  // A 7 + B 3
+    EXPECT_NEAR(net.LinkRate(l2), 6e9, 1);   // B 3 + C 3
+  });
+  sim.Run();
+  // B: 3 GB at 3 GB/s -> 1 s. Then C alone on link 2 at 6: 3 GB left -> 1.5 s.
+  EXPECT_NEAR(end_b.seconds(), 1.0, 1e-9);
+  EXPECT_NEAR(end_c.seconds(), 1.5, 1e-9);
+  // A: 7 GB in the first second, then 10 GB/s for the remaining 10 GB -> 2 s.
+  EXPECT_NEAR(end_a.seconds(), 2.0, 1e-9);
+  EXPECT_NEAR(net.link_bytes()[l1], 20e9, 1e3);
+  EXPECT_NEAR(net.link_busy_s()[l1], 2.0, 1e-9);
+}
+
+double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
+                        double bytes) {
+  auto topo = Topology::Build(c).value();
+  FlowCollectiveNetwork net(c, topo, AllReduceAlgorithm::kRing);
+  Simulator sim;
+  SimTime last;
+  for (const auto& g : groups) {
+    net.Start(sim, CommOp::kAllReduce, g, bytes, [&] { last = std::max(last, sim.Now()); }, {});
+  }
+  sim.Run();
+  return last.seconds();
+}
+
+TEST(FlowNetwork, AllReducesSharingNicsSlowEachOther) {
+  ClusterSpec c = Bundled("selene-a100.yaml");
+  c.nodes = 2;
+  c.inter_node.nics_per_node = 1;  // both groups leave their node through one NIC
+  const std::vector<int> a{0, 8}, b{1, 9};
+  const double alone = AllReduceSeconds(c, {a}, 1 << 28);
+  const double together = AllReduceSeconds(c, {a, b}, 1 << 28);
+  EXPECT_GT(together, 1.8 * alone);
+  // On separate NICs they do not interfere.
+  c.inter_node.nics_per_node = 8;
+  EXPECT_NEAR(AllReduceSeconds(c, {a, b}, 1 << 28), AllReduceSeconds(c, {a}, 1 << 28), 1e-9);
+}
+
+TEST(FlowNetwork, OversubscribedFatTreeHalvesCrossLeafBandwidth) {
+  ClusterSpec c = Bundled("selene-a100.yaml");
+  c.nodes = 2;
+  c.inter_node.switch_ports = 8;  // one node per leaf: node 0 and node 1 on different leaves
+  std::vector<int> all(16);
+  std::iota(all.begin(), all.end(), 0);
+  const double bytes = 1 << 30;
+  c.inter_node.oversubscription = 1.0;
+  const double full = AllReduceSeconds(c, {all}, bytes);
+  c.inter_node.oversubscription = 2.0;
+  const double half = AllReduceSeconds(c, {all}, bytes);
+  // The ring is NIC-bound at 1:1 (8 x 25 GB/s x 0.94 < NVLink 231 GB/s); at 2:1 the leaf
+  // has half the uplinks, each carrying two channels: the inter-node part takes twice
+  // as long.
+  EXPECT_NEAR(half / full, 2.0, 0.05);
+}
+
+TEST(Topology, RoutesStayOnOneRailAndReroutesAroundFailures) {
+  ClusterSpec c = Bundled("dgx-h100.yaml");
+  c.nodes = 2;
+  auto topo = Topology::Build(c).value();
+  // GPU 3 -> GPU 11 (same local rank): NIC 3 -> rail switch 3 -> NIC 3.
+  EXPECT_EQ(topo->Route(3, 11, 0).size(), 4u);
+  c.what_if.links.push_back({"node0.nic3", 1.0, true});
+  auto failed = Topology::Build(c);
+  ASSERT_TRUE(failed.ok());
+  const auto& route = failed.value()->Route(3, 11, 0);
+  ASSERT_FALSE(route.empty());
+  for (int l : route) EXPECT_NE(failed.value()->links()[l].name, "node0.nic3");
+  EXPECT_GT(route.size(), 4u);  // around, through NVLink and another NIC
+}
+
+TEST(Topology, UnknownOrDisconnectingLinkIsAnInputError) {
+  ClusterSpec c = Bundled("selene-a100.yaml");
+  c.nodes = 2;
+  c.what_if.links.push_back({"node9.nic0", 0.5, false});
+  auto unknown = Topology::Build(c);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("no link named 'node9.nic0'"), std::string::npos);
+  c.what_if.links.clear();
+  c.inter_node.nics_per_node = 1;
+  c.what_if.links.push_back({"node1.nic0", 1.0, true});
+  auto cut = Topology::Build(c);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("disconnected"), std::string::npos);
+}
+
+double Busbw(const std::string& cluster, CommOp op, int gpus, double bytes, bool per_nic = false) {
+  auto rows = BenchCollective(Bundled(cluster), op, gpus, bytes, bytes, AllReduceAlgorithm::kAuto);
+  EXPECT_TRUE(rows.ok());
+  return per_nic ? rows.value().front().busbw_per_nic_gbps : rows.value().front().busbw_gbps;
+}
+
+// nccl-tests' measurements (shared/validation): within 10 %.
+TEST(BenchCollective, MatchesMeasuredBusBandwidth) {
+  EXPECT_NEAR(Busbw("selene-a100.yaml", CommOp::kAllReduce, 8, 1 << 30), 230, 23);
+  EXPECT_NEAR(Busbw("dgx-h100.yaml", CommOp::kAllReduce, 8, 1 << 30), 370, 37);
+  const double per_nic = Busbw("dgx-h100.yaml", CommOp::kAllReduce, 16, 1 << 30, true);
+  EXPECT_GE(per_nic, 46 * 0.9);
+  EXPECT_LE(per_nic, 48 * 1.1);
+}
+
+TEST(BenchCollective, SmallSizesAreLatencyBound) {
+  auto rows = BenchCollective(Bundled("selene-a100.yaml"), CommOp::kAllReduce, 8, 1024, 1 << 30,
+                              AllReduceAlgorithm::kAuto);
+  ASSERT_TRUE(rows.ok());
+  const auto& r = rows.value();
+  EXPECT_LT(r.front().busbw_gbps, 0.01 * r.back().busbw_gbps);
+  for (size_t i = 1; i < r.size(); ++i) EXPECT_GE(r[i].busbw_gbps, r[i - 1].busbw_gbps);
+  // 1 KiB: 14 ring steps of 2 us.
+  EXPECT_NEAR(r.front().time_s, 14 * 2e-6, 1e-6);
+}
+
+TEST(BenchCollective, BusBandwidthFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CommOp::kAllReduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CommOp::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CommOp::kAllToAll, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CommOp::kSendRecv, 2), 1.0);
+}
+
+Experiment DefaultExperiment(const std::vector<std::string>& sets) {
+  auto e = LoadExperimentFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", sets);
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().ToString());
+  return e.value();
+}
+
+TEST(WhatIf, StragglerSlowsTheStep) {
+  const double base = Simulate(DefaultExperiment({}))->replay.step_time.seconds();
+  Experiment slow = DefaultExperiment({});
+  slow.cluster.what_if.stragglers.push_back({5, 1.5});
+  const auto sim = Simulate(slow);
+  EXPECT_EQ(sim->simulated_ranks.size(), 16u);  // symmetry broken: every rank replayed
+  EXPECT_GT(sim->replay.step_time.seconds(), 1.2 * base);
+}
+
+TEST(WhatIf, DegradedNicSlowsCrossNodeTraffic) {
+  // Pure data parallelism over two nodes: the gradient all-reduce crosses the NICs.
+  const std::vector<std::string> dp = {"plan.tp=1", "plan.pp=1", "plan.dp=16", "plan.zero=0",
+                                       "plan.sequence_parallel=false", "plan.global_batch=16"};
+  const auto base = Simulate(DefaultExperiment(dp));
+  Experiment degraded = DefaultExperiment(dp);
+  for (int n = 0; n < 2; ++n) {
+    for (int i = 0; i < 8; ++i) {
+      degraded.cluster.what_if.links.push_back(
+          {"node" + std::to_string(n) + ".nic" + std::to_string(i), 0.1, false});
+    }
+  }
+  const auto slow = Simulate(degraded);
+  EXPECT_GT(slow->stats.ranks[0].breakdown.exposed_dp_s, 2 * base->stats.ranks[0].breakdown.exposed_dp_s);
+  EXPECT_GT(slow->replay.step_time, base->replay.step_time);
+}
+
+TEST(Links, SummaryReportsLinkClassesWithBytes) {
+  const auto sim = Simulate(DefaultExperiment({}));
+  bool nvlink = false, nic = false;
+  for (const LinkUsage& u : sim->replay.links) {
+    if (u.name == "nvlink") nvlink = u.bytes > 0 && u.busy_s > 0;
+    if (u.name == "nic up (to switch)") nic = u.bytes > 0;
+  }
+  EXPECT_TRUE(nvlink);
+  EXPECT_TRUE(nic);
+}
+
+}  // namespace
+}  // namespace meshsim
