@@ -87,6 +87,9 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt("experts", &m.experts);
   r.GetInt("top_k", &m.top_k);
   r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);
+  r.GetInt("shared_experts", &m.shared_experts);
+  r.GetInt("moe_every", &m.moe_every);
+  r.GetInt("dense_layers", &m.dense_layers);
   r.Finish();
   RequireAtLeast(r, "layers", m.layers, 1);
   RequireAtLeast(r, "hidden", m.hidden, 1);
@@ -96,6 +99,14 @@ ModelSpec DecodeModel(YamlReader& r) {
   RequireAtLeast(r, "vocab", m.vocab, 1);
   RequireAtLeast(r, "seq_len", m.seq_len, 1);
   RequireAtLeast(r, "experts", m.experts, 0);
+  RequireAtLeast(r, "shared_experts", m.shared_experts, 0);
+  RequireAtLeast(r, "moe_every", m.moe_every, 1);
+  RequireAtLeast(r, "dense_layers", m.dense_layers, 0);
+  if (m.experts > 0 && m.moe_ffn_hidden < 1) {
+    Fail(r.sources(), r.Child("moe_ffn_hidden"), r.KeyPath("moe_ffn_hidden"),
+         "a MoE model (experts = " + std::to_string(m.experts) +
+             ") needs moe_ffn_hidden >= 1, found " + std::to_string(m.moe_ffn_hidden));
+  }
   if (m.hidden % m.heads != 0) {
     Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
          "heads = " + std::to_string(m.heads) + " does not divide hidden = " +
@@ -230,6 +241,8 @@ PlanSpec DecodePlan(YamlReader& r) {
   RequirePositive(r, "dp_bucket_mb", bucket_mb);
   p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
   r.GetBool("overlap_p2p", &p.overlap_p2p);
+  r.GetDouble("moe_skew", &p.moe_skew);
+  r.GetDouble("moe_capacity_factor", &p.moe_capacity_factor);
   r.GetEnum<AllReduceAlgorithm>("allreduce_algorithm",
                                 {{"auto", AllReduceAlgorithm::kAuto},
                                  {"ring", AllReduceAlgorithm::kRing},
@@ -265,6 +278,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
                    &t.dtype);
   r.GetEnum<Optimizer>("optimizer", {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}},
                        &t.optimizer);
+  r.GetBool("flash_attention", &t.flash_attention);
   r.GetEnum<GradAccumDtype>("grad_accum_dtype",
                             {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
                             &t.grad_accum_dtype);

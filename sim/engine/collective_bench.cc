@@ -16,7 +16,8 @@ double BusBandwidthFactor(CommOp op, int n) {
     case CommOp::kAllGather:
     case CommOp::kReduceScatter:
     case CommOp::kAllToAll: return f;
-    case CommOp::kSendRecv: return 1;
+    case CommOp::kSendRecv:
+    case CommOp::kRingShift: return 1;
   }
   return 1;
 }

@@ -87,7 +87,9 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
 std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   Mesh mesh(e.plan);
-  const bool full = options.full_replay || !e.cluster.what_if.Empty();
+  // Stragglers, changed links and skewed MoE routing make ranks differ: replay them all.
+  const bool full = options.full_replay || !e.cluster.what_if.Empty() ||
+                    (e.model.IsMoe() && e.plan.moe_skew != 1.0);
   const std::vector<int> simulated = SimulatedRanks(mesh, options.memory_curve_ranks, full);
   std::vector<int> representative(mesh.Size());
   std::vector<bool> is_simulated(mesh.Size(), false);

@@ -110,6 +110,7 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
     case CommOp::kReduceScatter:
     case CommOp::kAllToAll: return f * bytes;
     case CommOp::kSendRecv: return is_first_member ? bytes : 0;
+    case CommOp::kRingShift: return bytes;
   }
   return 0;
 }

@@ -86,6 +86,19 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
   assert(!gpus.empty());
   if (gpus.size() == 1 || bytes <= 0) return {};
   if (op == CommOp::kSendRecv) return SendRecv(gpus, bytes);
+  if (op == CommOp::kRingShift) {
+    // One ring step: every member sends `bytes` to its successor, all at once.
+    const Shape s = ShapeOf(gpus);
+    const bool crosses = s.nodes > 1;
+    const double bw = crosses ? NicBpsPerGpu(s.per_node) : NvlinkBps();
+    CollectiveCost cost;
+    cost.duration = SimTime::Seconds(
+        (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6 + bytes / bw);
+    const double sent = bytes * s.ranks;
+    cost.inter_node_bytes = crosses ? bytes * s.nodes : 0;
+    cost.intra_node_bytes = sent - cost.inter_node_bytes;
+    return cost;
+  }
   const Shape s = ShapeOf(gpus);
   if (op == CommOp::kAllReduce && s.nodes > 1 && s.per_node > 1 && s.ranks == s.nodes * s.per_node) {
     return HierarchicalAllReduce(s, bytes);

@@ -9,7 +9,9 @@
 
 namespace meshsim {
 
-enum class CommOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+// kRingShift: every member sends `bytes` to its successor in the group's order (one
+// step of ring attention's K/V exchange).
+enum class CommOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv, kRingShift };
 
 constexpr std::string_view CommOpName(CommOp op) {
   switch (op) {
@@ -18,6 +20,7 @@ constexpr std::string_view CommOpName(CommOp op) {
     case CommOp::kReduceScatter: return "reduce_scatter";
     case CommOp::kAllToAll: return "all_to_all";
     case CommOp::kSendRecv: return "sendrecv";
+    case CommOp::kRingShift: return "ring_shift";
   }
   return "?";
 }

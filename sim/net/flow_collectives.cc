@@ -182,6 +182,12 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, AllReduceAlgorithm alg
     case CommOp::kAllGather:
     case CommOp::kReduceScatter:
       return {RingPhase(c, op, gpus, bytes)};
+    case CommOp::kRingShift: {
+      Phase p;
+      p.latency_s = Latency(c, ByNode(c, gpus).size() > 1);
+      AddRing(std::vector<int>(gpus.begin(), gpus.end()), bytes, NoRelay, &p.transfers);
+      return {p};
+    }
     case CommOp::kAllReduce: {
       const auto nodes = ByNode(c, gpus);
       const bool layered = nodes.size() > 1 && EqualPerNode(nodes);

@@ -7,7 +7,7 @@ namespace {
 int Idx(Axis a) { return static_cast<int>(a); }
 }  // namespace
 
-Mesh::Mesh(const PlanSpec& plan) {
+Mesh::Mesh(const PlanSpec& plan) : ep_(plan.ep) {
   degree_[Idx(Axis::kTp)] = plan.tp;
   degree_[Idx(Axis::kCp)] = plan.cp;
   degree_[Idx(Axis::kEp)] = 1;  // folded into dp x cp
@@ -46,6 +46,23 @@ std::vector<int> Mesh::Group(int rank, Axis axis) const {
   const int base = rank - own * stride;
   std::vector<int> g(n);
   for (int i = 0; i < n; ++i) g[i] = base + i * stride;
+  return g;
+}
+
+std::vector<int> Mesh::ExpertGroup(int rank) const {
+  const std::vector<int> all = GradientGroup(rank);
+  const Coords& c = coords_[rank];
+  const int index = c.dp * degree_[Idx(Axis::kCp)] + c.cp;
+  const int first = index / ep_ * ep_;
+  return std::vector<int>(all.begin() + first, all.begin() + first + ep_);
+}
+
+std::vector<int> Mesh::ExpertDataGroup(int rank) const {
+  const std::vector<int> all = GradientGroup(rank);
+  const Coords& c = coords_[rank];
+  const int index = c.dp * degree_[Idx(Axis::kCp)] + c.cp;
+  std::vector<int> g;
+  for (size_t i = index % ep_; i < all.size(); i += ep_) g.push_back(all[i]);
   return g;
 }
 

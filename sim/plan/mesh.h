@@ -35,7 +35,16 @@ class Mesh {
   // weights, so their gradients are reduced together), ordered by (dp, cp).
   std::vector<int> GradientGroup(int rank) const;
 
+  // Expert parallelism (Megatron-Core): the dp x cp ranks of a (tp, pp) position, taken
+  // in (dp, cp) order, form consecutive expert-parallel groups of `ep` ranks; ranks with
+  // the same position in their EP group form the expert-data-parallel group that reduces
+  // expert gradients.
+  std::vector<int> ExpertGroup(int rank) const;
+  std::vector<int> ExpertDataGroup(int rank) const;
+  int ExpertDegree() const { return ep_; }
+
  private:
+  int ep_ = 1;
   std::array<int, kAxisCount> degree_{};  // indexed by Axis
   std::array<int, kAxisCount> stride_{};  // rank stride of one step along each axis
   std::vector<Coords> coords_;

@@ -42,6 +42,11 @@ struct PlanSpec {
   bool overlap_p2p = false;
   // How all-reduces run on the flow-level network: auto picks per size and placement.
   AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kAuto;
+  // MoE routing what-if: the busiest expert gets moe_skew times the average tokens (the
+  // others share the rest evenly); with moe_capacity_factor > 0 an expert takes at most
+  // that many times the average (the excess tokens are dropped).
+  double moe_skew = 1.0;
+  double moe_capacity_factor = 0.0;
 
   int Ranks() const { return tp * pp * dp * cp; }
   int MicroBatches() const { return global_batch / (micro_batch * dp); }
@@ -51,6 +56,7 @@ struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   GradAccumDtype grad_accum_dtype = GradAccumDtype::kSame;
+  bool flash_attention = false;  // fused attention: no stored a*s*s scores
 };
 
 }  // namespace meshsim

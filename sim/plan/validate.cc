@@ -81,6 +81,14 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
     return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
                                      std::string(DtypeName(training.dtype)) + " peak throughput");
   }
+  if (p.moe_skew < 1) {
+    return Bad("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
+  }
+  if (p.moe_capacity_factor < 0) {
+    return Bad("plan.moe_capacity_factor",
+               "expected 0 (no capacity limit) or a positive factor, found " +
+                   std::to_string(p.moe_capacity_factor));
+  }
   if (p.dp_bucket_bytes < 1) {
     return Bad("plan.dp_bucket_mb", "expected a positive bucket size");
   }

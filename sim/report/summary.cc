@@ -98,7 +98,7 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   j["meshsim_version"] = kMeshsimVersion;
   j["gpus"] = gpus;
   j["params_total"] = TotalParams(e.model);
-  j["params_active"] = TotalParams(e.model);
+  j["params_active"] = ActiveParams(e.model);
   j["step_time_s"] = step;
   j["tokens_per_s"] = step > 0 ? e.plan.global_batch * static_cast<double>(e.model.seq_len) / step : 0;
   j["model_flops_per_step"] = model_flops;
@@ -112,6 +112,12 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   j["worst_memory_rank"] = worst;
   j["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[worst]);
   j["critical_rank"] = sim.stats.critical_rank;
+  // The rank with the most compute (MoE routing skew shows here).
+  int busiest = 0;
+  for (int r = 1; r < gpus; ++r) {
+    if (sim.stats.ranks[r].compute_busy_s > sim.stats.ranks[busiest].compute_busy_s) busiest = r;
+  }
+  j["busiest_rank"] = busiest;
   j["time_breakdown_s"] = TimeBreakdownJson(sim.stats.ranks[sim.stats.critical_rank].breakdown);
   j["devices"] = Devices(sim);
   j["links"] = Links(sim);

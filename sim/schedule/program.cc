@@ -50,6 +50,11 @@ std::string_view TagName(Tag t) {
     case Tag::kEmbeddingBwd: return "embedding bwd";
     case Tag::kAttentionRecompute: return "attention recompute";
     case Tag::kMlpRecompute: return "mlp recompute";
+    case Tag::kMoeRouterFwd: return "moe router fwd";
+    case Tag::kMoeExpertsFwd: return "moe experts fwd";
+    case Tag::kMoeExpertsBwd: return "moe experts bwd";
+    case Tag::kMoeExpertsWgrad: return "moe experts wgrad";
+    case Tag::kMoeRouterBwd: return "moe router bwd";
     case Tag::kOptimizerStep: return "optimizer step";
     case Tag::kTpComm: return "tp collective";
     case Tag::kCpComm: return "cp exchange";

@@ -64,6 +64,11 @@ enum class Tag : uint8_t {
   kEmbeddingBwd,
   kAttentionRecompute,
   kMlpRecompute,
+  kMoeRouterFwd,
+  kMoeExpertsFwd,
+  kMoeExpertsBwd,  // input gradients
+  kMoeExpertsWgrad,
+  kMoeRouterBwd,
   kOptimizerStep,
   kTpComm,
   kCpComm,

@@ -19,10 +19,17 @@ struct ModelSpec {
   int64_t vocab = 0;
   int64_t seq_len = 0;
   bool tied_embeddings = false;
-  int experts = 0;  // MoE: experts per MoE layer; 0 = dense
+  int experts = 0;  // MoE: routed experts per MoE layer; 0 = dense
   int top_k = 0;
   int64_t moe_ffn_hidden = 0;
+  int shared_experts = 0;  // MoE: experts every token goes through (each moe_ffn_hidden)
+  int moe_every = 1;       // MoE: every k-th layer after the dense ones is MoE
+  int dense_layers = 0;    // MoE: leading dense layers (DeepSeek's first_k_dense_replace)
 
+  bool IsMoe() const { return experts > 0; }
+  bool IsMoeLayer(int layer) const {
+    return IsMoe() && layer >= dense_layers && (layer - dense_layers) % moe_every == 0;
+  }
   int64_t HeadDim() const { return hidden / heads; }
   int64_t KvDim() const { return HeadDim() * kv_heads; }
   // Number of weight matrices of size hidden x ffn_hidden in one MLP.

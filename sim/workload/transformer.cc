@@ -15,6 +15,7 @@ constexpr double kAttentionCoreTraffic = 5.5;
 struct Dims {
   double s, b, h, a, kv_ratio, f, t, elt;
   int ffn_matrices;
+  double kv_s;  // keys per query
 };
 
 Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
@@ -27,7 +28,8 @@ Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
               static_cast<double>(m.ffn_hidden),
               static_cast<double>(shape.tp),
               BytesPerElement(shape.dtype),
-              m.FfnMatrices()};
+              m.FfnMatrices(),
+              static_cast<double>(shape.KvSeq())};
 }
 
 // Stored activations of the attention block without recomputation, split into the part
@@ -37,14 +39,15 @@ struct AttentionActs {
   double replicated, parallel, core;
 };
 
-AttentionActs AttentionActivations(const Dims& d) {
+AttentionActs AttentionActivations(const Dims& d, bool flash) {
   const double sbh = d.s * d.b * d.h;
   // LayerNorm input, QKV input (elt each) and the dropout mask (1 byte).
   const double replicated = sbh * (2 * d.elt + 1);
   // Q, K, V and the output-projection input.
   const double parallel = sbh * d.elt * (2 + 2 * d.kv_ratio);
-  // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score.
-  const double core = d.a * d.s * d.s * d.b * (2 * d.elt + 1);
+  // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score; with
+  // fused attention only the fp32 softmax statistics (one per query and head).
+  const double core = flash ? d.a * d.s * d.b * 4 : d.a * d.s * d.kv_s * d.b * (2 * d.elt + 1);
   return {replicated, parallel, core};
 }
 
@@ -68,8 +71,10 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   // Attention block.
   const double qkv_out = d.h * (1 + 2 * d.kv_ratio);
   const double proj_flops = 2 * sbh * qkv_out + 2 * sbh * d.h;
-  const double core_flops = 4 * d.b * d.s * d.s * d.h;
-  const double core_bytes = kAttentionCoreTraffic * d.a * d.s * d.s * d.b * d.elt / d.t;
+  const double core_flops = 4 * d.b * d.s * d.kv_s * d.h;
+  // Fused attention keeps the scores on chip: no element-wise HBM traffic for them.
+  const double core_bytes =
+      shape.flash_attention ? 0.0 : kAttentionCoreTraffic * d.a * d.s * d.kv_s * d.b * d.elt / d.t;
   BlockCost& at = c.attention;
   // LayerNorm, QKV GEMM, scores, softmax+mask, dropout, context, projection GEMM,
   // bias+dropout+residual.
@@ -78,7 +83,9 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   at.fwd_flops = (proj_flops + core_flops) / d.t;
   at.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + core_bytes;
   at.tp_comm_bytes = sbh * d.elt;
-  const AttentionActs aa = AttentionActivations(d);
+  at.core_flops = core_flops / d.t;
+  at.core_bytes = core_bytes;
+  const AttentionActs aa = AttentionActivations(d, shape.flash_attention);
   const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t;
 
   // MLP block.
@@ -128,21 +135,88 @@ double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape
   return c.attention.stored_act_bytes + c.mlp.stored_act_bytes;
 }
 
+double AttentionParams(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  return h * (h + 2.0 * m.KvDim()) + h * h + 2 * h;  // QKV, projection, two norms
+}
+
 double LayerParams(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
-  const double attention = h * (h + 2.0 * m.KvDim()) + h * h;
-  const double mlp = m.FfnMatrices() * h * static_cast<double>(m.ffn_hidden);
-  const double norms = 2 * h;
-  return attention + mlp + norms;
+  return AttentionParams(m) + m.FfnMatrices() * h * static_cast<double>(m.ffn_hidden);
+}
+
+double ExpertParams(const ModelSpec& m) {
+  return m.FfnMatrices() * static_cast<double>(m.hidden) * static_cast<double>(m.moe_ffn_hidden);
+}
+
+double MoeLayerParams(const ModelSpec& m, bool active_only) {
+  const double router = static_cast<double>(m.hidden) * m.experts;
+  const double routed = (active_only ? m.top_k : m.experts) * ExpertParams(m);
+  return AttentionParams(m) + router + routed + m.shared_experts * ExpertParams(m);
 }
 
 double EmbeddingParams(const ModelSpec& m) {
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
 }
 
-double TotalParams(const ModelSpec& m) {
+namespace {
+double CountParams(const ModelSpec& m, bool active_only) {
   const double output = m.tied_embeddings ? 0.0 : EmbeddingParams(m);
-  return m.layers * LayerParams(m) + EmbeddingParams(m) + output + static_cast<double>(m.hidden);
+  double layers = 0;
+  for (int l = 0; l < m.layers; ++l) {
+    layers += m.IsMoeLayer(l) ? MoeLayerParams(m, active_only) : LayerParams(m);
+  }
+  return layers + EmbeddingParams(m) + output + static_cast<double>(m.hidden);
+}
+}  // namespace
+
+double TotalParams(const ModelSpec& m) { return CountParams(m, false); }
+double ActiveParams(const ModelSpec& m) { return CountParams(m, true); }
+
+MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
+  const Dims d = DimsOf(m, shape);
+  MoeCost c;
+  c.tokens = d.s * d.b / d.t;
+  const double h = d.h, f = static_cast<double>(m.moe_ffn_hidden);
+  const int mats = m.FfnMatrices();
+  const double sp_split = shape.sequence_parallel ? d.t : 1.0;
+  // Router: LayerNorm, a hidden x experts GEMM and top-k, on the rank's tokens.
+  c.router.fwd_kernels = 3;
+  c.router.weight_kernels = 1;
+  c.router.fwd_flops = 2 * c.tokens * h * m.experts;
+  c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
+  c.router.stored_act_bytes = (2 * d.elt + 1) * d.s * d.b * h / sp_split + 4 * c.tokens * m.experts;
+  // Routed experts: each token goes to top_k experts; this rank's experts receive, when
+  // balanced, as many token copies as it sends.
+  const double received = c.tokens * m.top_k * load;
+  c.experts.fwd_kernels = mats + 2;  // GEMMs, activation, permute / unpermute
+  c.experts.weight_kernels = mats;
+  c.experts.fwd_flops = 2 * received * h * f * mats;
+  c.experts.fwd_bytes = received * (4 * h + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
+  // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
+  c.experts.stored_act_bytes = received * (h * d.elt + (mats == 3 ? 3 : 2) * f * d.elt);
+  if (shape.recompute == Recompute::kFull) {
+    c.experts.transient_act_bytes = c.experts.stored_act_bytes;
+    c.experts.stored_act_bytes = 0;
+    c.experts.recompute_flops = c.experts.fwd_flops;
+    c.experts.recompute_bytes = c.experts.fwd_bytes;
+    c.experts.recompute_kernels = c.experts.fwd_kernels;
+  }
+  c.dispatch_bytes = c.tokens * m.top_k * h * d.elt;
+  // Shared experts: a dense MLP of shared_experts * moe_ffn_hidden, TP-split.
+  if (m.shared_experts > 0) {
+    ModelSpec dense = m;
+    dense.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;
+    c.shared = TransformerLayerCost(dense, shape).mlp;
+  }
+  c.expert_params = static_cast<double>(m.experts) / ep * ExpertParams(m);
+  c.dense_params = (h * m.experts + m.shared_experts * ExpertParams(m)) / d.t + h;
+  return c;
+}
+
+double KvBlockBytes(const ModelSpec& m, const LayerShape& shape) {
+  return 2.0 * shape.seq * shape.micro_batch * static_cast<double>(m.KvDim()) *
+         BytesPerElement(shape.dtype) / shape.tp;
 }
 
 double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
@@ -151,9 +225,19 @@ double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
 }
 
 double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
-  LayerShape one{m.seq_len, 1, 1, false, Recompute::kNone, Dtype::kBf16};
+  LayerShape one;
+  one.seq = m.seq_len;
   const LayerCost c = TransformerLayerCost(m, one);
-  const double fwd = m.layers * (c.attention.fwd_flops + c.mlp.fwd_flops) + LogitFlops(m, one);
+  double fwd = LogitFlops(m, one);
+  for (int l = 0; l < m.layers; ++l) {
+    fwd += c.attention.fwd_flops;
+    if (m.IsMoeLayer(l)) {
+      const MoeCost moe = MoeLayerCost(m, one, 1);
+      fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;
+    } else {
+      fwd += c.mlp.fwd_flops;
+    }
+  }
   return 3.0 * fwd * sequences;
 }
 

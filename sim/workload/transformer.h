@@ -20,12 +20,18 @@ enum class Recompute { kNone, kSelective, kFull };
 
 // What one rank computes: the local slice of one micro-batch.
 struct LayerShape {
-  int64_t seq = 0;         // tokens of one sequence held by this rank
+  int64_t seq = 0;         // tokens of one sequence held by this rank (seq_len / cp)
   int64_t micro_batch = 1; // sequences per micro-batch
   int tp = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   Dtype dtype = Dtype::kBf16;
+  int64_t kv_seq = 0;      // keys each query attends to (seq_len); 0: same as seq
+  // Fused attention (FlashAttention): the a*s*s score tensors are never stored, only the
+  // softmax statistics; backward recomputes the scores inside the kernel.
+  bool flash_attention = false;
+
+  int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
 };
 
 // One block (attention or MLP) of one layer, for one rank and one micro-batch.
@@ -40,6 +46,8 @@ struct BlockCost {
   double stored_act_bytes = 0;    // kept from forward until this block's backward
   double transient_act_bytes = 0; // re-materialised during backward, freed at its end
   double tp_comm_bytes = 0;       // payload of the block's TP collective (full tensor)
+  double core_flops = 0;          // attention only: the part that is the attention core
+  double core_bytes = 0;          //   (scores, softmax, context), split by ring attention
 };
 
 struct LayerCost {
@@ -48,22 +56,45 @@ struct LayerCost {
   double params = 0;  // parameters of one layer held by one TP rank
 };
 
-// Costs of one transformer layer. Precondition: tp divides heads and kv_heads.
+// Costs of one dense transformer layer. Precondition: tp divides heads and kv_heads.
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
+
+// The MoE block that replaces the MLP of a MoE layer, for one rank and one micro-batch,
+// with experts spread over `ep` ranks (not split by TP) and tokens split by TP.
+struct MoeCost {
+  double tokens = 0;              // tokens this rank routes (s*b, split by TP)
+  BlockCost router;               // LayerNorm + router GEMM, split by sequence parallelism
+  BlockCost experts;              // routed experts' FFN for the tokens this rank receives
+  BlockCost shared;               // shared experts (TP-split like a dense MLP); may be empty
+  double dispatch_bytes = 0;      // all-to-all send buffer: tokens * top_k * hidden
+  double expert_params = 0;       // routed-expert parameters held by this rank
+  double dense_params = 0;        // router + shared experts + norm, per TP rank
+};
+// `load` scales the routed tokens this rank's experts process (1 = balanced).
+MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
+
+// Bytes of K and V of this rank's sequence chunk (what ring attention passes on per step).
+double KvBlockBytes(const ModelSpec& m, const LayerShape& shape);
 
 // Korthikanti Table 2: activation bytes of one layer for this shape, all blocks together,
 // as stored between forward and backward (16-bit).
 double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape);
 
-// Parameters of the whole model (embedding, layers, final norm, untied output layer).
+// Parameters of the whole model (embedding, layers, final norm, untied output layer),
+// and those a token uses (MoE: top_k routed experts and the shared ones).
 double TotalParams(const ModelSpec& m);
-// Parameters of one transformer layer (all TP ranks together).
+double ActiveParams(const ModelSpec& m);
+// Parameters of one dense transformer layer (all TP ranks together).
 double LayerParams(const ModelSpec& m);
+// Parameters of attention and norms of one layer; of one routed expert; of a MoE layer.
+double AttentionParams(const ModelSpec& m);
+double ExpertParams(const ModelSpec& m);
+double MoeLayerParams(const ModelSpec& m, bool active_only);
 // Parameters of the input embedding (vocab x hidden).
 double EmbeddingParams(const ModelSpec& m);
 
 // Model FLOPs of one training step (forward + backward, no recomputation) for
-// `sequences` sequences of the model's seq_len: 3 x forward.
+// `sequences` sequences of the model's seq_len: 3 x forward (MoE: active experts only).
 double ModelFlopsPerStep(const ModelSpec& m, double sequences);
 
 // FLOPs of the output layer's forward for one rank: 2*s*b*h*V/tp.

@@ -1,0 +1,129 @@
+// Attention (with ring attention under context parallelism) and MLP blocks of a layer,
+// with their tensor-parallel collectives.
+#include <optional>
+
+#include "sim/schedule/step_builder_impl.h"
+
+namespace meshsim::schedule_internal {
+
+void StepBuilder::TpCollective(RankState& st, CommOp op, int layer, int mb) {
+  if (p_.tp == 1) return;
+  Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, op, st.tp_group,
+             layer_.attention.tp_comm_bytes, layer, mb);
+}
+
+// One block's forward (or its recomputation): [all-gather] compute [reduce].
+void StepBuilder::BlockForward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb,
+                               bool recompute) {
+  const bool sp = shape_.sequence_parallel;
+  if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
+  if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
+  const KernelWork w = recompute ? KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}
+                                 : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels};
+  Compute(st, tag, w, layer, mb, recompute ? b.recompute_flops : 0);
+  TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
+}
+
+// One block's backward as Megatron-LM runs it: the input-gradient GEMMs (dgrad), then
+// the weight-gradient GEMMs (wgrad) while the input gradient's TP reduction runs
+// (--async-tensor-model-parallel-allreduce; with sequence parallelism a reduce-scatter,
+// and the stored, sequence-split input is re-all-gathered for wgrad during dgrad).
+// Backward FLOPs are twice the forward's, split evenly between dgrad and wgrad.
+void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag,
+                                int layer, int mb) {
+  const bool sp = shape_.sequence_parallel;
+  if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);  // output gradient
+  std::optional<OpId> input_gather;
+  if (sp) {
+    input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
+                              st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
+  }
+  Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels}, layer, mb);
+  std::optional<OpId> reduce;
+  if (p_.tp > 1) {
+    reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                        sp ? CommOp::kReduceScatter : CommOp::kAllReduce, st.tp_group,
+                        layer_.attention.tp_comm_bytes, layer, mb, false);
+  }
+  if (input_gather) st.wait.push_back(*input_gather);
+  Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels}, layer, mb);
+  if (reduce) st.wait.push_back(*reduce);
+}
+
+// Ring attention (Megatron-Core's context parallelism): the attention core runs in cp
+// blocks, one per K/V chunk; before computing on the chunk it holds, a rank passes it on
+// to the next rank of the ring (a ring shift on the CP stream) and computes the next
+// block once the previous shift has delivered, so transfers overlap the blocks.
+void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes,
+                                double kv_bytes, int layer, int mb, double recompute_flops) {
+  const int n = p_.cp;
+  std::optional<OpId> delivered;
+  for (int i = 0; i < n; ++i) {
+    std::optional<OpId> shift;
+    if (i + 1 < n) {
+      shift = Collective(st, Stream::kCp, Channel::kCp, Tag::kCpComm, CommOp::kRingShift,
+                         st.cp_group, kv_bytes, layer, mb, /*blocking=*/false);
+    }
+    if (delivered) st.wait.push_back(*delivered);
+    Compute(st, tag, KernelWork{flops / n, bytes / n, 1}, layer, mb, recompute_flops / n);
+    delivered = shift;
+  }
+}
+
+void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recompute) {
+  const BlockCost& b = layer_.attention;
+  const Tag tag = recompute ? Tag::kAttentionRecompute : Tag::kAttentionFwd;
+  if (p_.cp == 1) {
+    BlockForward(st, b, tag, layer, mb, recompute);
+    return;
+  }
+  const bool sp = shape_.sequence_parallel;
+  if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
+  if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
+  // Projections before and after the core; the core in ring blocks.
+  const KernelWork edge{(b.fwd_flops - b.core_flops) / 2, (b.fwd_bytes - b.core_bytes) / 2,
+                        b.fwd_kernels / 2};
+  const double edge_recompute = recompute ? edge.flops : 0;
+  Compute(st, tag, edge, layer, mb, edge_recompute);
+  RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
+                recompute ? b.core_flops : 0);
+  Compute(st, tag, edge, layer, mb, edge_recompute);
+  TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
+}
+
+void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
+  const BlockCost& b = layer_.attention;
+  if (p_.recompute == Recompute::kSelective) {
+    Compute(st, Tag::kAttentionRecompute, KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels},
+            layer, mb, b.recompute_flops);
+  }
+  if (p_.cp == 1) {
+    BlockBackward(st, b, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
+  } else {
+    // dgrad of the projections, the core's backward in ring blocks (K/V and their
+    // gradients travel: twice the bytes), then wgrad while the TP reduction runs.
+    const bool sp = shape_.sequence_parallel;
+    if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
+    std::optional<OpId> input_gather;
+    if (sp) {
+      input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
+                                st.tp_group, b.tp_comm_bytes, layer, mb, false);
+    }
+    const double edge_flops = b.fwd_flops - b.core_flops, edge_bytes = b.fwd_bytes - b.core_bytes;
+    Compute(st, Tag::kAttentionBwd, KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2}, layer, mb);
+    RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
+                  2 * KvBlockBytes(m_, shape_), layer, mb, 0);
+    std::optional<OpId> reduce;
+    if (p_.tp > 1) {
+      reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                          sp ? CommOp::kReduceScatter : CommOp::kAllReduce, st.tp_group,
+                          b.tp_comm_bytes, layer, mb, false);
+    }
+    if (input_gather) st.wait.push_back(*input_gather);
+    Compute(st, Tag::kAttentionWgrad, KernelWork{edge_flops, edge_bytes, b.weight_kernels}, layer, mb);
+    if (reduce) st.wait.push_back(*reduce);
+  }
+  Memory(st, MemCategory::kActivations, -b.stored_act_bytes);
+}
+
+}  // namespace meshsim::schedule_internal

@@ -1,0 +1,125 @@
+// The step builder's internals, shared by step_builder.cc (pipeline, gradients,
+// optimizer), layer_blocks.cc (attention with ring attention, MLP, TP collectives) and
+// moe_blocks.cc (router, expert all-to-all, experts). Not part of the schedule API.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "sim/plan/mesh.h"
+#include "sim/plan/plan_spec.h"
+#include "sim/schedule/program.h"
+#include "sim/workload/model_spec.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim::schedule_internal {
+
+// Kinds of collective sequence; the i-th collective of a kind on a group is the same
+// instance on every member.
+enum class Channel {
+  kTp,
+  kCp,
+  kEp,
+  kDp,
+  kExpertDp,
+  kZeroGather,
+  kPpActivation,
+  kPpGradient,
+  kTiedEmbedding
+};
+
+// Parameters one rank holds: replicated over the dp x cp group (dense) and over the
+// expert-data-parallel group (routed experts).
+struct LocalParams {
+  double dense = 0;
+  double expert = 0;
+};
+
+class StepBuilder {
+ public:
+  StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh);
+  Program Build(const std::vector<int>& ranks);
+
+ private:
+  // State of the rank being emitted.
+  struct RankState {
+    int rank = 0;
+    int stage = 0;
+    double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
+    std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
+    std::optional<OpId> last_compute;  // latest op on the compute stream
+    std::vector<OpId> wait;            // deps for the next compute op
+    std::optional<OpId> last_dp;       // latest gradient reduction
+    double bucket_bytes = 0;           // dense gradient bytes not yet reduced
+    double expert_bucket_bytes = 0;    // expert gradient bytes not yet reduced
+    std::map<std::tuple<int32_t, Channel>, int> seq;  // per-channel collective counter
+    // ZeRO-3: the frees of the two most recent layer buffers; a gather waits for the older,
+    // so at most two gathered layers (the one computing, the one prefetched) are live.
+    std::optional<OpId> released[2];
+  };
+
+  // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
+  int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group, double bytes);
+  OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0);
+  void Memory(RankState& st, MemCategory c, double bytes);
+  OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
+                  const std::vector<int>& group, double bytes, int layer, int mb,
+                  bool blocking = true);
+  void GatherParams(RankState& st, double params, int layer, int mb);
+  void ReleaseParams(RankState& st, double params);
+  void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
+                       bool expert = false);
+  void PipelineRecv(RankState& st, bool forward, int chunk, int mb);
+  void PipelineSend(RankState& st, bool forward, int chunk, int mb);
+  double PipelineBytes() const;
+  double LogitActBytes() const;
+  KernelWork LogitsWork() const;
+  void Forward(RankState& st, int chunk, int mb);
+  void Backward(RankState& st, int chunk, int mb);
+  LocalParams LayerParamsLocal(int layer) const;
+  LocalParams StageParams(int stage) const;
+  void Optimizer(RankState& st);
+  void EmitRank(int rank);
+
+  // layer_blocks.cc: one layer's attention and MLP blocks.
+  void TpCollective(RankState& st, CommOp op, int layer, int mb);
+  void BlockForward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb, bool recompute);
+  void BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag, int layer,
+                     int mb);
+  void AttentionForward(RankState& st, int layer, int mb, bool recompute);
+  void AttentionBackward(RankState& st, int layer, int mb);
+  void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes,
+                     int layer, int mb, double recompute_flops);
+
+  // moe_blocks.cc: the MoE block of a MoE layer.
+  MoeCost MoeFor(const RankState& st) const;
+  void MoeForward(RankState& st, int layer, int mb, bool recompute);
+  void MoeBackward(RankState& st, int layer, int mb);
+  double MoeTransient(const RankState& st) const;
+
+  bool IsFirst(int vs) const { return vs == 0; }
+  bool IsLast(int vs) const { return vs == p_.pp * p_.virtual_stages - 1; }
+  int VirtualStage(int chunk, int stage) const { return chunk * p_.pp + stage; }
+  bool HoldsEmbedding(int stage) const { return stage == 0; }
+  bool HoldsOutput(int stage) const { return stage == p_.pp - 1 && !(m_.tied_embeddings && p_.pp == 1); }
+  double ActBytes(double elements) const { return elements * BytesPerElement(t_.dtype); }
+  double EmbeddingParamsLocal() const { return EmbeddingParams(m_) / p_.tp; }
+  double Sbh() const { return static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden; }
+
+  const ModelSpec& m_;
+  const PlanSpec& p_;
+  const TrainingSpec& t_;
+  const Mesh& mesh_;
+  Program prog_;
+  LayerShape shape_;
+  LayerCost layer_;
+  int layers_per_chunk_ = 0;
+  int micro_batches_ = 0;
+  int nd_ = 1;   // dense gradient group: dp x cp
+  int ned_ = 1;  // expert gradient group: dp x cp / ep
+  std::map<std::tuple<int32_t, Channel>, std::vector<int32_t>> instances_;
+};
+
+}  // namespace meshsim::schedule_internal
