@@ -87,6 +87,9 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt("experts", &m.experts);
   r.GetInt("top_k", &m.top_k);
   r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);
+  r.GetInt("shared_experts", &m.shared_experts);
+  r.GetInt("moe_every", &m.moe_every);
+  r.GetInt("dense_layers", &m.dense_layers);
   r.Finish();
   RequireAtLeast(r, "layers", m.layers, 1);
   RequireAtLeast(r, "hidden", m.hidden, 1);
@@ -96,6 +99,9 @@ ModelSpec DecodeModel(YamlReader& r) {
   RequireAtLeast(r, "vocab", m.vocab, 1);
   RequireAtLeast(r, "seq_len", m.seq_len, 1);
   RequireAtLeast(r, "experts", m.experts, 0);
+  RequireAtLeast(r, "shared_experts", m.shared_experts, 0);
+  RequireAtLeast(r, "moe_every", m.moe_every, 1);
+  RequireAtLeast(r, "dense_layers", m.dense_layers, 0);
   if (m.hidden % m.heads != 0) {
     Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
          "heads = " + std::to_string(m.heads) + " does not divide hidden = " +

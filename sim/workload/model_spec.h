@@ -22,6 +22,9 @@ struct ModelSpec {
   int experts = 0;  // MoE: experts per MoE layer; 0 = dense
   int top_k = 0;
   int64_t moe_ffn_hidden = 0;
+  int shared_experts = 0;  // MoE: shared experts per MoE layer, each of moe_ffn_hidden
+  int moe_every = 1;       // MoE: every moe_every-th layer is MoE
+  int dense_layers = 0;    // MoE: leading dense layers before the first MoE layer
 
   int64_t HeadDim() const { return hidden / heads; }
   int64_t KvDim() const { return HeadDim() * kv_heads; }
