@@ -2,6 +2,7 @@
 // 1 internal error, 2 bad input, 3 the plan does not fit in device memory.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,25 @@ struct BenchCollectiveArgs {
   bool csv = false;
 };
 
+struct ImportHfArgs {
+  std::string config;   // config.json; "-" reads stdin
+  std::string output;   // empty: stdout
+  std::string name;     // empty: from the config or the file name
+  int64_t seq_len = 0;  // 0: max_position_embeddings
+};
+
+struct ImportMegatronArgs {
+  std::vector<std::string> args;  // one string of Megatron arguments, its words, or @FILE
+  std::string output;             // empty: stdout
+  std::string cluster;            // empty: topologies/selene-a100.yaml
+  std::string name;               // empty: the output file's stem, or "megatron"
+  int nodes = 0;                  // 0: from --world-size
+};
+
 int Run(const RunArgs& args);
 int BenchCollectiveCommand(const BenchCollectiveArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
+int ImportHf(const ImportHfArgs& args);
+int ImportMegatron(const ImportMegatronArgs& args);
 
 }  // namespace meshsim::cli

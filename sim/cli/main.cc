@@ -58,6 +58,43 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--algorithm", bench.algorithm, "all-reduce: auto | ring | hierarchical | tree");
   bench_cmd->add_flag("--csv", bench.csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
 
+  CLI::App* import_cmd = app.add_subcommand("import", "write meshsim YAML from other tools' files");
+  import_cmd->require_subcommand(1);
+  cli::ImportHfArgs hf;
+  CLI::App* hf_cmd = import_cmd->add_subcommand(
+      "hf",
+      "Hugging Face config.json -> model YAML (Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, "
+      "DeepSeek-V2/V3, GPT-NeoX)");
+  hf_cmd->add_option("config", hf.config, "config.json ('-' reads stdin)")->required();
+  hf_cmd->add_option("-o,--output", hf.output, "model YAML to write (default: stdout)");
+  hf_cmd->add_option("--name", hf.name,
+                     "model name (default: _name_or_path, the file name, model_type)");
+  hf_cmd
+      ->add_option("--seq-len", hf.seq_len,
+                   "training sequence length (default: max_position_embeddings)")
+      ->check(CLI::PositiveNumber);
+  cli::ImportMegatronArgs megatron;
+  CLI::App* megatron_cmd = import_cmd->add_subcommand(
+      "megatron",
+      "Megatron-LM arguments -> experiment YAML: meshsim import megatron \"ARGS\" "
+      "(one quoted string, or @FILE)");
+  megatron_cmd->add_option("-o,--output", megatron.output,
+                           "experiment YAML to write (default: stdout)");
+  megatron_cmd->add_option("--cluster", megatron.cluster,
+                           "cluster YAML (default topologies/selene-a100.yaml)");
+  megatron_cmd
+      ->add_option("--nodes", megatron.nodes, "nodes (default: --world-size / GPUs per node)")
+      ->check(CLI::PositiveNumber);
+  megatron_cmd->add_option("--name", megatron.name,
+                           "experiment name (default: the output file's stem)");
+  megatron_cmd->footer(
+      "ARGS are Megatron-LM flags (--num-layers, --hidden-size, --tensor-model-parallel-size, "
+      "...), plus --world-size N (the number of GPUs) unless --nodes is given; unknown flags "
+      "are listed in a warning. See README, 'Importing models and Megatron-LM runs'.");
+  // The Megatron arguments are not ours: collect every word CLI11 does not match.
+  megatron_cmd->fallthrough(false);
+  megatron_cmd->allow_extras();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -76,6 +113,16 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cli::Run(run);
     if (*validate_cmd) return cli::Validate(validate_path, validate_sets);
     if (*bench_cmd) return cli::BenchCollectiveCommand(bench);
+    if (*hf_cmd) return cli::ImportHf(hf);
+    if (*megatron_cmd) {
+      megatron.args = megatron_cmd->remaining();
+      if (megatron.args.empty()) {
+        std::cerr << "meshsim: error: import megatron: expected the Megatron-LM arguments, e.g. "
+                     "meshsim import megatron \"--num-layers 32 ...\"\n";
+        return cli::kBadInput;
+      }
+      return cli::ImportMegatron(megatron);
+    }
   } catch (const std::exception& e) {
     std::cerr << "meshsim: internal error: " << e.what() << "\n";
     return cli::kInternal;

@@ -102,11 +102,8 @@ ModelSpec DecodeModel(YamlReader& r) {
   RequireAtLeast(r, "shared_experts", m.shared_experts, 0);
   RequireAtLeast(r, "moe_every", m.moe_every, 1);
   RequireAtLeast(r, "dense_layers", m.dense_layers, 0);
-  if (m.experts > 0 && m.moe_ffn_hidden < 1) {
-    Fail(r.sources(), r.Child("moe_ffn_hidden"), r.KeyPath("moe_ffn_hidden"),
-         "a MoE model (experts = " + std::to_string(m.experts) +
-             ") needs moe_ffn_hidden >= 1, found " + std::to_string(m.moe_ffn_hidden));
-  }
+  // Megatron's default: experts as wide as the dense MLP.
+  if (m.experts > 0 && m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
   if (m.hidden % m.heads != 0) {
     Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
          "heads = " + std::to_string(m.heads) + " does not divide hidden = " +

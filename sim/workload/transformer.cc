@@ -146,7 +146,7 @@ double LayerParams(const ModelSpec& m) {
 }
 
 double ExpertParams(const ModelSpec& m) {
-  return m.FfnMatrices() * static_cast<double>(m.hidden) * static_cast<double>(m.moe_ffn_hidden);
+  return m.FfnMatrices() * static_cast<double>(m.hidden) * static_cast<double>(m.ExpertFfnHidden());
 }
 
 double MoeLayerParams(const ModelSpec& m, bool active_only) {
@@ -177,7 +177,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   const Dims d = DimsOf(m, shape);
   MoeCost c;
   c.tokens = d.s * d.b / d.t;
-  const double h = d.h, f = static_cast<double>(m.moe_ffn_hidden);
+  const double h = d.h, f = static_cast<double>(m.ExpertFfnHidden());
   const int mats = m.FfnMatrices();
   const double sp_split = shape.sequence_parallel ? d.t : 1.0;
   // Router: LayerNorm, a hidden x experts GEMM and top-k, on the rank's tokens.
@@ -206,7 +206,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   // Shared experts: a dense MLP of shared_experts * moe_ffn_hidden, TP-split.
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
-    dense.ffn_hidden = m.shared_experts * m.moe_ffn_hidden;
+    dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();
     c.shared = TransformerLayerCost(dense, shape).mlp;
   }
   c.expert_params = static_cast<double>(m.experts) / ep * ExpertParams(m);

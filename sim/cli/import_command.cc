@@ -1,0 +1,241 @@
+// `meshsim import hf` and `meshsim import megatron`: file handling around the pure
+// importers of sim/config. Outputs are checked by loading them back (the model through
+// the model decoder, the experiment through the full experiment validation) before
+// they are renamed into place, so a failed import leaves no file behind.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "sim/cli/commands.h"
+#include "sim/config/import_hf.h"
+#include "sim/config/import_megatron.h"
+#include "sim/config/loader.h"
+
+namespace meshsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDefaultCluster = "topologies/selene-a100.yaml";
+
+int BadInput(const InputError& e) {
+  std::cerr << "meshsim: error: " << e.ToString() << "\n";
+  return kBadInput;
+}
+
+int BadInput(const std::string& file, const std::string& message) {
+  InputError e;
+  e.file = file;
+  e.message = message;
+  return BadInput(e);
+}
+
+// The whole of `path` ("-": stdin); false when it cannot be read.
+bool ReadAll(const std::string& path, std::string* out) {
+  std::ostringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return false;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    ss << in.rdbuf();
+    if (in.bad()) return false;
+  }
+  *out = ss.str();
+  return true;
+}
+
+// A file written next to its final place and renamed over it when Commit() is called;
+// removed otherwise.
+class PendingFile {
+ public:
+  // `target` empty: a scratch file in the temp directory that is never committed.
+  explicit PendingFile(const std::string& target) : target_(target) {
+    if (target.empty()) {
+      path_ =
+          fs::temp_directory_path() / ("meshsim-import-" + std::to_string(::getpid()) + ".yaml");
+    } else {
+      path_ = fs::path(target).string() + ".tmp";
+    }
+  }
+  ~PendingFile() {
+    std::error_code ec;
+    if (!committed_) fs::remove(path_, ec);
+  }
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+
+  const fs::path& path() const { return path_; }
+  bool Write(const std::string& text) {
+    std::error_code ec;
+    if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
+    std::ofstream out(path_, std::ios::binary);
+    if (!out) return false;
+    out << text;
+    return static_cast<bool>(out.flush());
+  }
+  bool Commit() {
+    std::error_code ec;
+    fs::rename(path_, target_, ec);
+    committed_ = !ec;
+    return committed_;
+  }
+
+ private:
+  std::string target_;
+  fs::path path_;
+  bool committed_ = false;
+};
+
+// Writes `yaml` to `output` (stdout when empty) after `check` accepted it as a file.
+template <typename Check>
+int Emit(const std::string& yaml, const std::string& output, Check check) {
+  PendingFile file(output);
+  if (!file.Write(yaml)) {
+    return BadInput(output.empty() ? file.path().string() : output, "cannot write the file");
+  }
+  if (const int code = check(file.path().string()); code != kOk) return code;
+  if (output.empty()) {
+    std::cout << yaml;
+    return kOk;
+  }
+  if (!file.Commit()) return BadInput(output, "cannot write the file");
+  spdlog::info("wrote {}", output);
+  return kOk;
+}
+
+std::string Quoted(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_of(" \t\n'\"\\$*?;&|<>()") == std::string::npos;
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The default cluster: relative to the working directory, else to the executable's
+// folder or its parent (build/meshsim in a source tree).
+fs::path FindDefaultCluster() {
+  if (fs::exists(kDefaultCluster)) return kDefaultCluster;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& dir : {exe.parent_path(), exe.parent_path().parent_path()}) {
+      if (fs::exists(dir / kDefaultCluster)) return dir / kDefaultCluster;
+    }
+  }
+  return kDefaultCluster;
+}
+
+// How the experiment names its cluster: relative to the output file's folder, or
+// absolute when the experiment goes to stdout.
+std::string ClusterReference(const fs::path& cluster, const std::string& output) {
+  std::error_code ec;
+  const fs::path absolute = fs::weakly_canonical(fs::absolute(cluster), ec);
+  if (output.empty() || ec) return absolute.string();
+  const fs::path dir = fs::weakly_canonical(fs::absolute(fs::path(output)).parent_path(), ec);
+  if (ec) return absolute.string();
+  // Relative only when the two share a folder below the root.
+  const auto a = absolute.begin(), d = dir.begin();
+  const bool related = std::distance(a, absolute.end()) > 1 && std::distance(d, dir.end()) > 1 &&
+                       *std::next(a) == *std::next(d);
+  const fs::path relative = absolute.lexically_relative(dir);
+  return !related || relative.empty() ? absolute.string() : relative.string();
+}
+
+// The argument text: one word is the whole string ("@FILE" reads it from FILE); several
+// words were split by the shell already.
+bool MegatronText(const std::vector<std::string>& words, std::string* text, std::string* error) {
+  if (words.size() == 1 && !words[0].empty() && words[0][0] == '@') {
+    if (!ReadAll(words[0].substr(1), text)) {
+      *error = words[0].substr(1);
+      return false;
+    }
+    return true;
+  }
+  if (words.size() == 1) {
+    *text = words[0];
+    return true;
+  }
+  for (const std::string& w : words) *text += (text->empty() ? "" : " ") + Quoted(w);
+  return true;
+}
+
+}  // namespace
+
+int ImportHf(const ImportHfArgs& args) {
+  std::string text;
+  if (!ReadAll(args.config, &text)) {
+    return BadInput(args.config, "cannot read the file (missing, unreadable or a folder)");
+  }
+  HfImportOptions options;
+  options.source = args.config;
+  options.name = args.name;
+  options.seq_len = args.seq_len;
+  options.command = "meshsim import hf " + Quoted(args.config);
+  if (args.seq_len > 0) options.command += " --seq-len " + std::to_string(args.seq_len);
+  if (!args.name.empty()) options.command += " --name " + Quoted(args.name);
+  Result<HfImport> imported = ImportHfConfig(text, options);
+  if (!imported.ok()) return BadInput(imported.error());
+  for (const std::string& w : imported.value().warnings) spdlog::warn("{}: {}", args.config, w);
+
+  const std::string yaml = HfModelYaml(imported.value(), options);
+  return Emit(yaml, args.output, [](const std::string& path) {
+    Result<ModelSpec> back = LoadModelFile(path);
+    if (back.ok()) return static_cast<int>(kOk);
+    std::cerr << "meshsim: internal error: the imported model does not load: "
+              << back.error().ToString() << "\n";
+    return static_cast<int>(kInternal);
+  });
+}
+
+int ImportMegatron(const ImportMegatronArgs& args) {
+  std::string text, unreadable;
+  if (!MegatronText(args.args, &text, &unreadable)) {
+    return BadInput(unreadable, "cannot read the argument file");
+  }
+  Result<MegatronImport> parsed = ParseMegatronArgs(text);
+  if (!parsed.ok()) return BadInput(parsed.error());
+  MegatronImport& run = parsed.value();
+
+  const fs::path cluster = args.cluster.empty() ? FindDefaultCluster() : fs::path(args.cluster);
+  Result<ClusterSpec> spec = LoadClusterFile(cluster.string());
+  if (!spec.ok()) return BadInput(spec.error());
+  int gpus_per_node_override = 0;
+  Result<int> nodes =
+      ResolveMegatronWorld(&run, spec.value().gpus_per_node, args.nodes, &gpus_per_node_override);
+  if (!nodes.ok()) return BadInput(nodes.error());
+
+  if (!run.unknown.empty()) {
+    std::string list;
+    for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
+    spdlog::warn("{}: ignored {} flag(s) meshsim does not model: {}", kMegatronSource,
+                 run.unknown.size(), list);
+  }
+  for (const std::string& w : run.warnings) spdlog::warn("{}: {}", kMegatronSource, w);
+
+  std::string name = args.name;
+  if (name.empty()) name = args.output.empty() ? "megatron" : fs::path(args.output).stem().string();
+  const std::string yaml = MegatronExperimentYaml(run, name, ClusterReference(cluster, args.output),
+                                                  nodes.value(), gpus_per_node_override);
+  return Emit(yaml, args.output, [](const std::string& path) {
+    Result<Experiment> back = LoadExperimentFile(path);
+    if (back.ok()) return static_cast<int>(kOk);
+    // Name the Megatron flag behind the experiment key that failed.
+    InputError e = back.error();
+    const std::string flag = MegatronFlagOf(e.key);
+    e.message += " (experiment key " + e.key + ")";
+    e.key = flag.empty() ? e.key : flag;
+    e.file = kMegatronSource;
+    e.line = e.column = 0;
+    return BadInput(e);
+  });
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,529 @@
+#include "sim/config/import_hf.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "sim/workload/param_count.h"
+
+namespace meshsim {
+namespace {
+
+using json = nlohmann::json;
+
+// Thrown inside this file only; ImportHfConfig turns it into a Result.
+struct ImportFailure {
+  InputError error;
+};
+
+// 1-based line and column of byte `offset` (0-based) of `text`.
+std::pair<int, int> LineColumn(const std::string& text, size_t offset) {
+  offset = std::min(offset, text.size());
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, static_cast<int>(offset - line_start) + 1};
+}
+
+std::string Describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
+    case json::value_t::string:
+      return "the string " + v.dump();
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "a list";
+    default:
+      return v.dump();  // numbers
+  }
+}
+
+enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek };
+
+struct Family {
+  const char* model_type;
+  const char* architecture;
+  bool gated_mlp;  // gate and up projections (3 matrices) whatever the activation
+  MoeStyle moe;
+};
+
+constexpr Family kFamilies[] = {
+    {"llama", "LlamaForCausalLM", true, MoeStyle::kNone},
+    {"mistral", "MistralForCausalLM", true, MoeStyle::kNone},
+    {"mixtral", "MixtralForCausalLM", true, MoeStyle::kMixtral},
+    {"qwen2", "Qwen2ForCausalLM", true, MoeStyle::kNone},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", true, MoeStyle::kQwen2Moe},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", true, MoeStyle::kDeepseek},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", true, MoeStyle::kDeepseek},
+    {"gpt_neox", "GPTNeoXForCausalLM", false, MoeStyle::kNone},
+};
+
+std::string SupportedTypes() {
+  std::string s;
+  for (const Family& f : kFamilies) s += (s.empty() ? "" : ", ") + std::string(f.model_type);
+  return s;
+}
+
+// Typed access to the top-level fields of one config.json, failing with the file, the
+// field and (where the field occurs once in the text) its line and column.
+class Fields {
+ public:
+  Fields(const json& root, const std::string& text, const std::string& file)
+      : root_(root), text_(text), file_(file) {}
+
+  // Present and not null (HF writes null for "not set").
+  bool Has(const std::string& key) const {
+    auto it = root_.find(key);
+    return it != root_.end() && !it->is_null();
+  }
+  const json& At(const std::string& key) const { return root_.at(key); }
+
+  [[noreturn]] void Fail(const std::string& key, const std::string& message) const {
+    InputError e;
+    e.file = file_;
+    e.key = key;
+    e.message = message;
+    if (const auto at = Locate(key)) std::tie(e.line, e.column) = *at;
+    throw ImportFailure{e};
+  }
+
+  int64_t Int(const std::string& key, int64_t min) const {
+    if (!Has(key)) Fail(key, "required field is missing (expected an integer >= " + N(min) + ")");
+    return IntOr(key, 0, min);
+  }
+  int64_t IntOr(const std::string& key, int64_t fallback, int64_t min) const {
+    if (!Has(key)) return fallback;
+    const json& v = At(key);
+    if (!v.is_number_integer()) Fail(key, "expected an integer, found " + Describe(v));
+    const int64_t x = v.get<int64_t>();
+    if (x < min) Fail(key, "expected an integer >= " + N(min) + ", found " + N(x));
+    if (x > int64_t{1} << 40) Fail(key, "expected a plausible size, found " + N(x));
+    return x;
+  }
+  int Int32(const std::string& key, int64_t min) const { return static_cast<int>(Int(key, min)); }
+  int Int32Or(const std::string& key, int64_t fallback, int64_t min) const {
+    const int64_t x = IntOr(key, fallback, min);
+    if (x > 1 << 30) Fail(key, "expected a plausible count, found " + N(x));
+    return static_cast<int>(x);
+  }
+  bool BoolOr(const std::string& key, bool fallback) const {
+    if (!Has(key)) return fallback;
+    const json& v = At(key);
+    if (!v.is_boolean()) Fail(key, "expected true or false, found " + Describe(v));
+    return v.get<bool>();
+  }
+  std::string StringOr(const std::string& key, const std::string& fallback) const {
+    if (!Has(key)) return fallback;
+    const json& v = At(key);
+    if (!v.is_string()) Fail(key, "expected a string, found " + Describe(v));
+    return v.get<std::string>();
+  }
+
+  static std::string N(int64_t v) { return std::to_string(v); }
+
+ private:
+  // Line and column of `"key":` when it occurs exactly once in the text.
+  std::optional<std::pair<int, int>> Locate(const std::string& key) const {
+    const std::regex pattern(
+        "\"" + std::regex_replace(key, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") + "\"\\s*:");
+    auto begin = std::sregex_iterator(text_.begin(), text_.end(), pattern);
+    auto end = std::sregex_iterator();
+    if (begin == end || std::next(begin) != end) return std::nullopt;
+    return LineColumn(text_, static_cast<size_t>(begin->position()));
+  }
+
+  const json& root_;
+  const std::string& text_;
+  std::string file_;
+};
+
+json ParseJson(const std::string& text, const std::string& file) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    InputError err;
+    err.file = file;
+    // e.byte: 1-based index of the last character read (size + 1 at the end of input).
+    const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    std::tie(err.line, err.column) = LineColumn(text, offset);
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error..."
+    std::string what = e.what();
+    const size_t at = what.find("parse error");
+    const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
+    err.message = "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2));
+    throw ImportFailure{err};
+  }
+}
+
+const Family& FindFamily(const Fields& f, std::string* model_type, std::string* architecture) {
+  if (f.Has("architectures")) {
+    const json& a = f.At("architectures");
+    if (!a.is_array() || (!a.empty() && !a[0].is_string())) {
+      f.Fail("architectures", "expected a list of class names, found " + Describe(a));
+    }
+    if (!a.empty()) *architecture = a[0].get<std::string>();
+  }
+  *model_type = f.StringOr("model_type", "");
+  if (!model_type->empty()) {
+    for (const Family& fam : kFamilies) {
+      if (*model_type == fam.model_type) return fam;
+    }
+    f.Fail("model_type",
+           "unsupported model_type '" + *model_type + "'; supported: " + SupportedTypes());
+  }
+  for (const Family& fam : kFamilies) {
+    if (*architecture == fam.architecture) {
+      *model_type = fam.model_type;
+      return fam;
+    }
+  }
+  if (!architecture->empty()) {
+    f.Fail("architectures", "unsupported architecture '" + *architecture +
+                                "' and no model_type; supported model_type: " + SupportedTypes());
+  }
+  f.Fail("model_type",
+         "required field is missing (and no architectures); supported: " + SupportedTypes());
+}
+
+// ffn_kind from hidden_act. Gated families always have 3 matrices; the activation only
+// names which gated unit it is (SwiGLU for silu, GeGLU for gelu).
+FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
+  const std::string act = f.StringOr("hidden_act", fam.gated_mlp ? "silu" : "gelu");
+  static const std::regex gelu("gelu(_new|_fast|_pytorch_tanh|_python|_accurate)?|quick_gelu");
+  const bool is_silu = act == "silu" || act == "swish";
+  const bool is_gelu = std::regex_match(act, gelu);
+  if (!is_silu && !is_gelu && act != "relu") {
+    f.Fail("hidden_act", "unsupported activation '" + act +
+                             "'; expected silu, gelu, gelu_new, "
+                             "gelu_pytorch_tanh or relu");
+  }
+  if (fam.gated_mlp) {
+    if (!is_silu) {
+      out->warnings.push_back("hidden_act '" + act +
+                              "' in a gated MLP is modelled as ffn_kind "
+                              "swiglu (3 matrices: the same parameters and FLOPs)");
+    }
+    return FfnKind::kSwiglu;
+  }
+  if (!is_gelu) {
+    out->warnings.push_back("hidden_act '" + act +
+                            "' in a plain MLP is modelled as ffn_kind "
+                            "gelu (2 matrices: the same parameters and FLOPs)");
+  }
+  return FfnKind::kGelu;
+}
+
+void DecodeMixtral(const Fields& f, ModelSpec* m) {
+  m->experts = f.Int32("num_local_experts", 1);
+  m->top_k = f.Int32("num_experts_per_tok", 1);
+  m->moe_ffn_hidden = m->ffn_hidden;
+}
+
+void DecodeQwen2Moe(const Fields& f, ModelSpec* m, HfImport* out) {
+  m->experts = f.Int32Or("num_experts", 0, 0);
+  if (m->experts == 0) return;
+  m->top_k = f.Int32("num_experts_per_tok", 1);
+  m->moe_ffn_hidden = f.Int("moe_intermediate_size", 1);
+  const int64_t shared = f.IntOr("shared_expert_intermediate_size", 0, 0);
+  if (shared > 0) {
+    const double ratio = static_cast<double>(shared) / static_cast<double>(m->moe_ffn_hidden);
+    m->shared_experts = std::max(1, static_cast<int>(std::lround(ratio)));
+    if (shared % m->moe_ffn_hidden != 0) {
+      out->warnings.push_back("shared_expert_intermediate_size " + std::to_string(shared) +
+                              " is not a multiple of moe_intermediate_size " +
+                              std::to_string(m->moe_ffn_hidden) + "; approximated as " +
+                              std::to_string(m->shared_experts) + " shared experts");
+    }
+  }
+  // Qwen2-MoE: layer i is sparse when (i + 1) % decoder_sparse_step == 0.
+  const int step = f.Int32Or("decoder_sparse_step", 1, 1);
+  m->moe_every = step;
+  m->dense_layers = step - 1;
+  if (f.Has("mlp_only_layers")) {
+    const json& only = f.At("mlp_only_layers");
+    if (!only.is_array()) f.Fail("mlp_only_layers", "expected a list, found " + Describe(only));
+    // Only a leading run 0..n-1 of dense layers (with step 1) is expressible.
+    for (size_t i = 0; i < only.size(); ++i) {
+      if (!only[i].is_number_integer() || only[i].get<int64_t>() != static_cast<int64_t>(i) ||
+          step != 1) {
+        f.Fail("mlp_only_layers",
+               "only a leading run of dense layers [0, 1, ..., n-1] with decoder_sparse_step 1 "
+               "can be expressed (dense_layers), found " +
+                   only.dump());
+      }
+    }
+    if (!only.empty()) m->dense_layers = static_cast<int>(only.size());
+  }
+}
+
+// Exact parameters of one Multi-head Latent Attention block (DeepSeek-V2/V3), or 0 when
+// the config lacks a field it needs.
+double MlaParams(const Fields& f, const ModelSpec& m) {
+  for (const char* key : {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"}) {
+    if (!f.Has(key)) return 0;
+  }
+  const double h = static_cast<double>(m.hidden);
+  const double a = m.heads;
+  const double q_lora = static_cast<double>(f.IntOr("q_lora_rank", 0, 0));
+  const double kv_lora = static_cast<double>(f.Int("kv_lora_rank", 1));
+  const double rope = static_cast<double>(f.Int("qk_rope_head_dim", 0));
+  const double nope = static_cast<double>(f.Int("qk_nope_head_dim", 0));
+  const double v = static_cast<double>(f.Int("v_head_dim", 1));
+  const double q =
+      q_lora > 0 ? h * q_lora + q_lora + q_lora * a * (nope + rope) : h * a * (nope + rope);
+  const double kv = h * (kv_lora + rope) + kv_lora + kv_lora * a * (nope + v);
+  return q + kv + a * v * h;
+}
+
+std::string Percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
+  return buf;
+}
+
+void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
+  m->experts = f.Int32Or("n_routed_experts", 0, 0);
+  if (m->experts > 0) {
+    m->top_k = f.Int32("num_experts_per_tok", 1);
+    m->moe_ffn_hidden = f.Int("moe_intermediate_size", 1);
+    m->shared_experts = f.Int32Or("n_shared_experts", 0, 0);
+    // DeepSeek: layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.
+    const int k = f.Int32Or("first_k_dense_replace", 0, 0);
+    const int freq = f.Int32Or("moe_layer_freq", 1, 1);
+    m->moe_every = freq;
+    m->dense_layers = (k + freq - 1) / freq * freq;
+  }
+  if (!f.Has("kv_lora_rank")) return;
+  // Multi-head Latent Attention: not expressible; approximated as multi-head attention.
+  const ParamCount approx = CountParams(*m);
+  const double mla = MlaParams(f, *m);
+  out->mla_attention_params = mla;
+  const double h = static_cast<double>(m->hidden);
+  const double mha = 2 * h * h + 2 * h * static_cast<double>(m->KvDim());
+  std::string w = "attention is Multi-head Latent Attention (kv_lora_rank " +
+                  std::to_string(f.Int("kv_lora_rank", 1)) +
+                  "), which the model schema cannot express; approximated as attention with " +
+                  std::to_string(m->heads) + " heads (" + std::to_string(m->kv_heads) +
+                  " KV heads) of size hidden/heads = " + std::to_string(m->HeadDim()) +
+                  ": attention parameters and FLOPs are approximate";
+  if (mla > 0) {
+    const double delta = m->layers * (mha - mla);
+    w += " (" + FormatParams(mha) + " instead of " + FormatParams(mla) + " per layer, " +
+         Percent(mha / mla - 1) + "; the model: " + FormatParams(approx.total) + " total, " +
+         FormatParams(approx.active) + " active instead of " + FormatParams(approx.total - delta) +
+         " and " + FormatParams(approx.active - delta) + ")";
+  }
+  out->warnings.push_back(w);
+}
+
+std::string DefaultName(const Fields& f, const HfImportOptions& o, const std::string& model_type) {
+  if (!o.name.empty()) return o.name;
+  std::string path = f.StringOr("_name_or_path", "");
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  if (!path.empty()) return path.substr(path.find_last_of('/') + 1);
+  if (!o.source.empty() && o.source != "-") {
+    const std::string stem = std::filesystem::path(o.source).stem().string();
+    if (!stem.empty()) return stem;
+  }
+  return model_type;
+}
+
+HfImport Decode(const std::string& text, const HfImportOptions& o) {
+  const std::string file = o.source.empty() || o.source == "-" ? "<stdin>" : o.source;
+  const json root = ParseJson(text, file);
+  const Fields f(root, text, file);
+  if (!root.is_object()) f.Fail("(top level)", "expected a JSON object, found " + Describe(root));
+
+  HfImport out;
+  const Family& fam = FindFamily(f, &out.model_type, &out.architecture);
+  ModelSpec& m = out.model;
+  m.name = DefaultName(f, o, out.model_type);
+  m.hidden = f.Int("hidden_size", 1);
+  m.heads = f.Int32("num_attention_heads", 1);
+  m.kv_heads = f.Int32Or("num_key_value_heads", m.heads, 1);
+  m.ffn_hidden = f.Int("intermediate_size", 1);
+  m.layers = f.Int32("num_hidden_layers", 1);
+  m.vocab = f.Int("vocab_size", 1);
+  m.tied_embeddings = f.BoolOr("tie_word_embeddings", false);
+  m.ffn_kind = DecodeActivation(f, fam, &out);
+  if (m.hidden % m.heads != 0) {
+    f.Fail("num_attention_heads", "num_attention_heads = " + std::to_string(m.heads) +
+                                      " does not divide hidden_size = " + std::to_string(m.hidden));
+  }
+  if (m.heads % m.kv_heads != 0) {
+    f.Fail("num_key_value_heads",
+           "num_key_value_heads = " + std::to_string(m.kv_heads) +
+               " does not divide num_attention_heads = " + std::to_string(m.heads));
+  }
+  const int64_t max_pos = o.seq_len > 0 ? f.IntOr("max_position_embeddings", 0, 1)
+                                        : f.Int("max_position_embeddings", 1);
+  m.seq_len = o.seq_len > 0 ? o.seq_len : max_pos;
+  out.notes.push_back(o.seq_len > 0 ? "seq_len " + std::to_string(o.seq_len) + " from --seq-len" +
+                                          (max_pos > 0 ? " (max_position_embeddings " +
+                                                             std::to_string(max_pos) + ")"
+                                                       : std::string())
+                                    : "seq_len: max_position_embeddings (use --seq-len to set "
+                                      "the training length)");
+
+  switch (fam.moe) {
+    case MoeStyle::kMixtral:
+      DecodeMixtral(f, &m);
+      break;
+    case MoeStyle::kQwen2Moe:
+      DecodeQwen2Moe(f, &m, &out);
+      break;
+    case MoeStyle::kDeepseek:
+      DecodeDeepseek(f, &m, &out);
+      break;
+    case MoeStyle::kNone:
+      break;
+  }
+  if (m.experts > 0 && m.top_k > m.experts) {
+    f.Fail("num_experts_per_tok", "num_experts_per_tok = " + std::to_string(m.top_k) +
+                                      " exceeds the number of experts " +
+                                      std::to_string(m.experts));
+  }
+  if (m.experts > 0 && m.dense_layers >= m.layers) {
+    out.warnings.push_back("no layer is MoE: dense_layers " + std::to_string(m.dense_layers) +
+                           " >= num_hidden_layers " + std::to_string(m.layers));
+  }
+  if (f.Has("head_dim") && f.IntOr("head_dim", 0, 1) != m.HeadDim()) {
+    out.warnings.push_back(
+        "head_dim " + std::to_string(f.IntOr("head_dim", 0, 1)) +
+        " differs from hidden_size/num_attention_heads = " + std::to_string(m.HeadDim()) +
+        ", which the model schema assumes: attention parameters and FLOPs "
+        "are approximate");
+  }
+  const bool sliding = f.Has("sliding_window") && f.BoolOr("use_sliding_window", true);
+  if (sliding && f.At("sliding_window").is_number_integer() &&
+      f.At("sliding_window").get<int64_t>() < m.seq_len) {
+    out.warnings.push_back("sliding_window " + f.At("sliding_window").dump() +
+                           " is ignored: attention is modelled as full causal attention over "
+                           "seq_len " +
+                           std::to_string(m.seq_len));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<HfImport> ImportHfConfig(const std::string& json_text, const HfImportOptions& options) {
+  try {
+    return Decode(json_text, options);
+  } catch (const ImportFailure& f) {
+    return f.error;
+  }
+}
+
+std::string FormatParams(double params) {
+  char buf[32];
+  if (params >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2fB", params / 1e9);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1fM", params / 1e6);
+  }
+  return buf;
+}
+
+std::string YamlScalar(const std::string& s) {
+  static const std::regex plain(R"([A-Za-z0-9_./][A-Za-z0-9_.\-/]*)");
+  static const std::regex number(
+      R"([-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?|0x[0-9a-fA-F]+|0o[0-7]+)");
+  static const std::regex special(
+      R"(~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N|\.inf|\.nan|\.Inf|\.NaN|\.INF|\.NAN)");
+  if (std::regex_match(s, plain) && !std::regex_match(s, number) && !std::regex_match(s, special)) {
+    return s;
+  }
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += c;
+    } else if (c == '\n') {
+      q += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      q += buf;
+    } else {
+      q += c;
+    }
+  }
+  return q + "\"";
+}
+
+std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
+  std::ostringstream o;
+  o << indent << "name: " << YamlScalar(m.name) << "\n";
+  o << indent << "layers: " << m.layers << "\n";
+  o << indent << "hidden: " << m.hidden << "\n";
+  o << indent << "heads: " << m.heads << "\n";
+  o << indent << "kv_heads: " << m.kv_heads << "\n";
+  o << indent << "ffn_hidden: " << m.ffn_hidden << "\n";
+  o << indent << "ffn_kind: " << (m.ffn_kind == FfnKind::kSwiglu ? "swiglu" : "gelu") << "\n";
+  o << indent << "vocab: " << m.vocab << "\n";
+  o << indent << "seq_len: " << m.seq_len << "\n";
+  o << indent << "tied_embeddings: " << (m.tied_embeddings ? "true" : "false") << "\n";
+  o << indent << "experts: " << m.experts << "\n";
+  o << indent << "top_k: " << m.top_k << "\n";
+  o << indent << "moe_ffn_hidden: " << m.moe_ffn_hidden << "\n";
+  if (m.experts > 0) {
+    o << indent << "shared_experts: " << m.shared_experts << "\n";
+    o << indent << "moe_every: " << m.moe_every << "\n";
+    o << indent << "dense_layers: " << m.dense_layers << "\n";
+  }
+  return o.str();
+}
+
+std::string YamlComment(const std::string& text) {
+  constexpr size_t kWidth = 90;
+  std::string out, line = "#";
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    if (line.size() + 1 + word.size() > kWidth && line.size() > 3) {
+      out += line + "\n";
+      line = "#  ";
+    }
+    line += " " + word;
+  }
+  return out + line + "\n";
+}
+
+std::string HfModelYaml(const HfImport& import, const HfImportOptions& options) {
+  const ModelSpec& m = import.model;
+  std::ostringstream o;
+  if (!options.command.empty()) o << YamlComment("Generated by `" + options.command + "`.");
+  o << YamlComment(
+      "Source: Hugging Face config.json " +
+      (options.source.empty() || options.source == "-" ? std::string("<stdin>") : options.source) +
+      " (model_type " + import.model_type +
+      (import.architecture.empty() ? "" : ", " + import.architecture) + ").");
+  const ParamCount c = CountParams(m);
+  std::string params = "Parameters (meshsim's count): " + FormatParams(c.total) + " total";
+  if (m.experts > 0) {
+    params += ", " + FormatParams(c.active) + " active per token (" +
+              std::to_string(MoeLayerCount(m)) + " MoE layers)";
+  }
+  o << YamlComment(params + ".");
+  for (const std::string& n : import.notes) o << YamlComment(n + ".");
+  for (const std::string& w : import.warnings) o << YamlComment("Approximation: " + w + ".");
+  o << ModelYamlKeys(m, "");
+  return o.str();
+}
+
+}  // namespace meshsim

@@ -1,0 +1,73 @@
+// Hugging Face config.json -> model YAML (`meshsim import hf`).
+//
+// Pure functions: JSON text in, a ModelSpec and the YAML text of SPEC's model schema out.
+// No file access; the CLI reads and writes the files.
+//
+// Supported, by `model_type` (or, without it, `architectures[0]`):
+//   llama (LlamaForCausalLM), mistral (MistralForCausalLM), qwen2 (Qwen2ForCausalLM):
+//       dense, gated MLP (ffn_kind swiglu);
+//   mixtral (MixtralForCausalLM): every layer MoE, num_local_experts experts of
+//       intermediate_size, num_experts_per_tok routed per token;
+//   qwen2_moe (Qwen2MoeForCausalLM): num_experts of moe_intermediate_size,
+//       shared_expert_intermediate_size as shared experts of moe_intermediate_size,
+//       decoder_sparse_step k as every k-th layer MoE (layers k-1, 2k-1, ...);
+//   deepseek_v2, deepseek_v3 (DeepseekV2/V3ForCausalLM): n_routed_experts of
+//       moe_intermediate_size, n_shared_experts, first_k_dense_replace and moe_layer_freq
+//       as dense_layers / moe_every; Multi-head Latent Attention is approximated by
+//       multi-head attention with num_attention_heads heads (a warning gives the error);
+//   gpt_neox (GPTNeoXForCausalLM): dense, non-gated MLP (gelu for gelu/gelu_new).
+//
+// Every problem is an InputError naming the file, the JSON field and, where the field
+// occurs once in the text, its line and column; JSON syntax errors carry line:column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/status.h"
+#include "sim/workload/model_spec.h"
+
+namespace meshsim {
+
+struct HfImportOptions {
+  std::string source;   // file name for messages and the header; "-" for stdin
+  std::string name;     // model name; empty: _name_or_path's last part, the file stem,
+                        // or model_type, the first that exists
+  int64_t seq_len = 0;  // training sequence length; 0: max_position_embeddings
+  std::string command;  // the command line that produced the file, for the header
+};
+
+struct HfImport {
+  ModelSpec model;
+  std::string model_type;
+  std::string architecture;  // architectures[0], empty when absent
+  // Multi-head Latent Attention (DeepSeek): the exact parameters of one attention block,
+  // which the model approximates; 0 when the attention is expressed exactly.
+  double mla_attention_params = 0;
+  std::vector<std::string> warnings;  // approximations the user must know about
+  std::vector<std::string> notes;     // provenance lines for the header comment
+};
+
+// Parses a config.json text. Errors name options.source and the offending field.
+Result<HfImport> ImportHfConfig(const std::string& json_text, const HfImportOptions& options);
+
+// The model YAML text of an import: a comment header (command, source, parameter
+// counts, approximations; no date, so regenerating gives identical files), then the
+// model's keys in SPEC's order.
+std::string HfModelYaml(const HfImport& import, const HfImportOptions& options);
+
+// The keys of a model mapping in SPEC's order, each line prefixed by `indent`. MoE keys
+// beyond experts/top_k/moe_ffn_hidden are written only for MoE models.
+std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent);
+
+// A YAML scalar for `s`: plain when that reads back as the same string, else quoted.
+std::string YamlScalar(const std::string& s);
+
+// `text` as YAML comment lines ("# ..."), wrapped at 90 columns.
+std::string YamlComment(const std::string& text);
+
+// "405.9B", "12.88B", "124.4M": a parameter count for humans.
+std::string FormatParams(double params);
+
+}  // namespace meshsim

@@ -1,0 +1,703 @@
+#include "sim/config/import_megatron.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/config/import_hf.h"
+
+namespace meshsim {
+namespace {
+
+// Thrown inside this file only; the public functions turn it into a Result.
+struct ImportFailure {
+  InputError error;
+};
+
+[[noreturn]] void Fail(const std::string& flag, const std::string& message) {
+  InputError e;
+  e.file = kMegatronSource;
+  e.key = flag;
+  e.message = message;
+  throw ImportFailure{e};
+}
+
+std::string N(long long v) { return std::to_string(v); }
+
+// Flags meshsim reads. Value flags take the next word (or --flag=value).
+const std::set<std::string> kValueFlags = {"--num-layers",
+                                           "--hidden-size",
+                                           "--num-attention-heads",
+                                           "--num-query-groups",
+                                           "--ffn-hidden-size",
+                                           "--kv-channels",
+                                           "--seq-length",
+                                           "--encoder-seq-length",
+                                           "--max-position-embeddings",
+                                           "--padded-vocab-size",
+                                           "--vocab-size",
+                                           "--make-vocab-size-divisible-by",
+                                           "--tensor-model-parallel-size",
+                                           "--pipeline-model-parallel-size",
+                                           "--context-parallel-size",
+                                           "--expert-model-parallel-size",
+                                           "--num-experts",
+                                           "--moe-router-topk",
+                                           "--moe-ffn-hidden-size",
+                                           "--moe-shared-expert-intermediate-size",
+                                           "--moe-layer-freq",
+                                           "--micro-batch-size",
+                                           "--global-batch-size",
+                                           "--recompute-granularity",
+                                           "--recompute-method",
+                                           "--recompute-num-layers",
+                                           "--num-layers-per-virtual-pipeline-stage",
+                                           "--num-virtual-stages-per-pipeline-rank",
+                                           "--fp8-format",
+                                           "--optimizer",
+                                           "--world-size"};
+const std::set<std::string> kBoolFlags = {"--group-query-attention",
+                                          "--swiglu",
+                                          "--untie-embeddings-and-output-weights",
+                                          "--sequence-parallel",
+                                          "--recompute-activations",
+                                          "--use-distributed-optimizer",
+                                          "--bf16",
+                                          "--fp16",
+                                          "--overlap-p2p-communication"};
+// Flags that change nothing meshsim models (learning rate, data, logging, fusions, ...):
+// accepted without a warning.
+const std::set<std::string> kHarmlessFlags = {"--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-decay-iters",
+                                              "--lr-decay-samples",
+                                              "--lr-warmup-iters",
+                                              "--lr-warmup-samples",
+                                              "--lr-warmup-fraction",
+                                              "--weight-decay",
+                                              "--clip-grad",
+                                              "--adam-beta1",
+                                              "--adam-beta2",
+                                              "--adam-eps",
+                                              "--init-method-std",
+                                              "--hidden-dropout",
+                                              "--attention-dropout",
+                                              "--train-iters",
+                                              "--train-samples",
+                                              "--eval-iters",
+                                              "--eval-interval",
+                                              "--log-interval",
+                                              "--save-interval",
+                                              "--save",
+                                              "--load",
+                                              "--data-path",
+                                              "--vocab-file",
+                                              "--merge-file",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--split",
+                                              "--seed",
+                                              "--distributed-backend",
+                                              "--use-mcore-models",
+                                              "--transformer-impl",
+                                              "--normalization",
+                                              "--position-embedding-type",
+                                              "--rotary-base",
+                                              "--rotary-percent",
+                                              "--use-rotary-position-embeddings",
+                                              "--disable-bias-linear",
+                                              "--no-masked-softmax-fusion",
+                                              "--use-flash-attn",
+                                              "--attention-softmax-in-fp32",
+                                              "--overlap-grad-reduce",
+                                              "--overlap-param-gather",
+                                              "--no-gradient-accumulation-fusion",
+                                              "--accumulate-allreduce-grads-in-fp32",
+                                              "--loss-scale",
+                                              "--initial-loss-scale",
+                                              "--min-loss-scale",
+                                              "--loss-scale-window",
+                                              "--hysteresis",
+                                              "--tensorboard-dir",
+                                              "--log-params-norm",
+                                              "--log-num-zeros-in-grad",
+                                              "--log-throughput",
+                                              "--timing-log-level",
+                                              "--no-bias-gelu-fusion",
+                                              "--no-bias-dropout-fusion",
+                                              "--no-async-tensor-model-parallel-allreduce",
+                                              "--norm-epsilon",
+                                              "--layernorm-epsilon",
+                                              "--apply-layernorm-1p",
+                                              "--no-position-embedding",
+                                              "--moe-router-load-balancing-type",
+                                              "--moe-aux-loss-coeff",
+                                              "--moe-grouped-gemm",
+                                              "--moe-token-dispatcher-type",
+                                              "--moe-z-loss-coeff",
+                                              "--wandb-project",
+                                              "--wandb-exp-name",
+                                              "--exit-duration-in-mins",
+                                              "--exit-interval",
+                                              "--use-checkpoint-args",
+                                              "--fp8-margin",
+                                              "--fp8-interval",
+                                              "--fp8-amax-history-len",
+                                              "--fp8-amax-compute-algo",
+                                              "--rampup-batch-size",
+                                              "--no-load-optim",
+                                              "--no-load-rng",
+                                              "--finetune",
+                                              "--data-cache-path",
+                                              "--num-workers"};
+
+// The parsed words: value flags with their (last) values, flags present, the rest.
+struct Words {
+  std::map<std::string, std::string> values;
+  std::set<std::string> flags;
+};
+
+Words Classify(const std::vector<std::string>& tokens, MegatronImport* out) {
+  Words w;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t.rfind("--", 0) != 0 || t.size() == 2) {
+      positional.push_back(t);
+      continue;
+    }
+    const size_t eq = t.find('=');
+    const std::string name = t.substr(0, eq);
+    const bool inline_value = eq != std::string::npos;
+    const bool next_is_value = i + 1 < tokens.size() && tokens[i + 1].rfind("--", 0) != 0;
+    if (kValueFlags.count(name)) {
+      if (inline_value) {
+        w.values[name] = t.substr(eq + 1);
+      } else if (next_is_value) {
+        w.values[name] = tokens[++i];
+      } else {
+        Fail(name,
+             "expects a value, found " +
+                 (i + 1 < tokens.size() ? "'" + tokens[i + 1] + "'" : "the end of the arguments"));
+      }
+    } else if (kBoolFlags.count(name)) {
+      if (inline_value) Fail(name, "takes no value, found '" + t.substr(eq + 1) + "'");
+      w.flags.insert(name);
+    } else {
+      // Unknown or harmless: take the next word as its value unless it is a flag.
+      std::string shown = t;
+      if (!inline_value && next_is_value) shown += " " + tokens[++i];
+      if (!kHarmlessFlags.count(name)) out->unknown.push_back(shown);
+    }
+  }
+  if (!positional.empty()) {
+    std::string list;
+    for (const std::string& p : positional) list += (list.empty() ? "" : " ") + p;
+    out->warnings.push_back("ignored words that are not flags: " + list);
+  }
+  return w;
+}
+
+class Args {
+ public:
+  explicit Args(Words w) : w_(std::move(w)) {}
+
+  bool Has(const std::string& flag) const { return w_.values.count(flag) || w_.flags.count(flag); }
+  bool Flag(const std::string& flag) const { return w_.flags.count(flag) > 0; }
+  std::string String(const std::string& flag, const std::string& fallback) const {
+    auto it = w_.values.find(flag);
+    return it == w_.values.end() ? fallback : it->second;
+  }
+  // An integer >= min; `fallback` when absent.
+  int64_t Int(const std::string& flag, int64_t fallback, int64_t min) const {
+    auto it = w_.values.find(flag);
+    if (it == w_.values.end()) return fallback;
+    const std::string& s = it->second;
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || errno != 0 || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0]))) {
+      Fail(flag, "expected an integer, found '" + s + "'");
+    }
+    if (v < min) Fail(flag, "expected an integer >= " + N(min) + ", found " + N(v));
+    if (v > (1LL << 40)) Fail(flag, "expected a plausible size, found " + N(v));
+    return v;
+  }
+  int Int32(const std::string& flag, int64_t fallback, int64_t min) const {
+    const int64_t v = Int(flag, fallback, min);
+    if (v > (1 << 30)) Fail(flag, "expected a plausible count, found " + N(v));
+    return static_cast<int>(v);
+  }
+  int64_t Required(const std::string& flag, int64_t min) const {
+    if (!w_.values.count(flag)) Fail(flag, "required flag is missing");
+    return Int(flag, 0, min);
+  }
+  // One of `choices`.
+  std::string Choice(const std::string& flag, const std::vector<std::string>& choices,
+                     const std::string& fallback) const {
+    const std::string s = String(flag, fallback);
+    if (std::find(choices.begin(), choices.end(), s) != choices.end()) return s;
+    std::string names;
+    for (const std::string& c : choices) names += (names.empty() ? "" : " | ") + c;
+    Fail(flag, "expected one of " + names + ", found '" + s + "'");
+  }
+
+ private:
+  Words w_;
+};
+
+// Expands Megatron's --moe-layer-freq list form: "([0]*3+[1]*58)", "[1,0,1,0]".
+std::vector<int> ExpandLayerPattern(const std::string& text) {
+  const std::string flag = "--moe-layer-freq";
+  std::string s;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) s += c;
+  }
+  while (s.size() >= 2 && s.front() == '(' && s.back() == ')') s = s.substr(1, s.size() - 2);
+  std::vector<int> out;
+  size_t i = 0;
+  auto bad = [&]() {
+    Fail(flag, "expected an integer or a list like ([0]*3+[1]*58), found '" + text + "'");
+  };
+  while (i < s.size()) {
+    if (s[i] != '[') bad();
+    const size_t close = s.find(']', i);
+    if (close == std::string::npos) bad();
+    std::vector<int> items;
+    std::stringstream body(s.substr(i + 1, close - i - 1));
+    std::string item;
+    while (std::getline(body, item, ',')) {
+      if (item != "0" && item != "1") bad();
+      items.push_back(item == "1" ? 1 : 0);
+    }
+    i = close + 1;
+    long repeat = 1;
+    if (i < s.size() && s[i] == '*') {
+      char* end = nullptr;
+      repeat = std::strtol(s.c_str() + i + 1, &end, 10);
+      if (end == s.c_str() + i + 1 || repeat < 0 || repeat > 100000) bad();
+      i = static_cast<size_t>(end - s.c_str());
+    }
+    for (long r = 0; r < repeat; ++r) out.insert(out.end(), items.begin(), items.end());
+    if (i < s.size()) {
+      if (s[i] != '+') bad();
+      ++i;
+    }
+  }
+  return out;
+}
+
+// --moe-layer-freq: an integer k (layer i is MoE when i % k == 0) or a 0/1 list per layer.
+void DecodeMoeLayerFreq(const Args& a, ModelSpec* m) {
+  const std::string flag = "--moe-layer-freq";
+  if (!a.Has(flag)) return;
+  const std::string s = a.String(flag, "1");
+  if (!s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    m->moe_every = a.Int32(flag, 1, 1);
+    return;
+  }
+  const std::vector<int> pattern = ExpandLayerPattern(s);
+  if (static_cast<int>(pattern.size()) != m->layers) {
+    Fail(flag, "the list has " + N(static_cast<long long>(pattern.size())) +
+                   " entries but --num-layers is " + N(m->layers));
+  }
+  const auto first = std::find(pattern.begin(), pattern.end(), 1);
+  if (first == pattern.end()) Fail(flag, "the list marks no layer as MoE");
+  const int d = static_cast<int>(first - pattern.begin());
+  const auto second = std::find(first + 1, pattern.end(), 1);
+  const int k = second == pattern.end() ? m->layers - d : static_cast<int>(second - first);
+  for (int i = 0; i < m->layers; ++i) {
+    const int expected = i >= d && (i - d) % k == 0 ? 1 : 0;
+    if (pattern[i] != expected) {
+      Fail(flag,
+           "only leading dense layers followed by a MoE layer every k layers can be "
+           "expressed (dense_layers, moe_every); layer " +
+               N(i) + " breaks that pattern");
+    }
+  }
+  m->dense_layers = d;
+  m->moe_every = k;
+}
+
+void DecodeModel(const Args& a, MegatronImport* out) {
+  ModelSpec& m = out->model;
+  m.layers = static_cast<int>(a.Required("--num-layers", 1));
+  m.hidden = a.Required("--hidden-size", 1);
+  m.heads = static_cast<int>(a.Required("--num-attention-heads", 1));
+  if (m.hidden % m.heads != 0) {
+    Fail("--num-attention-heads",
+         "--num-attention-heads " + N(m.heads) + " does not divide --hidden-size " + N(m.hidden));
+  }
+  m.kv_heads = m.heads;
+  if (a.Flag("--group-query-attention")) {
+    m.kv_heads = a.Int32("--num-query-groups", 1, 1);
+    if (m.heads % m.kv_heads != 0) {
+      Fail("--num-query-groups", "--num-query-groups " + N(m.kv_heads) +
+                                     " does not divide --num-attention-heads " + N(m.heads));
+    }
+  } else if (a.Has("--num-query-groups")) {
+    a.Int("--num-query-groups", 1, 1);  // still a malformed value if not an integer
+    out->warnings.push_back(
+        "--num-query-groups is ignored without --group-query-attention "
+        "(as Megatron-LM does)");
+  }
+  if (a.Has("--kv-channels") && a.Int("--kv-channels", 0, 1) != m.HeadDim()) {
+    out->warnings.push_back("--kv-channels " + a.String("--kv-channels", "") +
+                            " differs from hidden/heads = " + N(m.HeadDim()) +
+                            ", which the model schema assumes: attention is approximate");
+  }
+  const bool swiglu = a.Flag("--swiglu");
+  m.ffn_kind = swiglu ? FfnKind::kSwiglu : FfnKind::kGelu;
+  const int64_t default_ffn = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  m.ffn_hidden = a.Int("--ffn-hidden-size", default_ffn, 1);
+  if (!a.Has("--ffn-hidden-size")) {
+    out->notes.push_back("ffn_hidden " + N(m.ffn_hidden) + ": Megatron's default " +
+                         (swiglu ? "int(8*hidden/3/64)*64 with --swiglu" : "4*hidden"));
+  }
+  const char* seq_flag = a.Has("--seq-length")           ? "--seq-length"
+                         : a.Has("--encoder-seq-length") ? "--encoder-seq-length"
+                                                         : "--max-position-embeddings";
+  if (!a.Has(seq_flag)) Fail("--seq-length", "required flag is missing");
+  m.seq_len = a.Int(seq_flag, 0, 1);
+  if (a.Has("--max-position-embeddings")) a.Int("--max-position-embeddings", 0, 1);
+
+  const int tp = a.Int32("--tensor-model-parallel-size", 1, 1);
+  if (a.Has("--padded-vocab-size")) {
+    m.vocab = a.Int("--padded-vocab-size", 0, 1);
+  } else if (a.Has("--vocab-size")) {
+    const int64_t vocab = a.Int("--vocab-size", 0, 1);
+    const int64_t multiple = a.Int("--make-vocab-size-divisible-by", 128, 1) * tp;
+    m.vocab = (vocab + multiple - 1) / multiple * multiple;
+    if (m.vocab != vocab) {
+      out->notes.push_back("vocab " + N(m.vocab) + ": --vocab-size " + N(vocab) +
+                           " padded to a multiple of " + N(multiple) + " as Megatron does");
+    }
+  } else {
+    m.vocab = 51200;
+    out->notes.push_back(
+        "vocab 51200: no --vocab-size or --padded-vocab-size (GPT-2's 50257 "
+        "padded; meshsim does not read tokenizer files)");
+  }
+  m.tied_embeddings = !a.Flag("--untie-embeddings-and-output-weights");
+  if (m.tied_embeddings) {
+    out->notes.push_back(
+        "tied_embeddings: Megatron ties the input and output embeddings unless "
+        "--untie-embeddings-and-output-weights");
+  }
+
+  m.experts = a.Int32("--num-experts", 0, 0);
+  if (m.experts > 0) {
+    m.top_k = a.Int32("--moe-router-topk", 2, 1);
+    if (m.top_k > m.experts) {
+      Fail("--moe-router-topk",
+           "--moe-router-topk " + N(m.top_k) + " exceeds --num-experts " + N(m.experts));
+    }
+    m.moe_ffn_hidden = a.Int("--moe-ffn-hidden-size", m.ffn_hidden, 1);
+    const int64_t shared = a.Int("--moe-shared-expert-intermediate-size", 0, 0);
+    if (shared > 0) {
+      m.shared_experts = static_cast<int>(
+          std::max<int64_t>(1, (shared + m.moe_ffn_hidden / 2) / m.moe_ffn_hidden));
+      if (shared % m.moe_ffn_hidden != 0) {
+        out->warnings.push_back("--moe-shared-expert-intermediate-size " + N(shared) +
+                                " is not a multiple of the expert size " + N(m.moe_ffn_hidden) +
+                                "; approximated as " + N(m.shared_experts) + " shared experts");
+      }
+    }
+    DecodeMoeLayerFreq(a, &m);
+  } else {
+    for (const char* flag :
+         {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size"}) {
+      if (a.Has(flag)) a.Int(flag, 0, 0);
+    }
+  }
+}
+
+void DecodeRecompute(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  std::string granularity;
+  if (a.Has("--recompute-granularity")) {
+    granularity = a.Choice("--recompute-granularity", {"full", "selective"}, "");
+  } else if (a.Flag("--recompute-activations")) {
+    granularity = "selective";
+  }
+  p.recompute = granularity == "full"        ? Recompute::kFull
+                : granularity == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  const std::string method =
+      a.Has("--recompute-method") ? a.Choice("--recompute-method", {"uniform", "block"}, "") : "";
+  const int layers = a.Int32("--recompute-num-layers", 1, 1);
+  if (p.recompute != Recompute::kFull) return;
+  const int per_chunk = out->model.layers / std::max(1, p.pp * p.virtual_stages);
+  const bool exact = method.empty() || (method == "uniform" && layers == 1) ||
+                     (method == "block" && layers >= per_chunk);
+  if (!exact) {
+    out->warnings.push_back("--recompute-method " + method + " --recompute-num-layers " +
+                            N(layers) + " is modelled as full recomputation of every layer");
+  }
+}
+
+void DecodePlan(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  p.tp = a.Int32("--tensor-model-parallel-size", 1, 1);
+  p.pp = a.Int32("--pipeline-model-parallel-size", 1, 1);
+  p.cp = a.Int32("--context-parallel-size", 1, 1);
+  p.ep = a.Int32("--expert-model-parallel-size", 1, 1);
+  p.micro_batch = a.Int32("--micro-batch-size", 1, 1);
+  out->global_batch_given = a.Has("--global-batch-size");
+  p.global_batch = a.Int32("--global-batch-size", 0, 1);
+  out->world_size = a.Int32("--world-size", 0, 1);
+  p.sequence_parallel = a.Flag("--sequence-parallel");
+  if (p.sequence_parallel && p.tp == 1) {
+    p.sequence_parallel = false;
+    out->notes.push_back("sequence_parallel off: tp is 1 (Megatron disables it too)");
+  }
+  p.schedule = ScheduleKind::kOneFOneB;
+  p.virtual_stages = 1;
+  const int layers = out->model.layers;
+  if (a.Has("--num-layers-per-virtual-pipeline-stage")) {
+    const int per = a.Int32("--num-layers-per-virtual-pipeline-stage", 1, 1);
+    if (layers % (p.pp * per) != 0) {
+      Fail("--num-layers-per-virtual-pipeline-stage", "--num-layers " + N(layers) +
+                                                          " is not divisible by pp * " + N(per) +
+                                                          " = " + N(p.pp * per));
+    }
+    p.virtual_stages = layers / (p.pp * per);
+    out->notes.push_back(
+        "schedule interleaved, virtual_stages = layers / (pp * "
+        "num-layers-per-virtual-pipeline-stage) = " +
+        N(layers) + " / (" + N(p.pp) + " * " + N(per) + ") = " + N(p.virtual_stages));
+  } else if (a.Has("--num-virtual-stages-per-pipeline-rank")) {
+    p.virtual_stages = a.Int32("--num-virtual-stages-per-pipeline-rank", 1, 1);
+  }
+  if (p.virtual_stages > 1) p.schedule = ScheduleKind::kInterleaved;
+  p.zero = a.Flag("--use-distributed-optimizer") ? 1 : 0;
+  p.overlap_p2p = a.Flag("--overlap-p2p-communication");
+  DecodeRecompute(a, out);
+}
+
+void DecodeTraining(const Args& a, MegatronImport* out) {
+  TrainingSpec& t = out->training;
+  if (a.Has("--fp8-format")) {
+    a.Choice("--fp8-format", {"e4m3", "hybrid"}, "");
+    t.dtype = Dtype::kFp8;
+  } else if (a.Flag("--bf16")) {
+    t.dtype = Dtype::kBf16;
+  } else if (a.Flag("--fp16")) {
+    t.dtype = Dtype::kFp16;
+  } else {
+    t.dtype = Dtype::kBf16;
+    out->warnings.push_back(
+        "no --bf16, --fp16 or --fp8-format: Megatron would train in fp32, "
+        "which meshsim does not model; using bf16");
+  }
+  t.optimizer = a.Choice("--optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd
+                                                                          : Optimizer::kAdam;
+  t.grad_accum_dtype = GradAccumDtype::kFp32;
+}
+
+MegatronImport Parse(const std::string& text) {
+  Result<std::vector<std::string>> tokens = SplitShellWords(text);
+  if (!tokens.ok()) throw ImportFailure{tokens.error()};
+  MegatronImport out;
+  out.args = tokens.value();
+  const Args a(Classify(out.args, &out));
+  out.model.name = "megatron";
+  DecodeModel(a, &out);
+  DecodePlan(a, &out);
+  DecodeTraining(a, &out);
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> SplitShellWords(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < text.size() &&
+                 (text[i + 1] == '"' || text[i + 1] == '\\' || text[i + 1] == '$')) {
+        word += text[++i];
+      } else {
+        word += c;
+      }
+    } else if (c == '\\') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') {
+        ++i;  // line continuation
+      } else if (i + 1 < text.size()) {
+        word += text[++i];
+        in_word = true;
+      }
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote != 0) {
+    InputError e;
+    e.file = kMegatronSource;
+    e.message = std::string("unterminated ") + (quote == '"' ? "double" : "single") + " quote";
+    return e;
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+Result<MegatronImport> ParseMegatronArgs(const std::string& args) {
+  try {
+    return Parse(args);
+  } catch (const ImportFailure& f) {
+    return f.error;
+  }
+}
+
+Result<int> ResolveMegatronWorld(MegatronImport* run, int gpus_per_node, int nodes,
+                                 int* gpus_per_node_override) {
+  *gpus_per_node_override = 0;
+  PlanSpec& p = run->plan;
+  InputError e;
+  e.file = kMegatronSource;
+  e.key = "--world-size";
+  int world = run->world_size;
+  if (nodes > 0) {
+    if (world > 0 && world != nodes * gpus_per_node) {
+      e.message = "--world-size " + N(world) + " disagrees with --nodes " + N(nodes) + " x " +
+                  N(gpus_per_node) + " GPUs per node = " + N(nodes * gpus_per_node);
+      return e;
+    }
+    world = nodes * gpus_per_node;
+  } else if (world == 0) {
+    e.message =
+        "required flag is missing (the number of GPUs, which Megatron gets from its "
+        "launcher; or give meshsim import's --nodes)";
+    return e;
+  } else if (world % gpus_per_node == 0) {
+    nodes = world / gpus_per_node;
+  } else if (world < gpus_per_node && gpus_per_node % world == 0) {
+    nodes = 1;
+    *gpus_per_node_override = world;
+  } else {
+    e.message = "--world-size " + N(world) + " is not a whole number of nodes of " +
+                N(gpus_per_node) + " GPUs";
+    return e;
+  }
+  const int model_parallel = p.tp * p.pp * p.cp;
+  if (world % model_parallel != 0) {
+    e.message = "world size " + N(world) + " is not divisible by tp*pp*cp = " + N(p.tp) + "*" +
+                N(p.pp) + "*" + N(p.cp) + " = " + N(model_parallel);
+    return e;
+  }
+  p.dp = world / model_parallel;
+  run->notes.push_back("dp = world / (tp*pp*cp) = " + N(world) + " / " + N(model_parallel) + " = " +
+                       N(p.dp) + "; nodes " + N(nodes));
+  if (!run->global_batch_given) {
+    p.global_batch = p.micro_batch * p.dp;
+    run->notes.push_back("global_batch = micro_batch * dp = " + N(p.global_batch) +
+                         " (Megatron's default without --global-batch-size)");
+  }
+  return nodes;
+}
+
+std::string MegatronExperimentYaml(const MegatronImport& run, const std::string& name,
+                                   const std::string& cluster_path, int nodes,
+                                   int gpus_per_node_override) {
+  const PlanSpec& p = run.plan;
+  std::ostringstream o;
+  std::string args;
+  for (const std::string& t : run.args) {
+    const bool plain = !t.empty() && t.find_first_of(" \t\n'\"\\$") == std::string::npos;
+    args += (args.empty() ? "" : " ") + (plain ? t : "'" + t + "'");
+  }
+  o << YamlComment("Generated by `meshsim import megatron` from these Megatron-LM arguments: " +
+                   args);
+  for (const std::string& n : run.notes) o << YamlComment(n + ".");
+  for (const std::string& w : run.warnings) o << YamlComment("Approximation: " + w + ".");
+  if (!run.unknown.empty()) {
+    std::string list;
+    for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
+    o << YamlComment("Not modelled (unknown flags): " + list + ".");
+  }
+  ModelSpec model = run.model;
+  model.name = name;
+  o << "name: " << YamlScalar(name) << "\n";
+  o << "model:\n" << ModelYamlKeys(model, "  ");
+  o << "cluster: " << YamlScalar(cluster_path) << "\n";
+  o << "cluster_overrides: {nodes: " << nodes;
+  if (gpus_per_node_override > 0) o << ", gpus_per_node: " << gpus_per_node_override;
+  o << "}\n";
+  const char* schedule = p.schedule == ScheduleKind::kInterleaved ? "interleaved"
+                         : p.schedule == ScheduleKind::kGpipe     ? "gpipe"
+                                                                  : "1f1b";
+  const char* recompute = p.recompute == Recompute::kFull        ? "full"
+                          : p.recompute == Recompute::kSelective ? "selective"
+                                                                 : "none";
+  o << "plan:\n"
+    << "  tp: " << p.tp << "\n"
+    << "  pp: " << p.pp << "\n"
+    << "  dp: " << p.dp << "\n"
+    << "  cp: " << p.cp << "\n"
+    << "  ep: " << p.ep << "\n"
+    << "  zero: " << p.zero << "\n"
+    << "  sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n"
+    << "  recompute: " << recompute << "\n"
+    << "  schedule: " << schedule << "\n"
+    << "  virtual_stages: " << p.virtual_stages << "\n"
+    << "  micro_batch: " << p.micro_batch << "\n"
+    << "  global_batch: " << p.global_batch << "\n"
+    << "  mesh_order: [tp, cp, ep, dp, pp]\n";
+  if (p.overlap_p2p) o << "  overlap_p2p: true\n";
+  o << "training:\n"
+    << "  dtype: " << DtypeName(run.training.dtype) << "\n"
+    << "  optimizer: " << (run.training.optimizer == Optimizer::kSgd ? "sgd" : "adam") << "\n"
+    << "  grad_accum_dtype: fp32\n";
+  return o.str();
+}
+
+std::string MegatronFlagOf(const std::string& key) {
+  static const std::map<std::string, std::string> kFlags = {
+      {"plan", "--world-size"},
+      {"plan.tp", "--tensor-model-parallel-size"},
+      {"plan.pp", "--pipeline-model-parallel-size"},
+      {"plan.dp", "--world-size"},
+      {"plan.cp", "--context-parallel-size"},
+      {"plan.ep", "--expert-model-parallel-size"},
+      {"plan.schedule", "--num-layers-per-virtual-pipeline-stage"},
+      {"plan.virtual_stages", "--num-layers-per-virtual-pipeline-stage"},
+      {"plan.micro_batch", "--micro-batch-size"},
+      {"plan.global_batch", "--global-batch-size"},
+      {"model.layers", "--num-layers"},
+      {"model.hidden", "--hidden-size"},
+      {"model.heads", "--num-attention-heads"},
+      {"model.kv_heads", "--num-query-groups"},
+      {"model.ffn_hidden", "--ffn-hidden-size"},
+      {"model.vocab", "--vocab-size"},
+      {"model.seq_len", "--seq-length"},
+      {"model.experts", "--num-experts"},
+      {"model.top_k", "--moe-router-topk"},
+      {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
+      {"training.dtype", "--bf16/--fp16/--fp8-format"},
+  };
+  auto it = kFlags.find(key);
+  return it == kFlags.end() ? std::string() : it->second;
+}
+
+}  // namespace meshsim
