@@ -87,8 +87,10 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
 std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   Mesh mesh(e.plan);
-  // Stragglers, changed links and skewed MoE routing make ranks differ: replay them all.
-  const bool full = options.full_replay || !e.cluster.what_if.Empty() ||
+  // Stragglers, changed links and skewed MoE routing make ranks differ, and expert-
+  // parallel groups (blocks of the dp x cp ranks) are not mapped onto each other by the
+  // tp/cp/dp translations that symmetric replay relies on: replay every rank then.
+  const bool full = options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
                     (e.model.IsMoe() && e.plan.moe_skew != 1.0);
   const std::vector<int> simulated = SimulatedRanks(mesh, options.memory_curve_ranks, full);
   std::vector<int> representative(mesh.Size());

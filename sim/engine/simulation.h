@@ -16,8 +16,8 @@ namespace meshsim {
 struct SimulationOptions {
   // Ranks whose memory timeline is kept (for traces); they are always replayed.
   std::vector<int> memory_curve_ranks;
-  // Replay every rank even where ranks are symmetric. What-if stragglers, link changes
-  // and skewed MoE routing break the symmetry and always replay every rank.
+  // Replay every rank even where ranks are symmetric. What-if stragglers, link changes,
+  // skewed MoE routing and expert parallelism always replay every rank.
   bool full_replay = false;
 };
 

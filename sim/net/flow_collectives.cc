@@ -256,9 +256,13 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
     RoutedPhase routed;
     routed.latency_s = phase.latency_s;
     for (const Transfer& t : phase.transfers) {
+      if (t.src == t.dst || t.bytes <= 0) continue;
       // A connection keeps its path (ECMP hashes a queue pair's header, which does not
       // change between collectives): the path depends on (src, dst) only.
-      if (t.src != t.dst && t.bytes > 0) routed.flows.push_back({RouteOf(t), t.bytes});
+      const std::vector<int>* route = RouteOf(t);
+      routed.route.insert(routed.route.end(), route->begin(), route->end());
+      assert(routed.bytes == 0 || routed.bytes == t.bytes);
+      routed.bytes = t.bytes;
     }
     plan->push_back(std::move(routed));
   }
@@ -286,19 +290,16 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
     if (--run->outstanding > 0) return;
     sim.Schedule(SimTime::Seconds(latency), [this, &sim, run] { RunPhase(sim, run); });
   };
-  if (phase.flows.empty()) {
-    run->outstanding = 1;
+  run->outstanding = 1;
+  if (phase.route.empty()) {
     finish_phase();
     return;
   }
-  run->outstanding = static_cast<int>(phase.flows.size());
-  for (const RoutedFlow& f : phase.flows) flows_.StartFlowOnRoute(sim, f.route, f.bytes, finish_phase);
+  flows_.StartFlowOnRoute(sim, &phase.route, phase.bytes, finish_phase);
   // Mirrors load the network during this phase; nobody waits for them.
   for (const auto& mirror : run->mirrors) {
-    if (index >= mirror->size()) continue;
-    for (const RoutedFlow& f : (*mirror)[index].flows) {
-      flows_.StartFlowOnRoute(sim, f.route, f.bytes, nullptr);
-    }
+    if (index >= mirror->size() || (*mirror)[index].route.empty()) continue;
+    flows_.StartFlowOnRoute(sim, &(*mirror)[index].route, (*mirror)[index].bytes, nullptr);
   }
 }
 

@@ -18,6 +18,7 @@
 //    carries half the shard, up then down; 2*ceil(log2 k) steps).
 //  - all-to-all: direct, every pair at once, 1/n of the buffer each.
 //  - sendrecv: one flow.
+// The transfers of a phase carry equal bytes and run as one coflow (see RoutedPhase).
 // AllReduceAlgorithm::kAuto picks, like NCCL's tuner, the algorithm with the smallest
 // alpha-beta estimate for this size and placement.
 #pragma once
@@ -67,13 +68,13 @@ class FlowCollectiveNetwork final : public Network {
 
  private:
   struct Running;
-  struct RoutedFlow {
-    const std::vector<int>* route;
-    double bytes;
-  };
+  // A phase runs as one coflow: its transfers move in lockstep (a ring advances at the
+  // pace of its slowest edge), so it is one flow over the union of their routes, a link
+  // counted once per transfer crossing it, carrying each transfer's bytes.
   struct RoutedPhase {
     double latency_s = 0;
-    std::vector<RoutedFlow> flows;
+    std::vector<int> route;  // concatenated routes of the transfers; empty: no transfer
+    double bytes = 0;        // per transfer
   };
   using RoutedPlan = std::vector<RoutedPhase>;
   using PlanKey = std::tuple<int, std::vector<int>, double>;

@@ -231,7 +231,7 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     if (!f.alive || f.version != top.version) continue;
     for (int l : *f.route) {
       link_bytes_[l] += f.remaining;
-      auto& list = link_flows_[l];
+      auto& list = link_flows_[l];  // one entry per crossing of this link by the flow
       *std::find(list.begin(), list.end(), top.flow) = list.back();
       list.pop_back();
       if (list.empty()) link_busy_s_[l] += (now - busy_since_[l]).seconds();

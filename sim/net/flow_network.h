@@ -31,7 +31,9 @@ class FlowNetwork {
   // byte has arrived (latency is the caller's). `flow_key` picks among equal-cost paths.
   void StartFlow(Simulator& sim, int src, int dst, double bytes, uint64_t flow_key,
                  std::function<void()> on_done);
-  // The same over an explicit route (link ids; the vector must outlive the flow).
+  // The same over an explicit route (link ids; the vector must outlive the flow). A link
+  // may appear several times: the flow then takes its rate that many times on it (a
+  // coflow of several transfers moving in lockstep).
   void StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
                         std::function<void()> on_done);
 
