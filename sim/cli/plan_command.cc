@@ -203,12 +203,24 @@ int Plan(const PlanArgs& args) {
   const size_t shown = args.top > 0 ? std::min<size_t>(rows.size(), args.top) : rows.size();
   double largest = budget;
   for (size_t i = 0; i < shown; ++i) largest = std::max(largest, rows[i].memory_gib);
-  const double scale = std::min(largest * 1.02, 2.0 * budget);
+  // When nothing shown fits, scale to the largest need so the split and the distance to
+  // the budget line stay visible.
+  bool any_fits = false;
+  for (size_t i = 0; i < shown; ++i) any_fits |= rows[i].fits;
+  const double scale =
+      any_fits ? std::clamp(largest * 1.02, 1.25 * budget, 2.0 * budget) : largest * 1.02;
 
+  out << "memory bars: " << (pal.on ? pal.Wrap("\u2588", kCategoryColours[0]) : "W") << " weights  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[1]) : "G") << " gradients  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[2]) : "O") << " optimizer  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[3]) : "A") << " activations  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[4]) : "B") << " buffers  "
+      << (pal.on ? pal.Bold("\u2503") : "|") << " budget " << fmt::format("{:.4g}", budget)
+      << " GiB; full bar = " << fmt::format("{:.0f}", scale) << " GiB"
+      << (any_fits ? ", '>' = more" : "") << "\n\n";
   out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  {:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n", "#",
-                     "tp", "pp", "dp", "zero",
-                     "memory per GPU: W weights G grads O optimizer A activations B buffers, | budget",
-                     kBarWidth + 2, "GiB", "", "step s", "MFU", "bubble");
+                     "tp", "pp", "dp", "zero", "memory per GPU", kBarWidth + 2, "GiB", "", "step s",
+                     "MFU", "bubble");
   for (size_t i = 0; i < shown; ++i) {
     const PlanRow& p = rows[i];
     const std::string verdict = Verdict(p, budget, pal);
@@ -232,9 +244,10 @@ int Plan(const PlanArgs& args) {
   if (fitting == 0) {
     const PlanRow& best = rows.front();
     out << pal.Red(fmt::format("No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
-                               "ZeRO-{}), over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
-                               best.memory_gib, best.tp, best.pp, best.dp, best.zero, budget,
-                               best.memory_gib - budget, best.memory_gib / budget))
+                               "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
+                               best.memory_gib, best.tp, best.pp, best.dp, best.zero,
+                               best.memory_gib * kGiB / 1e9, budget, best.memory_gib - budget,
+                               best.memory_gib / budget))
         << "\n";
   }
   if (!args.csv.empty()) {
