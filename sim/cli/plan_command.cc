@@ -134,6 +134,7 @@ std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
 }  // namespace
 
 int Plan(const PlanArgs& args) {
+  RetainFreedMemory();
   Result<ModelSpec> model = LoadModelFile(args.model);
   if (!model.ok()) return BadInput(model.error());
   Result<ClusterSpec> cluster = LoadClusterFile(args.cluster);
@@ -159,7 +160,7 @@ int Plan(const PlanArgs& args) {
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ProgressBar bar(!args.quiet && IsTerminal(stderr));
   long long done = 0;
-  EvaluateInOrder(spec, configs, t.header, todo, threads, [&](size_t, CsvRow row, ConfigStatus) {
+  EvaluateInOrder(spec, configs, t.header, todo, threads, [&](size_t, CsvRow row, const RowInfo&) {
     t.rows.push_back(std::move(row));
     ++done;
     bar.Update(done, static_cast<long long>(todo.size()), done, "plans evaluated",

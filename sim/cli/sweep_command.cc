@@ -67,6 +67,7 @@ int Sweep(const SweepArgs& args) {
     e.message = "expected a number of threads >= 1, found " + std::to_string(args.threads);
     return BadInput(e);
   }
+  RetainFreedMemory();
   Result<SweepSpec> loaded = LoadSweepFile(args.sweep);
   if (!loaded.ok()) return BadInput(loaded.error());
   const SweepSpec& spec = loaded.value();
@@ -114,6 +115,16 @@ int Sweep(const SweepArgs& args) {
                            r.progress.resumed > 0
                                ? fmt::format("; {} rows kept from the earlier run", r.progress.resumed)
                                : "");
+  const SweepProgress& p = r.progress;
+  if (fresh > 0) {
+    const double work = p.simulated_s + p.other_s;
+    std::cout << fmt::format(
+        "worker time {:.2f} s: {} simulated configurations {:.2f} s ({:.1f}%, {:.3f} s each), "
+        "{} invalid or pruned {:.3f} s ({:.1f} us each)\n",
+        work, p.simulated, p.simulated_s, work > 0 ? 100 * p.simulated_s / work : 0.0,
+        p.simulated > 0 ? p.simulated_s / p.simulated : 0.0, fresh - p.simulated, p.other_s,
+        fresh > p.simulated ? 1e6 * p.other_s / (fresh - p.simulated) : 0.0);
+  }
   if (!ReportSweep(t, spec.name, o.outdir, args.html, args.top, std::cout)) return kBadInput;
   return kOk;
 }

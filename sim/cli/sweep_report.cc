@@ -1,5 +1,9 @@
 #include "sim/cli/sweep_report.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +24,13 @@ std::string Fixed(const std::optional<double>& v, int digits, double scale = 1.0
 }
 
 }  // namespace
+
+void RetainFreedMemory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // large arrays from the heap, not fresh mmaps
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);  // and kept there once freed
+#endif
+}
 
 bool WriteFileAtomically(const std::string& path, const std::string& content) {
   std::error_code ec;

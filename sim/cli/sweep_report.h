@@ -18,6 +18,11 @@ bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& 
 // A table of some rows for people: plan columns that vary, extra axes, results.
 void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream& out);
 
+// Asks the allocator to keep freed memory for reuse: a sweep runs many simulations of
+// similar size one after another, and glibc would otherwise return each one's large
+// arrays to the kernel and fault them in again (about 10% of a 530B sweep's time).
+void RetainFreedMemory();
+
 // Writes `content` through a temporary file renamed into place.
 bool WriteFileAtomically(const std::string& path, const std::string& content);
 

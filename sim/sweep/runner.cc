@@ -27,8 +27,9 @@ InputError FileError(const std::string& path, const std::string& message) {
 
 // Evaluates one configuration; a failure inside the library becomes an `error` row
 // rather than ending the whole sweep.
-std::pair<CsvRow, ConfigStatus> EvaluateRow(const SweepSpec& spec, const Configuration& c,
-                                            const std::vector<std::string>& columns) {
+std::pair<CsvRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuration& c,
+                                       const std::vector<std::string>& columns) {
+  const auto t0 = std::chrono::steady_clock::now();
   Evaluation ev;
   try {
     ev = Evaluate(ConfigurationExperiment(spec, c), c.invalid);
@@ -37,7 +38,12 @@ std::pair<CsvRow, ConfigStatus> EvaluateRow(const SweepSpec& spec, const Configu
     ev.status = ConfigStatus::kError;
     ev.message = std::string("internal error: ") + ex.what();
   }
-  return {ResultRow(spec, columns, c, ev), ev.status};
+  CsvRow row = ResultRow(spec, columns, c, ev);
+  RowInfo info;
+  info.status = ev.status;
+  info.simulated = ev.simulated;
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return {std::move(row), info};
 }
 
 }  // namespace
@@ -48,7 +54,7 @@ void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& co
   std::atomic<size_t> next{0};
   std::mutex mu;
   size_t next_out = 0;
-  std::map<size_t, std::pair<CsvRow, ConfigStatus>> waiting;  // finished out of order
+  std::map<size_t, std::pair<CsvRow, RowInfo>> waiting;  // finished out of order
   auto work = [&] {
     while (true) {
       const size_t i = next.fetch_add(1);
@@ -213,14 +219,20 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
   result.progress.done = result.progress.resumed;
   bool write_failed = false;
   EvaluateInOrder(spec, configs, columns, todo, o.threads,
-                  [&](size_t, CsvRow row, ConfigStatus status) {
+                  [&](size_t, CsvRow row, const RowInfo& info) {
                     const std::string line = CsvLine(row);
                     if (std::fwrite(line.data(), 1, line.size(), out) != line.size() ||
                         std::fflush(out) != 0) {
                       write_failed = true;
                     }
                     ++result.progress.done;
-                    ++result.progress.by_status[static_cast<int>(status)];
+                    ++result.progress.by_status[static_cast<int>(info.status)];
+                    if (info.simulated) {
+                      ++result.progress.simulated;
+                      result.progress.simulated_s += info.seconds;
+                    } else {
+                      result.progress.other_s += info.seconds;
+                    }
                     if (o.progress) o.progress(result.progress);
                   });
   const bool close_failed = std::fclose(out) != 0;

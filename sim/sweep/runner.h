@@ -20,10 +20,17 @@
 
 namespace meshsim {
 
+// How one configuration's evaluation went.
+struct RowInfo {
+  ConfigStatus status = ConfigStatus::kInvalid;
+  bool simulated = false;  // replayed (not invalid, not pruned by the memory bound)
+  double seconds = 0;      // host time the evaluation took on its worker thread
+};
+
 // Evaluates configs[todo[0]], configs[todo[1]], ... on `threads` threads (>= 1) and calls
-// `sink(position in todo, row, status)` once per configuration, in the order of `todo`,
+// `sink(position in todo, row, info)` once per configuration, in the order of `todo`,
 // never concurrently.
-using RowSink = std::function<void(size_t position, CsvRow row, ConfigStatus status)>;
+using RowSink = std::function<void(size_t position, CsvRow row, const RowInfo& info)>;
 void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& configs,
                      const std::vector<std::string>& columns, const std::vector<size_t>& todo,
                      int threads, const RowSink& sink);
@@ -33,6 +40,9 @@ struct SweepProgress {
   int64_t total = 0;  // configurations of this shard
   int64_t resumed = 0;
   std::array<int64_t, 4> by_status{};  // indexed by ConfigStatus, this run's rows
+  int64_t simulated = 0;                // this run's rows that were replayed
+  double simulated_s = 0;               // worker time spent on them
+  double other_s = 0;                   // worker time spent on the others
 };
 
 struct SweepRunOptions {

@@ -256,7 +256,7 @@ TEST(Runner, RowsComeInConfigurationOrderWhateverTheThreads) {
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   auto run = [&](int threads) {
     std::vector<CsvRow> rows;
-    EvaluateInOrder(spec, configs, columns, todo, threads, [&](size_t pos, CsvRow row, ConfigStatus) {
+    EvaluateInOrder(spec, configs, columns, todo, threads, [&](size_t pos, CsvRow row, const RowInfo&) {
       EXPECT_EQ(pos, rows.size());
       rows.push_back(std::move(row));
     });
