@@ -53,7 +53,7 @@ def heatmap(rows, title, out):
         if r["status"] == "ok" and t is not None and (key not in best or t < best[key][0]):
             best[key] = (t, number(r, "mfu") or 0.0, r)
     grid = [[best[(tp, pp)][0] if (tp, pp) in best else float("nan") for tp in tps] for pp in pps]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.25 * len(tps), 1.4 + 0.75 * len(pps)))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 + 1.25 * len(tps)), 1.4 + 0.75 * len(pps)))
     values = [v for row in grid for v in row if not math.isnan(v)]
     cmap = plt.get_cmap("viridis_r").copy()
     cmap.set_bad("#e6e6e6")
@@ -109,10 +109,11 @@ def pareto(rows, title, out):
     if front:
         ax.plot([m for m, _, _ in front], [t for _, t, _ in front], "-o", color="#f28e2b",
                 markersize=5, label=f"Pareto front ({len(front)})")
-        for m, t, r in front:
-            ax.annotate(f"tp{r['plan.tp']} pp{r['plan.pp']} dp{r['plan.dp']} z{r['plan.zero']}",
-                        (m, t), textcoords="offset points", xytext=(5, 3), fontsize=7,
-                        color="#444444")
+        for k, (m, t, r) in enumerate(front):
+            # Alternate sides so that neighbours on the front do not overlap.
+            ax.annotate(f"tp{r['plan.tp']} pp{r['plan.pp']} dp{r['plan.dp']} z{r['plan.zero']} "
+                        f"mb{r['plan.micro_batch']}", (m, t), textcoords="offset points",
+                        xytext=(6, -10) if k % 2 else (6, 4), fontsize=7, color="#444444")
     if budget:
         ax.axvline(budget, color="#1d2330", linestyle="--", linewidth=1)
         ax.text(budget, ax.get_ylim()[1], f" budget {budget:g} GiB", va="top", fontsize=8)
