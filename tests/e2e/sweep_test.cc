@@ -110,11 +110,14 @@ std::vector<std::string> SortedLines(const std::string& text) {
 }
 
 // Llama-2 7B on 16 H100s (the default experiment): every tp x pp split, two ZeRO stages
-// and two micro-batch sizes: 60 configurations, a few pruned, the rest simulated.
+// and two micro-batch sizes: 60 configurations, a few pruned, the rest simulated. The
+// sweep machinery does not depend on the network model; the alpha-beta one keeps these
+// tests fast (and makes cluster.network_model a non-plan axis column).
 std::string SmallSweep(int global_batch = 64) {
   return "name: e2e-sweep\n"
          "base: " + Source("workloads/experiments/default.yaml").string() + "\n"
          "axes:\n"
+         "  cluster.network_model: [alpha_beta]\n"
          "  plan.tp: auto\n"
          "  plan.pp: auto\n"
          "  plan.zero: [0, 1]\n"
@@ -357,10 +360,18 @@ TEST_F(Sweep, PlannerShows70BDoesNotFitOneGpu) {
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "no colour when stdout is not a terminal";
 }
 
+// The DGX H100 cluster with the alpha-beta network model (fast; the planner's logic does
+// not depend on the network model).
+fs::path AlphaBetaH100(const fs::path& dir) {
+  const fs::path p = dir / "dgx-h100-alpha-beta.yaml";
+  WriteFile(p, ReadFile(Source("topologies/dgx-h100.yaml")) + "\nnetwork_model: alpha_beta\n");
+  return p;
+}
+
 TEST_F(Sweep, Planner70BOn64GpusListsFittingPlansAndSplittingLowersTheBar) {
   const fs::path csv = Dir("plan.csv");
   const RunResult r = Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(),
-                               "--cluster", Source("topologies/dgx-h100.yaml").string(), "--gpus", "64",
+                               "--cluster", AlphaBetaH100(tmp_.path()).string(), "--gpus", "64",
                                "--budget-gib", "64", "--csv", csv.string(), "-j", "2"},
                               tmp_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -413,7 +424,7 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
   WriteFile(Dir("evil.yaml"), model);
   const fs::path html = Dir("explorer.html"), csv = Dir("plan.csv");
   const RunResult r = Meshsim({"plan", "--model", Dir("evil.yaml").string(), "--cluster",
-                               Source("topologies/dgx-h100.yaml").string(), "--gpus", "8", "--html",
+                               AlphaBetaH100(tmp_.path()).string(), "--gpus", "8", "--html",
                                html.string(), "--csv", csv.string(), "-j", "2"},
                               tmp_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -458,13 +469,6 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
     EXPECT_EQ(dom.find("id=\"injected\""), std::string::npos);
     EXPECT_NE(dom.find("evil&lt;/script&gt;&lt;img src=x id=injected&gt;&amp;amp;"), std::string::npos);
   }
-  const RunResult shot = RunProgram(chromium, {"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                        "--user-data-dir=" + Dir("profile").string(),
-                                        "--screenshot=" + Dir("shot.png").string(), "--window-size=1300,1000",
-                                        "file://" + html.string() + "#tp=2&pp=2&dp=2&zero=1&mb=1"},
-                             tmp_.path());
-  ASSERT_EQ(shot.exit_code, 0) << shot.err;
-  EXPECT_EQ(ReadFile(Dir("shot.png")).substr(1, 3), "PNG");
 }
 
 }  // namespace
