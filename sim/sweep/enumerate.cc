@@ -253,6 +253,24 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
     h = Fnv(h, a.key + (a.is_auto ? "=auto" : ""));
     for (const std::string& v : a.values) h = Fnv(h, v);
   }
+  // What each group simulates besides its plan (a changed base file changes the space).
+  for (const SweepGroup& g : spec.groups) {
+    const Experiment& e = g.experiment;
+    const ModelSpec& m = e.model;
+    const ClusterSpec& k = e.cluster;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%d,%lld,%d,%d,%lld,%d,%lld,%lld,%d,%d|%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d|%d,%d,%d",
+                  m.layers, static_cast<long long>(m.hidden), m.heads, m.kv_heads,
+                  static_cast<long long>(m.ffn_hidden), static_cast<int>(m.ffn_kind),
+                  static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
+                  static_cast<int>(m.tied_embeddings), m.experts, k.nodes, k.gpus_per_node,
+                  k.gpu.memory_gib, k.gpu.peak_tflops_bf16, k.gpu.hbm_gbps, k.efficiency.matmul,
+                  k.efficiency.network, k.intra_node.gbps_per_gpu,
+                  static_cast<int>(k.network_model), static_cast<int>(e.training.dtype),
+                  static_cast<int>(e.training.optimizer),
+                  static_cast<int>(e.training.grad_accum_dtype));
+    h = Fnv(h, e.name + "|" + m.name + "|" + k.name + "|" + k.gpu.kind + "|" + buf);
+  }
   for (const Configuration& c : configs) {
     const PlanSpec& p = c.plan;
     char buf[160];

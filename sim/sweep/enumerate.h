@@ -47,8 +47,11 @@ std::vector<Configuration> Enumerate(const SweepSpec& spec);
 // The experiment of one configuration: its group's experiment with its plan.
 Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c);
 
-// A fingerprint of the configuration space (axes, groups, plans), so that a resumed or
-// merged sweep can check that its rows come from the same space. 16 hex digits.
+// A fingerprint of the configuration space (axes; each group's model, cluster and
+// training essentials; every plan), so that a resumed or merged sweep can check that its
+// rows come from the same space. Not a hash of every key: an edit to a base file that it
+// does not cover (an efficiency other than matmul and network, a latency) goes unseen.
+// 16 hex digits.
 std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>& configs);
 
 // Divisors of n >= 1, ascending.
