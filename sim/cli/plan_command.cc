@@ -178,11 +178,12 @@ int Plan(const PlanArgs& args) {
   const double params = TotalParams(e.model);
   const ModelStateBytes states = ModelStates(params, 1, 0, e.training);
   const double bytes_per_param = states.Total() / params;
-  out << pal.Bold(fmt::format("meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {}), "
-                              "budget {:.4g} GiB per GPU",
+  out << pal.Bold(fmt::format("meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {} "
+                              "GPU{}), budget {:.4g} GiB per GPU",
                               e.model.name, params / 1e9, args.gpus, e.cluster.gpu.kind,
                               e.cluster.nodes, e.cluster.nodes == 1 ? "" : "s",
-                              e.cluster.gpus_per_node, budget))
+                              e.cluster.gpus_per_node, e.cluster.gpus_per_node == 1 ? "" : "s",
+                              budget))
       << "\n";
   out << fmt::format("model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
                      "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
