@@ -1,10 +1,12 @@
 // A fast lower bound on the peak device memory that the replay of a step will reach.
 //
 // The step program (step_builder.h) allocates on each rank, at the start, its model states
-// (ModelStates of the parameters its stage holds), then per forward of a model chunk the
-// stored activations of its layers (and, on the last virtual stage, the fp32 logits),
-// freed by that chunk's backward; recomputed activations and ZeRO-3's gathered
-// parameters are short-lived buffers. This bound walks the same pipeline order
+// (ModelStates of the parameters its stage holds: dense ones over dp x cp, MoE experts'
+// over dp x cp / ep), then per forward of a model chunk the stored activations of its
+// layers (attention with context parallelism and FlashAttention as configured; MLP, or
+// router + experts + shared experts of a MoE layer, with rank 0's expert load) and, on
+// the last virtual stage, the fp32 logits, freed by that chunk's backward; recomputed
+// activations and ZeRO-3's gathered parameters are short-lived buffers. This bound walks the same pipeline order
 // (StageOrder) for the first and the last stage and takes, at each point the compute
 // stream is known to pass, the memory that is certainly allocated then: model states +
 // stored activations of the chunks in flight (+ the buffers the next kernel needs).

@@ -82,6 +82,7 @@ const std::vector<std::string>& SummaryColumns() {
       "memory_breakdown_gib.activations",
       "memory_breakdown_gib.buffers",
       "critical_rank",
+      "busiest_rank",
       "time_breakdown_s.compute",
       "time_breakdown_s.exposed_tp_comm",
       "time_breakdown_s.exposed_dp_comm",

@@ -204,6 +204,50 @@ TEST(MemoryBound, HoldsWithTheFlowNetwork) {
   EXPECT_GT(checked, 30);
 }
 
+// MoE layers (every other one, with a shared expert), expert and context parallelism,
+// FlashAttention and a routing skew: the bound follows the builder's per-layer memory.
+TEST(MemoryBound, HoldsForMoeContextParallelismAndFlashAttention) {
+  int checked = 0;
+  for (int tp : {1, 2}) {
+    for (int pp : {1, 2}) {
+      for (int cp : {1, 2}) {
+        for (int ep : {1, 2}) {
+          for (int zero : {0, 3}) {
+            for (bool flash : {false, true}) {
+              Experiment e = SmallExperiment(8, 16);
+              e.model.experts = 4;
+              e.model.top_k = 2;
+              e.model.moe_ffn_hidden = 2048;
+              e.model.shared_experts = 1;
+              e.model.moe_every = 2;
+              e.plan.tp = tp;
+              e.plan.pp = pp;
+              e.plan.cp = cp;
+              e.plan.ep = ep;
+              e.plan.dp = 8 / (tp * pp * cp);
+              e.plan.zero = zero;
+              e.plan.moe_skew = ep > 1 ? 1.5 : 1.0;
+              e.plan.recompute = zero == 3 ? Recompute::kFull : Recompute::kSelective;
+              e.training.flash_attention = flash;
+              const Evaluation ev = Evaluate(e);
+              if (!ev.bound) continue;  // invalid
+              const auto sim = Simulate(e);
+              double peak = 0;
+              for (const DeviceMemory& m : sim->replay.memory) peak = std::max(peak, m.peak_bytes);
+              EXPECT_LE(EstimatePeakMemory(e).Total(), peak * (1 + 1e-12))
+                  << "tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep << " zero " << zero
+                  << " flash " << flash;
+              EXPECT_GT(EstimatePeakMemory(e).Total(), 0.75 * peak);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
 TEST(MemoryBound, ModelStatesOfOneGpuAre16BytesPerParameter) {
   Experiment e = SmallExperiment(1, 1);
   const MemoryBound b = EstimatePeakMemory(e);
