@@ -9,6 +9,7 @@ PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libcli11-dev libboost-graph-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
+  chromium fonts-dejavu-core   # headless browser for the HTML explorer's test
 )
 
 missing=()

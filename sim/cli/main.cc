@@ -6,6 +6,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/sweep_commands.h"
 #include "sim/report/summary.h"
 
 int main(int argc, char** argv) {
@@ -95,6 +96,41 @@ int main(int argc, char** argv) {
   megatron_cmd->fallthrough(false);
   megatron_cmd->allow_extras();
 
+  cli::SweepArgs sweep;
+  CLI::App* sweep_cmd = app.add_subcommand(
+      "sweep", "simulate every configuration of a sweep (a base experiment and axes)");
+  sweep_cmd->add_option("sweep", sweep.sweep, "sweep YAML")->required();
+  sweep_cmd->add_option("-o,--outdir", sweep.outdir, "output folder (default results/sweeps/<name>)");
+  sweep_cmd->add_option("-j,--threads", sweep.threads, "worker threads (default: one per CPU)");
+  sweep_cmd->add_flag("--resume", sweep.resume, "keep the rows of an interrupted run in OUTDIR");
+  sweep_cmd->add_option("--shard", sweep.shard, "run shard I of N: configurations with index % N == I");
+  sweep_cmd->add_option("--html", sweep.html, "write the HTML explorer to FILE");
+  sweep_cmd->add_option("--top", sweep.top, "rows of the fastest-configurations table (default 10)");
+
+  cli::MergeArgs merge;
+  CLI::App* merge_cmd =
+      app.add_subcommand("merge", "join the results of a sweep's shards; fails on a missing or repeated row");
+  merge_cmd->add_option("inputs", merge.inputs, "shard output folders")->required();
+  merge_cmd->add_option("-o,--outdir", merge.outdir, "output folder")->required();
+  merge_cmd->add_option("--html", merge.html, "write the HTML explorer to FILE");
+  merge_cmd->add_option("--top", merge.top, "rows of the fastest-configurations table (default 10)");
+
+  cli::PlanArgs plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "every TP x PP x DP (x ZeRO) split of N GPUs: memory per GPU against the budget, "
+              "step time and MFU of those that fit");
+  plan_cmd->add_option("--model", plan.model, "model YAML")->required();
+  plan_cmd->add_option("--cluster", plan.cluster, "cluster YAML (its nodes are set to cover N GPUs)")
+      ->required();
+  plan_cmd->add_option("--gpus", plan.gpus, "number of GPUs")->required();
+  plan_cmd->add_option("--budget-gib", plan.budget_gib, "memory budget per GPU (default: the GPU's memory)");
+  plan_cmd->add_option("--top", plan.top, "rows shown (default 20; 0: all)");
+  plan_cmd->add_option("--global-batch", plan.global_batch,
+                       "sequences per step (default: the smallest multiple of N that is >= 64)");
+  plan_cmd->add_option("-j,--threads", plan.threads, "worker threads (default: one per CPU)");
+  plan_cmd->add_option("--html", plan.html, "write the HTML explorer to FILE");
+  plan_cmd->add_option("--csv", plan.csv, "write every plan's row (results.csv columns) to FILE");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,7 +138,8 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : cli::kBadInput;
   }
 
-  auto logger = spdlog::stderr_color_st("meshsim");
+  // Thread-safe sink: sweep and plan evaluate configurations on worker threads.
+  auto logger = spdlog::stderr_color_mt("meshsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%l] %v");
   spdlog::set_level(quiet ? spdlog::level::err
@@ -122,6 +159,15 @@ int main(int argc, char** argv) {
         return cli::kBadInput;
       }
       return cli::ImportMegatron(megatron);
+    }
+    if (*sweep_cmd) {
+      sweep.quiet = quiet;
+      return cli::Sweep(sweep);
+    }
+    if (*merge_cmd) return cli::Merge(merge);
+    if (*plan_cmd) {
+      plan.quiet = quiet;
+      return cli::Plan(plan);
     }
   } catch (const std::exception& e) {
     std::cerr << "meshsim: internal error: " << e.what() << "\n";

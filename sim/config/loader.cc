@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "sim/config/decode.h"
+#include "sim/config/experiment_node.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/hw/topology.h"
 #include "sim/plan/validate.h"
@@ -201,9 +202,13 @@ InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
   }
 }
 
-Experiment LoadExperimentOrThrow(const std::string& path, const std::vector<std::string>& sets) {
+}  // namespace
+
+namespace config {
+
+Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
+                                const std::vector<std::string>& sets, bool validate_plan) {
   const std::vector<Override> overrides = ParseOverrides(sets);
-  YAML::Node root = config::LoadYamlFile(path);
   Sources src;
   src.file = path;
   if (!root.IsMap()) {
@@ -253,8 +258,10 @@ Experiment LoadExperimentOrThrow(const std::string& path, const std::vector<std:
   }
   exp.Finish();
 
-  Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
-  if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};
+  if (validate_plan) {
+    Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
+    if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};
+  }
   if (e.cluster.network_model == NetworkModelKind::kFlow || !e.cluster.what_if.links.empty()) {
     Result<std::shared_ptr<const Topology>> topology = Topology::Build(e.cluster);
     if (!topology.ok()) throw ConfigError{LocateIn(topology.error(), cluster.node, cluster.sources)};
@@ -262,7 +269,7 @@ Experiment LoadExperimentOrThrow(const std::string& path, const std::vector<std:
   return e;
 }
 
-}  // namespace
+}  // namespace config
 
 Result<ModelSpec> LoadModelFile(const std::string& path) {
   try {
@@ -286,9 +293,11 @@ Result<ClusterSpec> LoadClusterFile(const std::string& path) {
   }
 }
 
-Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector<std::string>& sets) {
+Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector<std::string>& sets,
+                                      const LoadOptions& options) {
   try {
-    return LoadExperimentOrThrow(path, sets);
+    return config::DecodeExperimentNode(config::LoadYamlFile(path), path, sets,
+                                        options.validate_plan);
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {

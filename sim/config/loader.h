@@ -18,8 +18,15 @@ namespace meshsim {
 
 Result<ModelSpec> LoadModelFile(const std::string& path);
 Result<ClusterSpec> LoadClusterFile(const std::string& path);
+struct LoadOptions {
+  // false: skip ValidatePlan; the caller checks the plan itself (a sweep counts invalid
+  // combinations instead of failing on them).
+  bool validate_plan = true;
+};
+
 // Loads, resolves and validates (plan against model and cluster) an experiment.
 Result<Experiment> LoadExperimentFile(const std::string& path,
-                                      const std::vector<std::string>& sets = {});
+                                      const std::vector<std::string>& sets = {},
+                                      const LoadOptions& options = {});
 
 }  // namespace meshsim

@@ -1,0 +1,279 @@
+// meshsim plan --model M --cluster C --gpus N [--budget-gib G] [--top K] [--html FILE]
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "sim/cli/commands.h"
+#include "sim/cli/sweep_commands.h"
+#include "sim/cli/sweep_report.h"
+#include "sim/cli/terminal.h"
+#include "sim/config/loader.h"
+#include "sim/report/explorer_html.h"
+#include "sim/report/summary.h"
+#include "sim/schedule/model_states.h"
+#include "sim/sweep/analysis.h"
+#include "sim/sweep/planner.h"
+#include "sim/sweep/runner.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim::cli {
+namespace {
+
+constexpr int kBarWidth = 40;
+constexpr const char* kCategoryLetters = "WGOAB";
+// 256-colour foregrounds for weights, gradients, optimizer, activations, buffers.
+constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "38;5;73", "38;5;133"};
+
+int BadInput(const InputError& e) {
+  std::cerr << "meshsim: error: " << e.ToString() << "\n";
+  return kBadInput;
+}
+
+// One plan as the table shows it.
+struct PlanRow {
+  size_t row = 0;
+  int tp = 0, pp = 0, dp = 0, zero = 0;
+  bool simulated = false;
+  bool fits = false;
+  double memory_gib = 0;          // simulated peak, or the lower bound where pruned
+  double breakdown[5] = {};       // GiB by category
+  std::optional<double> step_s, mfu, bubble;
+};
+
+std::vector<PlanRow> PlanRows(const CsvTable& t, int* invalid, std::string* invalid_example) {
+  const char* sim_cols[] = {"memory_breakdown_gib.weights", "memory_breakdown_gib.gradients",
+                            "memory_breakdown_gib.optimizer", "memory_breakdown_gib.activations",
+                            "memory_breakdown_gib.buffers"};
+  const char* est_cols[] = {"est_weights_gib", "est_gradients_gib", "est_optimizer_gib",
+                            "est_activations_gib", "est_buffers_gib"};
+  std::vector<PlanRow> rows;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string& status = t.Cell(r, t.Column("status"));
+    if (status == "invalid") {
+      if (invalid_example->empty()) {
+        *invalid_example = fmt::format("tp {} pp {}: {}", t.Cell(r, t.Column("plan.tp")),
+                                       t.Cell(r, t.Column("plan.pp")), t.Cell(r, t.Column("message")));
+      }
+      ++*invalid;
+      continue;
+    }
+    PlanRow p;
+    p.row = r;
+    auto integer = [&](const char* c) { return static_cast<int>(t.Number(r, t.Column(c)).value_or(0)); };
+    p.tp = integer("plan.tp");
+    p.pp = integer("plan.pp");
+    p.dp = integer("plan.dp");
+    p.zero = integer("plan.zero");
+    p.step_s = t.Number(r, t.Column("step_time_s"));
+    p.simulated = p.step_s.has_value();
+    p.fits = status == "ok";
+    p.mfu = t.Number(r, t.Column("mfu"));
+    p.bubble = t.Number(r, t.Column("bubble_fraction"));
+    p.memory_gib = t.Number(r, t.Column(p.simulated ? "peak_memory_gib" : "est_memory_gib")).value_or(0);
+    for (int k = 0; k < 5; ++k) {
+      p.breakdown[k] = t.Number(r, t.Column(p.simulated ? sim_cols[k] : est_cols[k])).value_or(0);
+    }
+    rows.push_back(p);
+  }
+  // Plans that fit, fastest first; then the others, smallest memory first.
+  std::sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.fits && *a.step_s != *b.step_s) return *a.step_s < *b.step_s;
+    if (a.memory_gib != b.memory_gib) return a.memory_gib < b.memory_gib;
+    return a.row < b.row;
+  });
+  return rows;
+}
+
+// [WWWWGGOOOOAAA.....|.....] scaled so that `scale_gib` fills the bar.
+std::string MemoryBar(const PlanRow& p, double budget_gib, double scale_gib, const Palette& pal) {
+  std::string cells(kBarWidth, ' ');
+  std::vector<int> category(kBarWidth, -1);
+  double start = 0;
+  for (int k = 0; k < 5; ++k) {
+    const double end = start + p.breakdown[k];
+    const int a = static_cast<int>(std::lround(start / scale_gib * kBarWidth));
+    const int b = static_cast<int>(std::lround(end / scale_gib * kBarWidth));
+    for (int i = std::max(a, 0); i < std::min(b, kBarWidth); ++i) category[i] = k;
+    start = end;
+  }
+  const int budget_at = std::min(kBarWidth - 1,
+                                 static_cast<int>(std::lround(budget_gib / scale_gib * kBarWidth)));
+  const bool overflow = p.memory_gib > scale_gib * 1.0001;
+  std::string out = "[";
+  for (int i = 0; i < kBarWidth; ++i) {
+    if (i == budget_at) {
+      out += pal.on ? pal.Bold("\u2503") : "|";
+      continue;
+    }
+    if (category[i] < 0) {
+      out += pal.on ? pal.Dim("\u00b7") : ".";
+    } else if (pal.on) {
+      out += pal.Wrap("\u2588", kCategoryColours[category[i]]);
+    } else {
+      out += kCategoryLetters[category[i]];
+    }
+  }
+  out += overflow ? (pal.on ? pal.Red("\u25b6") : ">") : "]";
+  return out;
+}
+
+// "fits (12.3 GiB spare)" / "over by 45.6 GiB", padded to a fixed visible width.
+std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
+  const std::string word = p.fits ? "fits" : "over";
+  const std::string rest = p.fits ? fmt::format(" ({:.1f} GiB spare)", budget - p.memory_gib)
+                                  : fmt::format(" by {:.1f} GiB{}", p.memory_gib - budget,
+                                                p.simulated ? "" : " ~");
+  const int pad = std::max(0, 26 - static_cast<int>(word.size() + rest.size()));
+  return (p.fits ? pal.Green(word) : pal.Red(word)) + rest + std::string(pad, ' ');
+}
+
+}  // namespace
+
+int Plan(const PlanArgs& args) {
+  RetainFreedMemory();
+  Result<ModelSpec> model = LoadModelFile(args.model);
+  if (!model.ok()) return BadInput(model.error());
+  Result<ClusterSpec> cluster = LoadClusterFile(args.cluster);
+  if (!cluster.ok()) return BadInput(cluster.error());
+  PlannerOptions po;
+  po.gpus = args.gpus;
+  po.budget_gib = args.budget_gib;
+  po.global_batch = args.global_batch;
+  Result<PlannerSpace> space = MakePlannerSpace(model.value(), cluster.value(), po);
+  if (!space.ok()) return BadInput(space.error());
+  const SweepSpec& spec = space.value().spec;
+  const std::vector<Configuration>& configs = space.value().configs;
+  const Experiment& e = spec.groups.front().experiment;
+  const double budget = e.cluster.gpu.memory_gib;
+
+  // Evaluate every split (pruned by the memory bound, the rest simulated).
+  CsvTable t;
+  t.header = ResultColumns(spec);
+  std::vector<size_t> todo(configs.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  const int threads = args.threads > 0
+                          ? args.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ProgressBar bar(!args.quiet && IsTerminal(stderr));
+  long long done = 0;
+  EvaluateInOrder(spec, configs, t.header, todo, threads, [&](size_t, CsvRow row, const RowInfo&) {
+    t.rows.push_back(std::move(row));
+    ++done;
+    bar.Update(done, static_cast<long long>(todo.size()), done, "plans evaluated",
+               done == static_cast<long long>(todo.size()));
+  });
+  bar.Finish();
+
+  int invalid = 0;
+  std::string invalid_example;
+  const std::vector<PlanRow> rows = PlanRows(t, &invalid, &invalid_example);
+  Palette pal;
+  pal.on = IsTerminal(stdout);
+  std::ostream& out = std::cout;
+
+  const double params = TotalParams(e.model);
+  const ModelStateBytes states = ModelStates(params, 1, 0, e.training);
+  const double bytes_per_param = states.Total() / params;
+  out << pal.Bold(fmt::format("meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {} "
+                              "GPU{}), budget {:.4g} GiB per GPU",
+                              e.model.name, params / 1e9, args.gpus, e.cluster.gpu.kind,
+                              e.cluster.nodes, e.cluster.nodes == 1 ? "" : "s",
+                              e.cluster.gpus_per_node, e.cluster.gpus_per_node == 1 ? "" : "s",
+                              budget))
+      << "\n";
+  out << fmt::format("model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
+                     "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
+                     bytes_per_param, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
+                     states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
+  out << fmt::format("plans: tp x pp x dp = {}, ZeRO 0-3, global batch {} x {} tokens, micro-batch "
+                     "{}, 1F1B, selective recompute (+ sequence parallelism where tp > 1), {}, Adam\n\n",
+                     args.gpus, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
+                     DtypeName(e.training.dtype));
+
+  if (rows.empty()) {
+    out << "No valid split of " << args.gpus << " GPUs for this model";
+    if (!invalid_example.empty()) out << " (" << invalid_example << ")";
+    out << ".\n";
+    return kDoesNotFit;
+  }
+  // One scale for every bar: the largest need shown, but at most twice the budget so the
+  // budget line stays readable; larger needs overflow (>).
+  const size_t shown = args.top > 0 ? std::min<size_t>(rows.size(), args.top) : rows.size();
+  double largest = budget;
+  for (size_t i = 0; i < shown; ++i) largest = std::max(largest, rows[i].memory_gib);
+  // When nothing shown fits, scale to the largest need so the split and the distance to
+  // the budget line stay visible.
+  bool any_fits = false;
+  for (size_t i = 0; i < shown; ++i) any_fits |= rows[i].fits;
+  const double scale =
+      any_fits ? std::clamp(largest * 1.02, 1.25 * budget, 2.0 * budget) : largest * 1.02;
+
+  out << "memory bars: " << (pal.on ? pal.Wrap("\u2588", kCategoryColours[0]) : "W") << " weights  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[1]) : "G") << " gradients  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[2]) : "O") << " optimizer  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[3]) : "A") << " activations  "
+      << (pal.on ? pal.Wrap("\u2588", kCategoryColours[4]) : "B") << " buffers  "
+      << (pal.on ? pal.Bold("\u2503") : "|") << " budget " << fmt::format("{:.4g}", budget)
+      << " GiB; full bar = " << fmt::format("{:.0f}", scale) << " GiB"
+      << (any_fits ? ", '>' = more" : "") << "\n\n";
+  out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  {:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n", "#",
+                     "tp", "pp", "dp", "zero", "memory per GPU", kBarWidth + 2, "GiB", "", "step s",
+                     "MFU", "bubble");
+  for (size_t i = 0; i < shown; ++i) {
+    const PlanRow& p = rows[i];
+    const std::string verdict = Verdict(p, budget, pal);
+    out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero)
+        << MemoryBar(p, budget, scale, pal)
+        << fmt::format("  {:>9.1f}  ", p.memory_gib) << verdict
+        << fmt::format(" {:>8} {:>6} {:>6}\n",
+                       p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",
+                       p.mfu ? fmt::format("{:.1f}%", 100 * *p.mfu) : "-",
+                       p.bubble ? fmt::format("{:.1f}%", 100 * *p.bubble) : "-");
+  }
+  const long fitting = std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
+  out << "\n";
+  if (shown < rows.size()) {
+    out << fmt::format("showing {} of {} plans (--top 0 shows all). ", shown, rows.size());
+  }
+  out << fmt::format("{} of {} plans fit in {:.4g} GiB.", fitting, rows.size(), budget);
+  if (invalid > 0) out << fmt::format(" {} splits are invalid and not listed (e.g. {}).", invalid, invalid_example);
+  out << "\nMemory: simulated peak of the worst GPU; '~' marks plans pruned by the memory model "
+         "(a lower bound, not simulated).\n";
+  if (fitting == 0) {
+    const PlanRow& best = rows.front();
+    out << pal.Red(fmt::format("No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
+                               "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
+                               best.memory_gib, best.tp, best.pp, best.dp, best.zero,
+                               best.memory_gib * kGiB / 1e9, budget, best.memory_gib - budget,
+                               best.memory_gib / budget))
+        << "\n";
+  }
+  if (!args.csv.empty()) {
+    std::string text = CsvLine(t.header);
+    for (const CsvRow& r : t.rows) text += CsvLine(r);
+    if (!WriteFileAtomically(args.csv, text)) {
+      std::cerr << "meshsim: error: cannot write " << args.csv << "\n";
+      return kBadInput;
+    }
+  }
+  if (!args.html.empty()) {
+    std::ostringstream page;
+    const std::string title = fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
+    const std::string subtitle = fmt::format(
+        "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
+        rows.size(), fitting, budget, e.plan.global_batch, states.Total() / 1e9);
+    WriteExplorerHtml(ExplorerData(t, title, subtitle), page);
+    if (!WriteFileAtomically(args.html, page.str())) {
+      std::cerr << "meshsim: error: cannot write " << args.html << "\n";
+      return kBadInput;
+    }
+    out << "wrote " << args.html << "\n";
+  }
+  return fitting > 0 ? kOk : kDoesNotFit;
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,21 @@
+// Decoding an experiment from a YAML tree (config-layer internal).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/plan/experiment.h"
+
+namespace meshsim::config {
+
+// Resolves and decodes the experiment mapping `root` (modified in place by `sets`: pass
+// a clone to keep the original). `path` is where the tree came from: relative model and
+// cluster paths resolve against its folder, and errors name it with the nodes' lines.
+// `sets` are --set overrides "dotted.key=VALUE". Throws ConfigError on bad input; with
+// validate_plan, also on a plan that ValidatePlan rejects.
+Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
+                                const std::vector<std::string>& sets, bool validate_plan);
+
+}  // namespace meshsim::config

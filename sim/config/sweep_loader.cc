@@ -1,0 +1,209 @@
+#include "sim/config/sweep_loader.h"
+
+#include <filesystem>
+#include <set>
+
+#include "sim/config/experiment_node.h"
+#include "sim/config/yaml_reader.h"
+#include "sim/sweep/enumerate.h"
+
+namespace meshsim {
+namespace {
+
+using config::ConfigError;
+using config::Fail;
+using config::Sources;
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxGroups = 1'000'000;
+
+// Where an explicit value was written, to point errors at it.
+struct ValueSource {
+  std::string key;
+  std::string text;   // YAML text, as passed to the loader
+  YAML::Node node;    // in the sweep file
+};
+
+std::string FlowText(const YAML::Node& node) {
+  if (node.IsScalar()) {
+    // A plain scalar re-parses to itself; quote only what YAML would read otherwise.
+    YAML::Emitter em;
+    em << node.Scalar();
+    return em.c_str();
+  }
+  YAML::Emitter em;
+  em << YAML::Flow << node;
+  return em.c_str();
+}
+
+class SweepLoader {
+ public:
+  explicit SweepLoader(const std::string& path) : path_(path) { src_.file = path; }
+
+  SweepSpec Load() {
+    YAML::Node root = config::LoadYamlFile(path_);
+    config::YamlReader top(root, "", src_);
+    SweepSpec spec;
+    top.GetString("name", &spec.name, true);
+    top.Skip("base");
+    top.Skip("axes");
+    top.Finish();
+    LoadBase(top);
+    LoadAxes(top, &spec);
+    // Each explicit value alone, so that a bad one is named where it is written.
+    for (size_t a = 0; a < spec.axes.size(); ++a) {
+      for (size_t v = 0; v < spec.axes[a].values.size(); ++v) Resolve({&sources_[a][v]});
+    }
+    BuildGroups(&spec);
+    return spec;
+  }
+
+ private:
+  void LoadBase(config::YamlReader& top) {
+    if (!top.Has("base")) Fail(src_, top.node(), "base", "required key is missing");
+    const YAML::Node base = top.Child("base");
+    if (base.IsMap()) {
+      base_ = base;
+      base_file_ = path_;
+      return;
+    }
+    if (!base.IsScalar()) {
+      Fail(src_, base, "base",
+           "expected an experiment file path or mapping, found " + config::Describe(base));
+    }
+    const fs::path file = (fs::path(path_).parent_path() / base.Scalar()).lexically_normal();
+    if (!fs::is_regular_file(file)) Fail(src_, base, "base", "file not found: " + file.string());
+    base_file_ = file.string();
+    base_ = config::LoadYamlFile(base_file_);
+  }
+
+  void LoadAxes(config::YamlReader& top, SweepSpec* spec) {
+    if (!top.Has("axes")) Fail(src_, top.node(), "axes", "required key is missing");
+    const YAML::Node axes = top.Child("axes");
+    if (!axes.IsMap() || axes.size() == 0) {
+      Fail(src_, axes, "axes",
+           "expected a mapping of dotted keys to lists of values or auto, found " +
+               config::Describe(axes));
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : axes) {
+      const std::string key = kv.first.Scalar();
+      const std::string where = "axes." + key;
+      if (key.empty() || key.front() == '.' || key.back() == '.' ||
+          key.find("..") != std::string::npos) {
+        Fail(src_, kv.first, where, "expected a dotted experiment key like plan.tp");
+      }
+      if (!seen.insert(key).second) Fail(src_, kv.first, where, "this axis appears twice");
+      SweepAxis axis;
+      axis.key = key;
+      std::vector<ValueSource> sources;
+      const YAML::Node& v = kv.second;
+      if (v.IsScalar() && v.Scalar() == "auto") {
+        if (!SupportsAuto(key)) {
+          std::string keys;
+          for (const std::string& k : AutoKeys()) keys += (keys.empty() ? "" : ", ") + k;
+          Fail(src_, v, where, "auto is supported only for " + keys + "; give a list of values");
+        }
+        axis.is_auto = true;
+      } else if (v.IsSequence() && v.size() > 0) {
+        std::set<std::string> values;
+        for (size_t i = 0; i < v.size(); ++i) {
+          const std::string text = FlowText(v[i]);
+          if (!values.insert(text).second) {
+            Fail(src_, v[i], where, "the value " + text + " appears twice");
+          }
+          axis.values.push_back(v[i].IsScalar() ? v[i].Scalar() : text);
+          sources.push_back({key, text, v[i]});
+        }
+      } else {
+        Fail(src_, v, where,
+             "expected a non-empty list of values (e.g. [1, 2, 4]) or auto, found " +
+                 config::Describe(v));
+      }
+      spec->axes.push_back(std::move(axis));
+      sources_.push_back(std::move(sources));
+    }
+  }
+
+  // Loads the base with the given values applied; errors are pointed at the sweep file.
+  Experiment Resolve(const std::vector<const ValueSource*>& values) {
+    std::vector<std::string> sets;
+    for (const ValueSource* v : values) sets.push_back(v->key + "=" + v->text);
+    try {
+      return config::DecodeExperimentNode(YAML::Clone(base_), base_file_, sets, false);
+    } catch (const ConfigError& e) {
+      for (const ValueSource* v : values) {
+        if (e.error.file == "--set " + v->key + "=" + v->text) {
+          Fail(src_, v->node, "axes." + v->key, e.error.message);
+        }
+      }
+      InputError err = e.error;
+      std::string with;
+      for (const ValueSource* v : values) {
+        with += (with.empty() ? "" : ", ") + v->key + " = " + v->text + " (" + path_ + ":" +
+                std::to_string(v->node.Mark().line + 1) + ")";
+      }
+      if (!with.empty()) err.message += " (with " + with + ")";
+      throw ConfigError{err};
+    } catch (const YAML::Exception& e) {
+      InputError err;
+      err.file = base_file_;
+      err.message = std::string("YAML error: ") + e.what();
+      throw ConfigError{err};
+    }
+  }
+
+  void BuildGroups(SweepSpec* spec) {
+    std::vector<size_t> explicit_axes;
+    size_t count = 1;
+    for (size_t a = 0; a < spec->axes.size(); ++a) {
+      if (spec->axes[a].is_auto) continue;
+      explicit_axes.push_back(a);
+      count *= spec->axes[a].values.size();
+      if (count > kMaxGroups) {
+        InputError e;
+        e.file = path_;
+        e.key = "axes";
+        e.message = "more than " + std::to_string(kMaxGroups) +
+                    " combinations of explicit values; use auto or fewer values";
+        throw ConfigError{e};
+      }
+    }
+    std::vector<int> choice(spec->axes.size(), -1);
+    for (size_t a : explicit_axes) choice[a] = 0;
+    for (size_t g = 0; g < count; ++g) {
+      std::vector<const ValueSource*> values;
+      for (size_t a : explicit_axes) values.push_back(&sources_[a][choice[a]]);
+      spec->groups.push_back({choice, Resolve(values)});
+      // Next combination: the last explicit axis varies fastest.
+      for (size_t k = explicit_axes.size(); k-- > 0;) {
+        const size_t a = explicit_axes[k];
+        if (++choice[a] < static_cast<int>(spec->axes[a].values.size())) break;
+        choice[a] = 0;
+      }
+    }
+  }
+
+  std::string path_;
+  Sources src_;
+  YAML::Node base_;
+  std::string base_file_;
+  std::vector<std::vector<ValueSource>> sources_;  // per axis, per explicit value
+};
+
+}  // namespace
+
+Result<SweepSpec> LoadSweepFile(const std::string& path) {
+  try {
+    return SweepLoader(path).Load();
+  } catch (const ConfigError& e) {
+    return e.error;
+  } catch (const YAML::Exception& e) {
+    InputError err;
+    err.file = path;
+    err.message = std::string("YAML error: ") + e.what();
+    return err;
+  }
+}
+
+}  // namespace meshsim

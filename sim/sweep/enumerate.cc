@@ -1,0 +1,288 @@
+#include "sim/sweep/enumerate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+namespace meshsim {
+namespace {
+
+enum class MeshKey { kTp, kPp, kCp, kDp };
+constexpr MeshKey kMeshKeys[] = {MeshKey::kTp, MeshKey::kPp, MeshKey::kCp, MeshKey::kDp};
+
+int& MeshField(PlanSpec& p, MeshKey k) {
+  switch (k) {
+    case MeshKey::kTp: return p.tp;
+    case MeshKey::kPp: return p.pp;
+    case MeshKey::kCp: return p.cp;
+    case MeshKey::kDp: return p.dp;
+  }
+  return p.dp;
+}
+
+const char* MeshName(MeshKey k) {
+  switch (k) {
+    case MeshKey::kTp: return "plan.tp";
+    case MeshKey::kPp: return "plan.pp";
+    case MeshKey::kCp: return "plan.cp";
+    case MeshKey::kDp: return "plan.dp";
+  }
+  return "";
+}
+
+using Emit = std::function<void(const PlanSpec&, const std::optional<InputError>&)>;
+
+// One step of the expansion of a group: calls `next` once per value it gives the plan.
+using Expander = std::function<void(const PlanSpec&, const std::function<void(const PlanSpec&)>&)>;
+
+template <typename T>
+Expander Values(T PlanSpec::*field, std::vector<T> values) {
+  return [field, values](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    for (const T& v : values) {
+      q.*field = v;
+      next(q);
+    }
+  };
+}
+
+class GroupExpander {
+ public:
+  GroupExpander(const SweepSpec& spec, const Experiment& e) : e_(e) {
+    for (const SweepAxis& a : spec.axes) {
+      for (MeshKey k : kMeshKeys) {
+        if (a.key == MeshName(k)) {
+          in_axes_.push_back(k);
+          if (a.is_auto) auto_mesh_.push_back(k);
+        }
+      }
+    }
+    // Fixed nesting order after the mesh: schedule, virtual stages, micro-batch, zero,
+    // recompute, sequence parallelism.
+    auto is_auto = [&spec](const char* key) {
+      for (const SweepAxis& a : spec.axes) {
+        if (a.key == key && a.is_auto) return true;
+      }
+      return false;
+    };
+    if (is_auto("plan.schedule")) {
+      steps_.push_back(Values(&PlanSpec::schedule,
+                              std::vector<ScheduleKind>{ScheduleKind::kGpipe, ScheduleKind::kOneFOneB,
+                                                        ScheduleKind::kInterleaved}));
+    }
+    if (is_auto("plan.virtual_stages")) {
+      const int layers = e.model.layers;
+      steps_.push_back([layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+        PlanSpec q = p;
+        if (p.schedule != ScheduleKind::kInterleaved || p.pp < 1 || layers % p.pp != 0) {
+          q.virtual_stages = 1;
+          next(q);
+          return;
+        }
+        for (int v : Divisors(layers / p.pp)) {
+          q.virtual_stages = v;
+          next(q);
+        }
+      });
+    }
+    if (is_auto("plan.micro_batch")) {
+      steps_.push_back([](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+        if (p.dp < 1 || p.global_batch < 1 || p.global_batch % p.dp != 0) {
+          next(p);  // invalid whatever the micro-batch: ValidatePlan says why
+          return;
+        }
+        PlanSpec q = p;
+        for (int b : Divisors(p.global_batch / p.dp)) {
+          q.micro_batch = b;
+          next(q);
+        }
+      });
+    }
+    if (is_auto("plan.zero")) steps_.push_back(Values(&PlanSpec::zero, std::vector<int>{0, 1, 2, 3}));
+    if (is_auto("plan.recompute")) {
+      steps_.push_back(Values(&PlanSpec::recompute,
+                              std::vector<Recompute>{Recompute::kNone, Recompute::kSelective,
+                                                     Recompute::kFull}));
+    }
+    if (is_auto("plan.sequence_parallel")) {
+      steps_.push_back(Values(&PlanSpec::sequence_parallel, std::vector<bool>{false, true}));
+    }
+    derive_dp_ = std::find(in_axes_.begin(), in_axes_.end(), MeshKey::kDp) == in_axes_.end() &&
+                 !in_axes_.empty();
+  }
+
+  void Run(const Emit& emit) {
+    emit_ = &emit;
+    Mesh(e_.plan, 0);
+  }
+
+ private:
+  // Chooses the auto mesh axes one by one, then derives dp (or the last auto axis).
+  void Mesh(const PlanSpec& p, size_t i) {
+    const int gpus = e_.cluster.TotalGpus();
+    // The axis that takes whatever is left of the GPU count: a derived dp, else the last
+    // auto mesh axis.
+    const bool sink_is_dp = derive_dp_;
+    const size_t free_count = sink_is_dp ? auto_mesh_.size() : auto_mesh_.size() - 1;
+    if (auto_mesh_.empty() && !derive_dp_) {
+      Rest(p, 0);
+      return;
+    }
+    if (i == 0) {
+      // Product of the mesh degrees that are neither chosen here nor the sink.
+      fixed_ = 1;
+      PlanSpec base = p;
+      for (MeshKey k : kMeshKeys) {
+        const bool chosen = std::find(auto_mesh_.begin(), auto_mesh_.end(), k) != auto_mesh_.end();
+        const bool sink = sink_is_dp && k == MeshKey::kDp;
+        if (!chosen && !sink) fixed_ *= std::max(1, MeshField(base, k));
+      }
+      if (fixed_ < 1 || gpus % fixed_ != 0) {
+        // No choice can make the product the GPU count: one invalid configuration.
+        PlanSpec q = p;
+        if (sink_is_dp) {
+          InputError err;
+          err.key = "plan.dp";
+          err.message = "dp = gpus / (tp*pp*cp) = " + std::to_string(gpus) + " / (" +
+                        std::to_string(q.tp) + "*" + std::to_string(q.pp) + "*" +
+                        std::to_string(q.cp) + ") is not a whole number";
+          Rest(q, 0, err);
+        } else {
+          Rest(q, 0);
+        }
+        return;
+      }
+      remaining_ = gpus / fixed_;
+    }
+    if (i < free_count) {
+      const int before = remaining_;
+      PlanSpec q = p;
+      for (int d : Divisors(before)) {
+        MeshField(q, auto_mesh_[i]) = d;
+        remaining_ = before / d;
+        Mesh(q, i + 1);
+      }
+      remaining_ = before;
+      return;
+    }
+    PlanSpec q = p;
+    MeshField(q, sink_is_dp ? MeshKey::kDp : auto_mesh_.back()) = remaining_;
+    Rest(q, 0);
+  }
+
+  void Rest(const PlanSpec& p, size_t step, const std::optional<InputError>& invalid = {}) {
+    if (step == steps_.size()) {
+      (*emit_)(p, invalid);
+      return;
+    }
+    steps_[step](p, [&](const PlanSpec& q) { Rest(q, step + 1, invalid); });
+  }
+
+  const Experiment& e_;
+  std::vector<MeshKey> in_axes_;    // mesh keys that are axes (explicit or auto)
+  std::vector<MeshKey> auto_mesh_;  // those that are auto, in tp, pp, cp, dp order
+  std::vector<Expander> steps_;
+  bool derive_dp_ = false;
+  int fixed_ = 1;
+  int remaining_ = 1;
+  const Emit* emit_ = nullptr;
+};
+
+uint64_t Fnv(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h ^= 0xff;
+  h *= 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+const std::vector<std::string>& AutoKeys() {
+  static const std::vector<std::string> keys = {
+      "plan.tp",       "plan.pp",        "plan.cp",       "plan.dp",
+      "plan.micro_batch", "plan.zero",   "plan.recompute", "plan.schedule",
+      "plan.virtual_stages", "plan.sequence_parallel"};
+  return keys;
+}
+
+bool SupportsAuto(const std::string& key) {
+  const auto& keys = AutoKeys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::vector<int> Divisors(int n) {
+  std::vector<int> small, large;
+  for (int d = 1; static_cast<int64_t>(d) * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+std::vector<Configuration> Enumerate(const SweepSpec& spec) {
+  std::vector<Configuration> out;
+  for (size_t g = 0; g < spec.groups.size(); ++g) {
+    GroupExpander expander(spec, spec.groups[g].experiment);
+    expander.Run([&](const PlanSpec& p, const std::optional<InputError>& invalid) {
+      Configuration c;
+      c.index = static_cast<int64_t>(out.size());
+      c.group = static_cast<int>(g);
+      c.plan = p;
+      c.invalid = invalid;
+      out.push_back(std::move(c));
+    });
+  }
+  return out;
+}
+
+Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c) {
+  Experiment e = spec.groups[c.group].experiment;
+  e.plan = c.plan;
+  return e;
+}
+
+std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>& configs) {
+  uint64_t h = 1469598103934665603ull;
+  h = Fnv(h, spec.name);
+  for (const SweepAxis& a : spec.axes) {
+    h = Fnv(h, a.key + (a.is_auto ? "=auto" : ""));
+    for (const std::string& v : a.values) h = Fnv(h, v);
+  }
+  // What each group simulates besides its plan (a changed base file changes the space).
+  for (const SweepGroup& g : spec.groups) {
+    const Experiment& e = g.experiment;
+    const ModelSpec& m = e.model;
+    const ClusterSpec& k = e.cluster;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%d,%lld,%d,%d,%lld,%d,%lld,%lld,%d,%d|%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d|%d,%d,%d",
+                  m.layers, static_cast<long long>(m.hidden), m.heads, m.kv_heads,
+                  static_cast<long long>(m.ffn_hidden), static_cast<int>(m.ffn_kind),
+                  static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
+                  static_cast<int>(m.tied_embeddings), m.experts, k.nodes, k.gpus_per_node,
+                  k.gpu.memory_gib, k.gpu.peak_tflops_bf16, k.gpu.hbm_gbps, k.efficiency.matmul,
+                  k.efficiency.network, k.intra_node.gbps_per_gpu,
+                  static_cast<int>(k.network_model), static_cast<int>(e.training.dtype),
+                  static_cast<int>(e.training.optimizer),
+                  static_cast<int>(e.training.grad_accum_dtype));
+    h = Fnv(h, e.name + "|" + m.name + "|" + k.name + "|" + k.gpu.kind + "|" + buf);
+  }
+  for (const Configuration& c : configs) {
+    const PlanSpec& p = c.plan;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%d|%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", c.group, p.tp, p.pp,
+                  p.dp, p.cp, p.ep, p.zero, static_cast<int>(p.sequence_parallel),
+                  static_cast<int>(p.recompute), static_cast<int>(p.schedule), p.virtual_stages,
+                  p.micro_batch, p.global_batch);
+    h = Fnv(h, buf);
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,33 @@
+// Evaluates one sweep configuration: check the plan, prune by the memory bound, simulate.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/status.h"
+#include "sim/plan/experiment.h"
+#include "sim/schedule/memory_bound.h"
+
+namespace meshsim {
+
+// ok: simulated and fits; oom: the memory bound exceeds the budget (pruned, not
+// simulated) or the replay's peak does; invalid: the plan cannot run (ValidatePlan);
+// error: the replay stalled (a bug; the row says where).
+enum class ConfigStatus { kOk, kOom, kInvalid, kError };
+const char* ConfigStatusName(ConfigStatus s);
+
+struct Evaluation {
+  ConfigStatus status = ConfigStatus::kInvalid;
+  std::string message;  // why invalid / oom / error; empty when ok
+  bool simulated = false;
+  std::optional<MemoryBound> bound;       // every valid plan
+  std::optional<nlohmann::ordered_json> summary;  // simulated plans (reproducible)
+  double budget_gib = 0;
+};
+
+// `known_invalid`: an error the enumeration already found (a dp that is not whole).
+Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid = {});
+
+}  // namespace meshsim

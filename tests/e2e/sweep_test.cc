@@ -1,0 +1,474 @@
+// End-to-end tests of `meshsim sweep`, `merge` and `plan`: determinism across thread
+// counts, resume after SIGKILL, shards merged, merge failures, bad sweep YAML, the
+// planner's verdicts, and the HTML explorer in headless Chromium.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/sweep/results_table.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("meshsim-sweep-" + std::to_string(::getpid()) + "-" +
+             (info ? std::string(info->name()) : "none") + "-" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
+              const fs::path& scratch) {
+  static std::atomic<int> n{0};
+  const fs::path out = scratch / ("stdout" + std::to_string(n) + ".txt");
+  const fs::path err = scratch / ("stderr" + std::to_string(n++) + ".txt");
+  std::string cmd = ShellQuote(program);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
+  cmd += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string());
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
+RunResult Meshsim(const std::vector<std::string>& args, const fs::path& scratch) {
+  return RunProgram(MESHSIM_BIN, args, scratch);
+}
+
+fs::path Source(const std::string& relative) { return fs::path(MESHSIM_SOURCE_DIR) / relative; }
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines = Lines(text);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// Llama-2 7B on 16 H100s (the default experiment): every tp x pp split, two ZeRO stages
+// and two micro-batch sizes: 60 configurations, a few pruned, the rest simulated. The
+// sweep machinery does not depend on the network model; the alpha-beta one keeps these
+// tests fast (and makes cluster.network_model a non-plan axis column).
+std::string SmallSweep(int global_batch = 64) {
+  return "name: e2e-sweep\n"
+         "base: " + Source("workloads/experiments/default.yaml").string() + "\n"
+         "axes:\n"
+         "  cluster.network_model: [alpha_beta]\n"
+         "  plan.tp: auto\n"
+         "  plan.pp: auto\n"
+         "  plan.zero: [0, 1]\n"
+         "  plan.micro_batch: [1, 2]\n"
+         "  plan.global_batch: [" + std::to_string(global_batch) + "]\n";
+}
+
+class Sweep : public ::testing::Test {
+ protected:
+  fs::path Dir(const std::string& name) const { return tmp_.path() / name; }
+  fs::path WriteSweep(const std::string& text, const std::string& name = "sweep.yaml") {
+    WriteFile(tmp_.path() / name, text);
+    return tmp_.path() / name;
+  }
+  RunResult RunSweep(const fs::path& sweep, const std::string& out,
+                     std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"sweep", sweep.string(), "-o", Dir(out).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Meshsim(args, tmp_.path());
+  }
+  std::string Csv(const std::string& out) const { return ReadFile(Dir(out) / "results.csv"); }
+  TempDir tmp_;
+};
+
+TEST_F(Sweep, OneAndTwoThreadsWriteIdenticalFiles) {
+  const fs::path sweep = WriteSweep(SmallSweep());
+  const RunResult a = RunSweep(sweep, "j1", {"-j", "1"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const RunResult b = RunSweep(sweep, "j2", {"-j", "2"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string csv = Csv("j1");
+  EXPECT_EQ(Lines(csv).size(), 61u);  // header + 60 configurations
+  EXPECT_EQ(csv, Csv("j2"));
+  EXPECT_EQ(ReadFile(Dir("j1") / "pareto.csv"), ReadFile(Dir("j2") / "pareto.csv"));
+  // Rows in configuration order, every status from the contract.
+  const auto rows = Lines(csv);
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].rfind(std::to_string(i - 1) + ",", 0), 0u);
+  EXPECT_NE(csv.find(",ok,"), std::string::npos);
+  EXPECT_NE(csv.find(",oom,"), std::string::npos);
+  EXPECT_NE(a.out.find("Pareto front"), std::string::npos);
+  EXPECT_NE(a.out.find("Fastest configurations"), std::string::npos);
+  EXPECT_TRUE(a.err.empty()) << "no progress bar when stderr is not a terminal: " << a.err;
+}
+
+TEST_F(Sweep, KilledMidwayAndResumedGivesTheSameRows) {
+  const fs::path sweep = WriteSweep(SmallSweep(256));
+  const RunResult full = RunSweep(sweep, "full", {"-j", "1"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+
+  // Start the same sweep and SIGKILL it once some rows are written.
+  const fs::path out = Dir("killed");
+  const std::string bin = MESHSIM_BIN;
+  std::vector<std::string> argv_s = {bin, "sweep", sweep.string(), "-o", out.string(), "-j", "2", "-q"};
+  std::vector<char*> argv;
+  for (std::string& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Lines(ReadFile(out / "results.csv")).size() < 12 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+  const std::string partial = ReadFile(out / "results.csv");
+  const size_t kept = Lines(partial).size();
+  ASSERT_GE(kept, 12u);
+  ASSERT_LT(kept, 61u) << "the sweep finished before it was killed";
+  // What was written is a prefix of the full file.
+  EXPECT_EQ(Csv("full").rfind(partial.substr(0, partial.rfind('\n') + 1), 0), 0u);
+  // A torn last line, as a kill during a write would leave.
+  {
+    std::ofstream torn(out / "results.csv", std::ios::app | std::ios::binary);
+    torn << "999,ok,4,2";
+  }
+  const RunResult resumed = RunSweep(sweep, "killed", {"-j", "2", "--resume"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("rows kept from the earlier run"), std::string::npos) << resumed.out;
+  EXPECT_EQ(SortedLines(Csv("killed")), SortedLines(Csv("full")));
+  EXPECT_EQ(Csv("killed"), Csv("full"));
+}
+
+TEST_F(Sweep, ResumeRefusesAnotherSweepsRows) {
+  const fs::path a = WriteSweep(SmallSweep(), "a.yaml");
+  ASSERT_EQ(RunSweep(a, "out", {"-j", "2"}).exit_code, 0);
+  const fs::path b = WriteSweep(SmallSweep(128), "b.yaml");
+  const RunResult r = RunSweep(b, "out", {"--resume"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("another sweep"), std::string::npos) << r.err;
+}
+
+TEST_F(Sweep, ShardsMergedEqualTheWholeSweep) {
+  const fs::path sweep = WriteSweep(SmallSweep());
+  ASSERT_EQ(RunSweep(sweep, "whole", {"-j", "2"}).exit_code, 0);
+  for (int i = 0; i < 3; ++i) {
+    const RunResult r = RunSweep(sweep, "shard" + std::to_string(i), {"--shard", std::to_string(i) + "/3", "-j", "1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = Lines(Csv("shard" + std::to_string(i)));
+    EXPECT_EQ(rows.size(), 21u);
+    for (size_t k = 1; k < rows.size(); ++k) {
+      EXPECT_EQ(std::stoi(rows[k].substr(0, rows[k].find(','))) % 3, i);
+    }
+  }
+  const RunResult m = Meshsim({"merge", Dir("shard2").string(), Dir("shard0").string(),
+                               Dir("shard1").string(), "-o", Dir("merged").string()},
+                              tmp_.path());
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_EQ(Csv("merged"), Csv("whole"));
+  EXPECT_EQ(ReadFile(Dir("merged") / "pareto.csv"), ReadFile(Dir("whole") / "pareto.csv"));
+}
+
+TEST_F(Sweep, MergeFailsOnAMissingOrRepeatedRow) {
+  const fs::path sweep = WriteSweep(SmallSweep());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(RunSweep(sweep, "s" + std::to_string(i), {"--shard", std::to_string(i) + "/2", "-j", "2"}).exit_code, 0);
+  }
+  const RunResult missing =
+      Meshsim({"merge", Dir("s0").string(), "-o", Dir("m1").string()}, tmp_.path());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("30 of 60 configurations missing: 1, 3, 5"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("shard 1/2"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(Dir("m1") / "results.csv"));
+
+  fs::copy(Dir("s1"), Dir("s1copy"));
+  const RunResult repeated = Meshsim(
+      {"merge", Dir("s0").string(), Dir("s1").string(), Dir("s1copy").string(), "-o", Dir("m2").string()},
+      tmp_.path());
+  EXPECT_EQ(repeated.exit_code, 2);
+  EXPECT_NE(repeated.err.find("configuration 1 appears twice"), std::string::npos) << repeated.err;
+
+  // A shard whose file lost a row.
+  std::vector<std::string> rows = Lines(Csv("s1"));
+  rows.erase(rows.begin() + 5);  // configuration 9 (rows 1, 3, 5, 7, 9, ...)
+  std::string text;
+  for (const std::string& r : rows) text += r + "\n";
+  WriteFile(Dir("s1") / "results.csv", text);
+  const RunResult lost = Meshsim({"merge", Dir("s0").string(), Dir("s1").string(), "-o", Dir("m3").string()},
+                                 tmp_.path());
+  EXPECT_EQ(lost.exit_code, 2);
+  EXPECT_NE(lost.err.find("1 of 60 configurations missing: 9"), std::string::npos) << lost.err;
+}
+
+// Bad sweep input: exit 2, one message naming the file, line, column and dotted key, and
+// no results written.
+class BadSweep : public Sweep {
+ protected:
+  void Expect(const std::string& text, const std::string& where, const std::string& what) {
+    const fs::path sweep = WriteSweep(text);
+    const RunResult r = RunSweep(sweep, "out");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(where), std::string::npos) << "expected '" << where << "' in: " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << "expected '" << what << "' in: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(Dir("out") / "results.csv"));
+  }
+  std::string Head() const {
+    return "name: bad\nbase: " + Source("workloads/experiments/default.yaml").string() + "\naxes:\n";
+  }
+};
+
+TEST_F(BadSweep, ValueOfTheWrongType) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  plan.tp: [1, x]\n", path + ":4:16: axes.plan.tp:", "expected an integer, found 'x'");
+}
+
+TEST_F(BadSweep, UnknownKey) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  plan.zero: [0]\n  plan.tpp: [1, 2]\n", path + ":5:14: axes.plan.tpp:",
+         "unknown key");
+}
+
+TEST_F(BadSweep, AutoWhereThereIsNoAuto) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  model.seq_len: auto\n", path + ":4:18: axes.model.seq_len:",
+         "auto is supported only for");
+}
+
+TEST_F(BadSweep, NotAList) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  plan.tp: 4\n", path + ":4:12: axes.plan.tp:", "expected a non-empty list");
+}
+
+TEST_F(BadSweep, UnknownTopLevelKeyAndMissingBase) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  plan.tp: [1]\nextra: 1\n", path + ":5:1: extra:", "unknown key");
+  Expect("name: bad\naxes:\n  plan.tp: [1]\n", path + ":1:1: base:", "required key is missing");
+}
+
+TEST_F(BadSweep, BadShardAndSyntax) {
+  const std::string path = (tmp_.path() / "sweep.yaml").string();
+  Expect(Head() + "  plan.tp: [1, 2\n", path + ":", "YAML syntax error");
+  const fs::path sweep = WriteSweep(SmallSweep());
+  const RunResult r = RunSweep(sweep, "out", {"--shard", "3/3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shard: expected I/N with 0 <= I < N, found '3/3'"), std::string::npos) << r.err;
+}
+
+// The planner's rows, read back from --csv: memory need per (tp, pp, dp, zero).
+std::map<std::tuple<int, int, int, int>, double> PlanNeeds(const fs::path& csv) {
+  meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
+  EXPECT_TRUE(t.ok());
+  std::map<std::tuple<int, int, int, int>, double> need;
+  if (!t.ok()) return need;
+  const meshsim::CsvTable& tab = t.value();
+  for (size_t r = 0; r < tab.rows.size(); ++r) {
+    if (tab.Cell(r, tab.Column("status")) == "invalid") continue;
+    auto i = [&](const char* c) { return static_cast<int>(*tab.Number(r, tab.Column(c))); };
+    const auto peak = tab.Number(r, tab.Column("peak_memory_gib"));
+    need[{i("plan.tp"), i("plan.pp"), i("plan.dp"), i("plan.zero")}] =
+        peak ? *peak : *tab.Number(r, tab.Column("est_memory_gib"));
+  }
+  return need;
+}
+
+TEST_F(Sweep, PlannerShows70BDoesNotFitOneGpu) {
+  const RunResult r = Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(),
+                               "--cluster", Source("topologies/dgx-h100.yaml").string(), "--gpus", "1",
+                               "--budget-gib", "64"},
+                              tmp_.path());
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // nothing fits
+  // Model states at 16 bytes/param: Llama-2 70B has 68.98e9 parameters (its config.json),
+  // so 1103.6 GB; the whole need per GPU, with activations, is over 1120 GB.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(16 B/param x 68\.98B params = ([0-9.]+) GB)")))
+      << r.out;
+  EXPECT_GE(std::stod(m[1]), 1100.0);
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(smallest need is [0-9.]+ GiB per GPU \(tp 1 pp 1 dp 1 ZeRO-0\) = ([0-9.]+) GB, over the 64 GiB budget by ([0-9.]+) GiB)")))
+      << r.out;
+  EXPECT_GE(std::stod(m[1]), 1120.0);
+  EXPECT_GT(std::stod(m[2]), 1000.0);
+  EXPECT_NE(r.out.find("over by"), std::string::npos);
+  EXPECT_EQ(r.out.find("fits ("), std::string::npos);
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "no colour when stdout is not a terminal";
+}
+
+// The DGX H100 cluster with the alpha-beta network model (fast; the planner's logic does
+// not depend on the network model).
+fs::path AlphaBetaH100(const fs::path& dir) {
+  const fs::path p = dir / "dgx-h100-alpha-beta.yaml";
+  WriteFile(p, ReadFile(Source("topologies/dgx-h100.yaml")) + "\nnetwork_model: alpha_beta\n");
+  return p;
+}
+
+TEST_F(Sweep, Planner70BOn64GpusListsFittingPlansAndSplittingLowersTheBar) {
+  const fs::path csv = Dir("plan.csv");
+  const RunResult r = Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(),
+                               "--cluster", AlphaBetaH100(tmp_.path()).string(), "--gpus", "64",
+                               "--budget-gib", "64", "--csv", csv.string(), "-j", "2"},
+                              tmp_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fits ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 1  "), std::string::npos);
+  auto need = PlanNeeds(csv);
+  // Replicated, then tensor-parallel, then also pipelined; and ZeRO-3 on top of a split.
+  const double none = need.at({1, 1, 64, 0});
+  const double tp8 = need.at({8, 1, 8, 0});
+  const double tp8pp8 = need.at({8, 8, 1, 0});
+  const double tp8_zero3 = need.at({8, 1, 8, 3});
+  EXPECT_GT(none, 1100);
+  EXPECT_LT(tp8, none / 4);
+  EXPECT_LT(tp8pp8, tp8 / 2);
+  EXPECT_LT(tp8pp8, 64);
+  EXPECT_LT(tp8_zero3, tp8 / 2);
+  EXPECT_LT(tp8_zero3, 64);
+}
+
+std::string FindChromium() {
+  if (const char* env = std::getenv("MESHSIM_CHROMIUM")) return env;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    for (const char* dir : {"/usr/bin/", "/usr/local/bin/", "/snap/bin/"}) {
+      const std::string p = std::string(dir) + name;
+      if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+  }
+  return "";
+}
+
+std::string Attr(const std::string& dom, const std::string& id, const std::string& attr) {
+  std::smatch m;
+  const std::regex re("id=\"" + id + "\"[^>]*" + attr + "=\"([^\"]*)\"");
+  if (std::regex_search(dom, m, re)) return m[1];
+  const std::regex re2(attr + "=\"([^\"]*)\"[^>]*id=\"" + id + "\"");
+  return std::regex_search(dom, m, re2) ? std::string(m[1]) : std::string();
+}
+
+// The explorer in a real browser: a plan chosen through the page's controls (set from the
+// URL hash, the same code path as a user's choice) shows that plan's simulated numbers,
+// and a model name with markup in it is shown as text.
+TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
+  const std::string chromium = FindChromium();
+  ASSERT_FALSE(chromium.empty())
+      << "headless Chromium is needed for this test and was not found: install the Debian "
+         "package chromium (bash scripts/setup.sh) or set MESHSIM_CHROMIUM";
+  std::string model = ReadFile(Source("workloads/models/llama2-7b.yaml"));
+  model = std::regex_replace(model, std::regex("name: llama2-7b"),
+                             "name: \"evil</script><img src=x id=injected>&amp;\"");
+  WriteFile(Dir("evil.yaml"), model);
+  const fs::path html = Dir("explorer.html"), csv = Dir("plan.csv");
+  const RunResult r = Meshsim({"plan", "--model", Dir("evil.yaml").string(), "--cluster",
+                               AlphaBetaH100(tmp_.path()).string(), "--gpus", "8", "--html",
+                               html.string(), "--csv", csv.string(), "-j", "2"},
+                              tmp_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  auto dump = [&](const std::string& hash) {
+    return RunProgram(chromium, {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          "--user-data-dir=" + Dir("profile").string(), "--virtual-time-budget=3000",
+                          "--dump-dom", "file://" + html.string() + hash},
+               tmp_.path());
+  };
+  meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
+  ASSERT_TRUE(t.ok());
+  const meshsim::CsvTable& tab = t.value();
+  auto row_of = [&](int tp, int pp, int dp, int zero) -> size_t {
+    for (size_t i = 0; i < tab.rows.size(); ++i) {
+      auto n = [&](const char* c) { return static_cast<int>(tab.Number(i, tab.Column(c)).value_or(-1)); };
+      if (n("plan.tp") == tp && n("plan.pp") == pp && n("plan.dp") == dp && n("plan.zero") == zero) return i;
+    }
+    return tab.rows.size();
+  };
+  for (const auto& [tp, pp, dp, zero] : {std::tuple{2, 2, 2, 1}, std::tuple{8, 1, 1, 0}}) {
+    const size_t row = row_of(tp, pp, dp, zero);
+    ASSERT_LT(row, tab.rows.size());
+    ASSERT_EQ(tab.Cell(row, tab.Column("status")), "ok");
+    const RunResult d = dump("#tp=" + std::to_string(tp) + "&pp=" + std::to_string(pp) + "&dp=" +
+                             std::to_string(dp) + "&zero=" + std::to_string(zero) + "&mb=1");
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    const std::string& dom = d.out;
+    ASSERT_NE(dom.find("id=\"step\""), std::string::npos) << dom.substr(0, 2000);
+    const std::string config = std::regex_search(dom, std::regex("data-config=\"" + tab.Cell(row, tab.Column("config")) + "\""))
+                                   ? "found" : "missing";
+    EXPECT_EQ(config, "found") << "the page selected another plan";
+    const double step = std::stod(Attr(dom, "step", "data-value"));
+    const double mfu = std::stod(Attr(dom, "mfu", "data-value"));
+    const double bubble = std::stod(Attr(dom, "bubble", "data-value"));
+    EXPECT_NEAR(step, *tab.Number(row, tab.Column("step_time_s")), 1e-9);
+    EXPECT_NEAR(mfu, *tab.Number(row, tab.Column("mfu")), 1e-12);
+    EXPECT_NEAR(bubble, *tab.Number(row, tab.Column("bubble_fraction")), 1e-12);
+    EXPECT_NEAR(std::stod(Attr(dom, "memory-text", "data-value")),
+                *tab.Number(row, tab.Column("peak_memory_gib")), 1e-9);
+    // The name is text, not markup.
+    EXPECT_EQ(dom.find("id=\"injected\""), std::string::npos);
+    EXPECT_NE(dom.find("evil&lt;/script&gt;&lt;img src=x id=injected&gt;&amp;amp;"), std::string::npos);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,350 @@
+// Sweep enumeration, the memory lower bound against the replay, CSV rows, the Pareto
+// front, ordered parallel evaluation and the explorer's escaping.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/engine/simulation.h"
+#include "sim/report/explorer_html.h"
+#include "sim/report/summary.h"
+#include "sim/schedule/memory_bound.h"
+#include "sim/sweep/analysis.h"
+#include "sim/sweep/enumerate.h"
+#include "sim/sweep/evaluate.h"
+#include "sim/sweep/results_table.h"
+#include "sim/sweep/runner.h"
+#include "test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+// A small model with a realistic vocabulary (so that embedding, output layer and logits
+// count) on one node of `gpus` GPUs.
+Experiment SmallExperiment(int gpus, int global_batch = 16) {
+  Experiment e;
+  e.name = "small";
+  e.model = testing::SmallModel();
+  e.model.vocab = 32000;
+  e.cluster = testing::OneNode(gpus);
+  // The memory bound does not depend on the network; the alpha-beta model is the fast one.
+  e.cluster.network_model = NetworkModelKind::kAlphaBeta;
+  e.plan.global_batch = global_batch;
+  e.plan.sequence_parallel = true;
+  return e;
+}
+
+SweepAxis Auto(const std::string& key) {
+  SweepAxis a;
+  a.key = key;
+  a.is_auto = true;
+  return a;
+}
+
+SweepSpec OneGroup(const Experiment& e, const std::vector<SweepAxis>& axes) {
+  SweepSpec s;
+  s.name = "test";
+  s.axes = axes;
+  s.groups.push_back({std::vector<int>(axes.size(), -1), e});
+  return s;
+}
+
+TEST(Divisors, AreAscendingAndComplete) {
+  EXPECT_EQ(Divisors(1), (std::vector<int>{1}));
+  EXPECT_EQ(Divisors(12), (std::vector<int>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(Divisors(16), (std::vector<int>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(Divisors(5128), (std::vector<int>{1, 2, 4, 8, 641, 1282, 2564, 5128}));
+}
+
+TEST(Enumerate, AutoMeshAxesAreEveryFactorizationWithDpDerived) {
+  const SweepSpec spec = OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.pp")});
+  const std::vector<Configuration> configs = Enumerate(spec);
+  // Sum over tp | 8 of the divisors of 8 / tp: 4 + 3 + 2 + 1.
+  ASSERT_EQ(configs.size(), 10u);
+  std::set<std::tuple<int, int, int>> seen;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const PlanSpec& p = configs[i].plan;
+    EXPECT_EQ(configs[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(p.tp * p.pp * p.dp * p.cp, 8);
+    EXPECT_FALSE(configs[i].invalid);
+    seen.insert({p.tp, p.pp, p.dp});
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_EQ(configs.front().plan.tp, 1);  // tp outermost, ascending
+  EXPECT_EQ(configs.back().plan.tp, 8);
+}
+
+TEST(Enumerate, AllFourMeshAxesAutoGiveEveryOrderedFactorization) {
+  const SweepSpec spec = OneGroup(
+      SmallExperiment(4), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.cp"), Auto("plan.dp")});
+  // Ordered factorizations of 4 = 2^2 into 4 factors: C(5, 3) = 10.
+  EXPECT_EQ(Enumerate(spec).size(), 10u);
+}
+
+TEST(Enumerate, DerivedDpThatIsNotWholeIsInvalid) {
+  Experiment e = SmallExperiment(8);
+  e.plan.tp = 3;  // as an explicit axis value would set it
+  SweepAxis tp;
+  tp.key = "plan.tp";
+  tp.values = {"3"};
+  SweepSpec spec = OneGroup(e, {tp, Auto("plan.pp")});
+  spec.groups[0].choice = {0, -1};
+  const std::vector<Configuration> configs = Enumerate(spec);
+  ASSERT_EQ(configs.size(), 1u);
+  ASSERT_TRUE(configs[0].invalid);
+  EXPECT_EQ(configs[0].invalid->key, "plan.dp");
+  EXPECT_NE(configs[0].invalid->message.find("not a whole number"), std::string::npos);
+  const Evaluation ev = Evaluate(ConfigurationExperiment(spec, configs[0]), configs[0].invalid);
+  EXPECT_EQ(ev.status, ConfigStatus::kInvalid);
+}
+
+TEST(Enumerate, AutoMicroBatchIsEveryDivisorOfTheLocalBatch) {
+  const SweepSpec spec =
+      OneGroup(SmallExperiment(8, 48), {Auto("plan.tp"), Auto("plan.micro_batch")});
+  for (const Configuration& c : Enumerate(spec)) {
+    EXPECT_EQ((c.plan.global_batch / c.plan.dp) % c.plan.micro_batch, 0);
+  }
+  // dp = 8 / tp: local batches 6, 12, 24, 48 have 4 + 6 + 8 + 10 divisors.
+  EXPECT_EQ(Enumerate(spec).size(), 28u);
+}
+
+TEST(Enumerate, AutoVirtualStagesOnlyForTheInterleavedSchedule) {
+  Experiment e = SmallExperiment(4);
+  e.plan.pp = 2;
+  e.plan.dp = 2;
+  const SweepSpec spec = OneGroup(e, {Auto("plan.schedule"), Auto("plan.virtual_stages")});
+  std::vector<std::pair<ScheduleKind, int>> got;
+  for (const Configuration& c : Enumerate(spec)) got.push_back({c.plan.schedule, c.plan.virtual_stages});
+  // 8 layers / pp 2 = 4 layers per stage: v in 1, 2, 4 when interleaved.
+  const std::vector<std::pair<ScheduleKind, int>> want = {
+      {ScheduleKind::kGpipe, 1}, {ScheduleKind::kOneFOneB, 1}, {ScheduleKind::kInterleaved, 1},
+      {ScheduleKind::kInterleaved, 2}, {ScheduleKind::kInterleaved, 4}};
+  EXPECT_EQ(got, want);
+}
+
+TEST(Enumerate, FingerprintChangesWithTheSpace) {
+  const SweepSpec a = OneGroup(SmallExperiment(8), {Auto("plan.tp")});
+  const SweepSpec b = OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.zero")});
+  EXPECT_EQ(Fingerprint(a, Enumerate(a)), Fingerprint(a, Enumerate(a)));
+  EXPECT_NE(Fingerprint(a, Enumerate(a)), Fingerprint(b, Enumerate(b)));
+}
+
+// The pruning rule's premise: the bound never exceeds what the replay allocates, over a
+// space that exercises every schedule, recompute mode, ZeRO stage and micro-batch size.
+TEST(MemoryBound, NeverExceedsTheReplayPeak) {
+  const SweepSpec spec =
+      OneGroup(SmallExperiment(8, 16), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.schedule"),
+                                        Auto("plan.virtual_stages"), Auto("plan.micro_batch"),
+                                        Auto("plan.zero"), Auto("plan.recompute")});
+  int checked = 0;
+  double worst_gap = 1;
+  for (const Configuration& c : Enumerate(spec)) {
+    if (c.plan.micro_batch > 2 || (c.plan.zero == 2)) continue;  // keep the test fast
+    const Experiment e = ConfigurationExperiment(spec, c);
+    if (!Evaluate(e).bound) continue;  // invalid
+    const MemoryBound bound = EstimatePeakMemory(e);
+    const auto sim = Simulate(e);
+    double peak = 0;
+    for (const DeviceMemory& m : sim->replay.memory) peak = std::max(peak, m.peak_bytes);
+    ASSERT_LE(bound.Total(), peak * (1 + 1e-12))
+        << "tp " << c.plan.tp << " pp " << c.plan.pp << " schedule "
+        << static_cast<int>(c.plan.schedule) << " v " << c.plan.virtual_stages << " mb "
+        << c.plan.micro_batch << " zero " << c.plan.zero << " recompute "
+        << static_cast<int>(c.plan.recompute);
+    worst_gap = std::min(worst_gap, bound.Total() / peak);
+    ++checked;
+  }
+  EXPECT_GT(checked, 200);
+  // Tight enough to be useful: within 25% of the replay everywhere here.
+  EXPECT_GT(worst_gap, 0.75);
+}
+
+// Every configuration the sweep prunes would have been over the budget in the replay.
+TEST(MemoryBound, PrunedConfigurationsNeverFitInTheReplay) {
+  Experiment base = SmallExperiment(8, 16);
+  base.cluster.gpu.memory_gib = 3.0;  // about the median need of this space
+  const SweepSpec spec = OneGroup(base, {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero"),
+                                         Auto("plan.recompute"), Auto("plan.micro_batch")});
+  int pruned = 0, simulated = 0;
+  for (const Configuration& c : Enumerate(spec)) {
+    const Experiment e = ConfigurationExperiment(spec, c);
+    const Evaluation ev = Evaluate(e);
+    if (ev.status == ConfigStatus::kInvalid) continue;
+    if (ev.simulated) {
+      ++simulated;
+      continue;
+    }
+    ASSERT_EQ(ev.status, ConfigStatus::kOom);
+    ++pruned;
+    const auto sim = Simulate(e);
+    const nlohmann::ordered_json s = BuildSummary(*sim);
+    EXPECT_GT(s["peak_memory_gib"].get<double>(), 3.0) << ev.message;
+    EXPECT_FALSE(s["fits"].get<bool>());
+  }
+  EXPECT_GT(pruned, 10);
+  EXPECT_GT(simulated, 10);
+}
+
+// The same with the flow-level network, where ZeRO-3 prefetches and frees may interleave
+// differently: the bound still holds.
+TEST(MemoryBound, HoldsWithTheFlowNetwork) {
+  Experiment base = SmallExperiment(8, 16);
+  base.cluster.network_model = NetworkModelKind::kFlow;
+  const SweepSpec spec = OneGroup(base, {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero")});
+  int checked = 0;
+  for (const Configuration& c : Enumerate(spec)) {
+    const Experiment e = ConfigurationExperiment(spec, c);
+    if (!Evaluate(e).bound) continue;
+    const auto sim = Simulate(e);
+    double peak = 0;
+    for (const DeviceMemory& m : sim->replay.memory) peak = std::max(peak, m.peak_bytes);
+    EXPECT_LE(EstimatePeakMemory(e).Total(), peak * (1 + 1e-12));
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
+}
+
+// MoE layers (every other one, with a shared expert), expert and context parallelism,
+// FlashAttention and a routing skew: the bound follows the builder's per-layer memory.
+TEST(MemoryBound, HoldsForMoeContextParallelismAndFlashAttention) {
+  int checked = 0;
+  for (int tp : {1, 2}) {
+    for (int pp : {1, 2}) {
+      for (int cp : {1, 2}) {
+        for (int ep : {1, 2}) {
+          for (int zero : {0, 3}) {
+            for (bool flash : {false, true}) {
+              Experiment e = SmallExperiment(8, 16);
+              e.model.experts = 4;
+              e.model.top_k = 2;
+              e.model.moe_ffn_hidden = 2048;
+              e.model.shared_experts = 1;
+              e.model.moe_every = 2;
+              e.plan.tp = tp;
+              e.plan.pp = pp;
+              e.plan.cp = cp;
+              e.plan.ep = ep;
+              e.plan.dp = 8 / (tp * pp * cp);
+              e.plan.zero = zero;
+              e.plan.moe_skew = ep > 1 ? 1.5 : 1.0;
+              e.plan.recompute = zero == 3 ? Recompute::kFull : Recompute::kSelective;
+              e.training.flash_attention = flash;
+              const Evaluation ev = Evaluate(e);
+              if (!ev.bound) continue;  // invalid
+              const auto sim = Simulate(e);
+              double peak = 0;
+              for (const DeviceMemory& m : sim->replay.memory) peak = std::max(peak, m.peak_bytes);
+              EXPECT_LE(EstimatePeakMemory(e).Total(), peak * (1 + 1e-12))
+                  << "tp " << tp << " pp " << pp << " cp " << cp << " ep " << ep << " zero " << zero
+                  << " flash " << flash;
+              EXPECT_GT(EstimatePeakMemory(e).Total(), 0.75 * peak);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(MemoryBound, ModelStatesOfOneGpuAre16BytesPerParameter) {
+  Experiment e = SmallExperiment(1, 1);
+  const MemoryBound b = EstimatePeakMemory(e);
+  // TotalParams also counts the final LayerNorm (hidden parameters), which the step
+  // program does not allocate: 16 bytes x 1024 of 166 M parameters.
+  EXPECT_NEAR(b.weights + b.gradients + b.optimizer, 16 * TotalParams(e.model),
+              16.0 * e.model.hidden);
+  EXPECT_GT(b.activations, 0);
+}
+
+TEST(ResultsTable, SummaryColumnsAreTheSummarysDeterministicScalars) {
+  const Experiment e = SmallExperiment(8);
+  const nlohmann::ordered_json s = BuildSummary(*Simulate(e));
+  std::set<std::string> scalars;
+  std::function<void(const nlohmann::ordered_json&, const std::string&)> walk =
+      [&](const nlohmann::ordered_json& j, const std::string& prefix) {
+        for (auto it = j.begin(); it != j.end(); ++it) {
+          const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+          if (it->is_object()) {
+            walk(*it, key);
+          } else if (!it->is_array()) {
+            scalars.insert(key);
+          }
+        }
+      };
+  walk(s, "");
+  for (const char* host : {"sim.wall_s", "sim.events_per_s", "sim.peak_rss_mib"}) scalars.erase(host);
+  const std::set<std::string> columns(SummaryColumns().begin(), SummaryColumns().end());
+  EXPECT_EQ(scalars, columns) << "a summary key was added or removed: update SummaryColumns()";
+}
+
+TEST(ResultsTable, CsvQuotesAndParsesBack) {
+  const CsvRow row = {"1", "a,b", "say \"hi\"", "", "line\nbreak"};
+  const std::string text = CsvLine({"a", "b", "c", "d", "e"}) + CsvLine(row);
+  Result<CsvTable> t = ParseCsv(text, "test");
+  ASSERT_TRUE(t.ok()) << t.error().ToString();
+  ASSERT_EQ(t.value().rows.size(), 1u);
+  EXPECT_EQ(t.value().rows[0], row);
+  EXPECT_FALSE(t.value().dropped_partial_line);
+  EXPECT_EQ(t.value().complete_bytes, text.size());
+}
+
+TEST(ResultsTable, PartialLastLineIsDropped) {
+  const std::string good = "config,status\n0,ok\n1,oom\n";
+  Result<CsvTable> t = ParseCsv(good + "2,inv", "test");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.value().rows.size(), 2u);
+  EXPECT_TRUE(t.value().dropped_partial_line);
+  EXPECT_EQ(t.value().complete_bytes, good.size());
+  EXPECT_FALSE(ParseCsv("config,status\n0,ok,extra\n", "test").ok());
+}
+
+TEST(Analysis, ParetoFrontAndRanking) {
+  CsvTable t;
+  t.header = {"config", "status", "step_time_s", "peak_memory_gib"};
+  t.rows = {{"0", "ok", "3", "10"},   // front (least memory)
+            {"1", "ok", "2", "20"},   // front
+            {"2", "ok", "2.5", "25"},  // dominated by 1
+            {"3", "oom", "1", "90"},   // not ok
+            {"4", "ok", "1", "40"},   // front (fastest)
+            {"5", "invalid", "", ""}};
+  EXPECT_EQ(RankByStepTime(t), (std::vector<size_t>{4, 1, 2, 0}));
+  EXPECT_EQ(ParetoFront(t), (std::vector<size_t>{4, 1, 0}));
+}
+
+TEST(Runner, RowsComeInConfigurationOrderWhateverTheThreads) {
+  const SweepSpec spec = OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero")});
+  const std::vector<Configuration> configs = Enumerate(spec);
+  const std::vector<std::string> columns = ResultColumns(spec);
+  std::vector<size_t> todo(configs.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  auto run = [&](int threads) {
+    std::vector<CsvRow> rows;
+    EvaluateInOrder(spec, configs, columns, todo, threads, [&](size_t pos, CsvRow row, const RowInfo&) {
+      EXPECT_EQ(pos, rows.size());
+      rows.push_back(std::move(row));
+    });
+    return rows;
+  };
+  const std::vector<CsvRow> one = run(1);
+  ASSERT_EQ(one.size(), configs.size());
+  EXPECT_EQ(one, run(3));
+}
+
+TEST(ExplorerHtml, NamesCannotBreakOutOfTheScriptElement) {
+  nlohmann::ordered_json data;
+  data["title"] = "evil</script><script>alert(1)</script>";
+  data["rows"] = nlohmann::ordered_json::array();
+  const std::string json = ScriptSafeJson(data);
+  EXPECT_EQ(json.find('<'), std::string::npos);
+  EXPECT_EQ(nlohmann::ordered_json::parse(json), data);
+  std::ostringstream page;
+  WriteExplorerHtml(data, page);
+  EXPECT_EQ(page.str().find("evil</script>"), std::string::npos);
+  EXPECT_NE(page.str().find("evil&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+}  // namespace
+}  // namespace meshsim
