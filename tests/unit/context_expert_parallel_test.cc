@@ -1,0 +1,150 @@
+// Context parallelism (ring attention) and expert parallelism (MoE all-to-all), checked
+// against closed forms on small experiments and on the bundled long-context plan.
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
+#include "sim/workload/transformer.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+Experiment ContextParallel(int cp) {
+  Experiment e;
+  e.name = "cp";
+  e.model = testing::SmallModel();
+  e.model.seq_len = 8192;
+  e.model.kv_heads = 4;  // grouped-query attention: K/V are 1/4 of Q
+  e.cluster = testing::OneNode(8);
+  e.plan.cp = cp;
+  e.plan.dp = 8 / cp;
+  e.plan.global_batch = 8 / cp;
+  e.training.flash_attention = true;
+  return e;
+}
+
+double PeakActivations(const Simulation& sim) {
+  return sim.replay.memory[0].at_peak[static_cast<int>(MemCategory::kActivations)];
+}
+
+TEST(ContextParallel, ActivationMemoryFallsAsOneOverCp) {
+  const double one = PeakActivations(*Simulate(ContextParallel(1)));
+  for (int cp : {2, 4, 8}) {
+    EXPECT_NEAR(PeakActivations(*Simulate(ContextParallel(cp))), one / cp, 0.01 * one / cp) << cp;
+  }
+}
+
+TEST(ContextParallel, RingShiftsOverlapAttentionBlocks) {
+  const auto sim = Simulate(ContextParallel(4));
+  const Program& p = sim->program;
+  int shifts = 0, overlapped = 0;
+  for (size_t i = 0; i < p.OpCount(); ++i) {
+    const Op& op = p.op(static_cast<OpId>(i));
+    if (op.rank != 0 || op.tag != Tag::kCpComm) continue;
+    ++shifts;
+    // Exactly the K/V of the rank's chunk (GQA: kv_heads of them), forward; twice that
+    // (K/V and their gradients) backward.
+    const double kv = 2.0 * (8192 / 4) * 1024 * 4 / 16 * 2;
+    EXPECT_TRUE(op.work.bytes == kv || op.work.bytes == 2 * kv) << op.work.bytes;
+    for (size_t j = 0; j < p.OpCount(); ++j) {
+      const Op& c = p.op(static_cast<OpId>(j));
+      if (c.rank != 0 || c.kind != OpKind::kCompute ||
+          (c.tag != Tag::kAttentionFwd && c.tag != Tag::kAttentionBwd)) {
+        continue;
+      }
+      if (sim->replay.start[j] < sim->replay.end[i] && sim->replay.start[i] < sim->replay.end[j]) {
+        ++overlapped;
+        break;
+      }
+    }
+  }
+  // 3 shifts per layer forward and backward over 8 layers.
+  EXPECT_EQ(shifts, 8 * 2 * 3);
+  EXPECT_EQ(overlapped, shifts);
+}
+
+TEST(ContextParallel, Llama3At128kFitsOnlyWithCp16) {
+  const std::string path =
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/llama3-405b-128k-cp16.yaml";
+  const std::vector<std::string> fast = {"cluster.network_model=alpha_beta"};
+  Result<Experiment> with_cp = LoadExperimentFile(path, fast);
+  ASSERT_TRUE(with_cp.ok()) << with_cp.error().ToString();
+  std::vector<std::string> no_cp = fast;
+  no_cp.insert(no_cp.end(), {"plan.cp=1", "cluster.nodes=14"});
+  Result<Experiment> without_cp = LoadExperimentFile(path, no_cp);
+  ASSERT_TRUE(without_cp.ok()) << without_cp.error().ToString();
+  const auto fits = Simulate(with_cp.value());
+  const auto over = Simulate(without_cp.value());
+  const double budget = with_cp.value().cluster.gpu.memory_gib * 1024.0 * 1024 * 1024;
+  EXPECT_LT(fits->replay.memory[0].peak_bytes, budget);
+  EXPECT_GT(over->replay.memory[0].peak_bytes, budget);
+  EXPECT_GT(fits->replay.step_time.seconds(), 0.0);
+}
+
+Experiment Moe(int ep, double skew = 1.0) {
+  Experiment e;
+  e.name = "moe";
+  e.model = testing::SmallModel();
+  e.model.experts = 8;
+  e.model.top_k = 2;
+  e.model.moe_ffn_hidden = 2048;
+  e.model.ffn_kind = FfnKind::kSwiglu;
+  e.cluster = testing::OneNode(8);
+  e.plan.dp = 8;
+  e.plan.ep = ep;
+  e.plan.global_batch = 8;
+  e.plan.moe_skew = skew;
+  return e;
+}
+
+TEST(ExpertParallel, AllToAllVolumeMatchesTokensTopKHiddenBytes) {
+  const auto sim = Simulate(Moe(8));
+  const double tokens = 1024, ep = 8;
+  const double per_a2a = tokens * 2 * 1024 * 2 * (ep - 1) / ep;  // tokens*top_k*h*bytes*(ep-1)/ep
+  // Dispatch and combine in forward, their gradients in backward: 4 per layer.
+  const double expected = 4 * per_a2a * 8;
+  const double sent = sim->stats.ranks[0].sent_bytes[static_cast<int>(CommClass::kEp)];
+  EXPECT_NEAR(sent, expected, 0.01 * expected);
+}
+
+TEST(ExpertParallel, ExpertGradientsReduceOverExpertDataGroupOnly) {
+  Experiment e = Moe(4);
+  const auto sim = Simulate(e);
+  const Mesh& mesh = sim->mesh;
+  EXPECT_EQ(mesh.ExpertGroup(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(mesh.ExpertDataGroup(1), (std::vector<int>{1, 5}));
+  bool seen_expert_group = false;
+  for (const Op& op : sim->program.ops()) {
+    if (op.rank == 0 && op.tag == Tag::kDpGradReduce) {
+      const auto& group = sim->program.groups()[sim->program.comms()[op.comm].group];
+      seen_expert_group = seen_expert_group || group == std::vector<int>{0, 4};
+    }
+  }
+  EXPECT_TRUE(seen_expert_group);
+}
+
+TEST(ExpertParallel, SkewSlowsTheStepAndNamesTheBusiestRank) {
+  const auto even = Simulate(Moe(8));
+  const auto skewed = Simulate(Moe(8, 2.0));
+  EXPECT_GT(skewed->replay.step_time, even->replay.step_time);
+  int busiest = 0;
+  for (int r = 1; r < 8; ++r) {
+    if (skewed->stats.ranks[r].compute_busy_s > skewed->stats.ranks[busiest].compute_busy_s) busiest = r;
+  }
+  EXPECT_EQ(skewed->mesh.CoordsOf(busiest).ep, 0);  // holds the hot expert
+  EXPECT_GT(skewed->stats.ranks[busiest].compute_busy_s, 1.2 * skewed->stats.ranks[1].compute_busy_s);
+}
+
+TEST(ExpertParallel, MoeParameterCountsTotalAndActive) {
+  const ModelSpec m = Moe(1).model;
+  const double expert = 3.0 * 1024 * 2048;
+  const double attention = AttentionParams(m);
+  const double router = 1024.0 * 8;
+  const double embed = 2.0 * 8 * 1024 + 1024;  // input, output, final norm
+  EXPECT_DOUBLE_EQ(TotalParams(m), 8 * (attention + router + 8 * expert) + embed);
+  EXPECT_DOUBLE_EQ(ActiveParams(m), 8 * (attention + router + 2 * expert) + embed);
+}
+
+}  // namespace
+}  // namespace meshsim
