@@ -32,12 +32,16 @@ for b in data["benchmarks"]:
     print(f"| {b['name']} | {t:.3g} {unit} | {eps/1e6:.2f} M |" if eps else f"| {b['name']} | {t:.3g} {unit} | |", end="")
     print(f" {int(ev)} |" if ev else " |")
 print()
-print("Timed CLI runs (`meshsim run EXPERIMENT --no-trace -q`, best of 3):")
+print("Timed CLI runs (`meshsim run EXPERIMENT --no-trace -q`, best of 3; flow-level "
+      "network unless `cluster.network_model=alpha_beta` is set):")
 print()
 print("| experiment | GPUs | replayed ranks | wall s | sim.events | sim.events_per_s |")
 print("|---|---|---|---|---|---|")
 for exp, extra in [("gpt3-175b-selective", []), ("korthikanti-1t-selective", []),
-                   ("gpt-1t-3072", []), ("gpt-1t-3072", ["--full-replay"])]:
+                   ("gpt-1t-3072", []),
+                   ("gpt-1t-3072", ["--set", "cluster.network_model=alpha_beta"]),
+                   ("gpt-1t-3072", ["--full-replay", "--set", "cluster.network_model=alpha_beta"]),
+                   ("llama3-405b-128k-cp16", []), ("mixtral-8x7b-ep8", [])]:
     best = None
     for _ in range(3):
         t0 = time.perf_counter()

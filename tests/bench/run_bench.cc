@@ -37,6 +37,11 @@ void BM_RunGpt3_175B(benchmark::State& state) {
 }
 BENCHMARK(BM_RunGpt3_175B)->Unit(benchmark::kMillisecond);
 
+void BM_RunGpt3_175B_AlphaBeta(benchmark::State& state) {
+  RunExperiment(state, "gpt3-175b-selective.yaml", {"cluster.network_model=alpha_beta"}, false);
+}
+BENCHMARK(BM_RunGpt3_175B_AlphaBeta)->Unit(benchmark::kMillisecond);
+
 void BM_RunGpt3_175B_FullReplay(benchmark::State& state) {
   RunExperiment(state, "gpt3-175b-selective.yaml", {}, true);
 }
@@ -55,8 +60,15 @@ void BM_RunGpt1T_3072(benchmark::State& state) {
 }
 BENCHMARK(BM_RunGpt1T_3072)->Unit(benchmark::kMillisecond);
 
+void BM_RunGpt1T_3072_AlphaBeta(benchmark::State& state) {
+  RunExperiment(state, "gpt-1t-3072.yaml", {"cluster.network_model=alpha_beta"}, false);
+}
+BENCHMARK(BM_RunGpt1T_3072_AlphaBeta)->Unit(benchmark::kMillisecond);
+
+// Every rank replayed (alpha-beta network: the flow network's full replay of 3072 GPUs
+// takes minutes).
 void BM_RunGpt1T_3072_FullReplay(benchmark::State& state) {
-  RunExperiment(state, "gpt-1t-3072.yaml", {}, true);
+  RunExperiment(state, "gpt-1t-3072.yaml", {"cluster.network_model=alpha_beta"}, true);
 }
 BENCHMARK(BM_RunGpt1T_3072_FullReplay)->Unit(benchmark::kMillisecond)->Iterations(1);
 
