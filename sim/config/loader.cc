@@ -301,10 +301,7 @@ Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {
-    InputError err;
-    err.file = path;
-    err.message = std::string("YAML error: ") + e.what();
-    return err;
+    return config::FromYamlException(path, e);
   }
 }
 

@@ -199,10 +199,7 @@ Result<SweepSpec> LoadSweepFile(const std::string& path) {
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {
-    InputError err;
-    err.file = path;
-    err.message = std::string("YAML error: ") + e.what();
-    return err;
+    return config::FromYamlException(path, e);
   }
 }
 

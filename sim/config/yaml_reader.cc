@@ -154,6 +154,13 @@ void YamlReader::Finish() const {
   }
 }
 
+InputError FromYamlException(const std::string& path, const YAML::Exception& e) {
+  InputError err;
+  err.file = path;
+  err.message = std::string("YAML error: ") + e.what();
+  return err;
+}
+
 YAML::Node LoadYamlFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {

@@ -88,6 +88,9 @@ class YamlReader {
   std::set<std::string> known_;
 };
 
+// A yaml-cpp exception other than a parse error (e.g. a bad conversion) as an InputError.
+InputError FromYamlException(const std::string& path, const YAML::Exception& e);
+
 // Parses a YAML file; syntax errors and missing files fail with their location.
 YAML::Node LoadYamlFile(const std::string& path);
 // Parses YAML text (for --set values).
