@@ -18,9 +18,10 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   s.callback = std::move(cb);
   s.cancelled = false;
   assert(at >= SimTime::Zero());
-  const Order order = (static_cast<Order>(at.picoseconds()) << 64) | next_sequence_++;
+  assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
+  const Key key = (static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot;
   heap_.emplace_back();
-  SiftUp(heap_.size() - 1, Key{order, slot});
+  SiftUp(heap_.size() - 1, key);
   ++live_;
   return EventId{slot, s.generation};
 }
@@ -38,7 +39,7 @@ bool EventQueue::Cancel(EventId id) {
 void EventQueue::SiftUp(size_t hole, Key key) {
   while (hole > 0) {
     const size_t parent = (hole - 1) / kArity;
-    if (heap_[parent].order <= key.order) break;
+    if (heap_[parent] <= key) break;
     heap_[hole] = heap_[parent];
     hole = parent;
   }
@@ -53,9 +54,9 @@ void EventQueue::SiftDown(size_t hole, Key key) {
     const size_t last = std::min(first + kArity, n);
     size_t best = first;
     for (size_t c = first + 1; c < last; ++c) {
-      if (heap_[c].order < heap_[best].order) best = c;
+      if (heap_[c] < heap_[best]) best = c;
     }
-    if (key.order <= heap_[best].order) break;
+    if (key <= heap_[best]) break;
     heap_[hole] = heap_[best];
     hole = best;
   }
@@ -69,8 +70,8 @@ void EventQueue::PopKey() {
 }
 
 void EventQueue::DropCancelledTop() {
-  while (!heap_.empty() && slots_[heap_.front().slot].cancelled) {
-    uint32_t slot = heap_.front().slot;
+  while (!heap_.empty() && slots_[SlotOf(heap_.front())].cancelled) {
+    uint32_t slot = SlotOf(heap_.front());
     PopKey();
     ++slots_[slot].generation;
     slots_[slot].cancelled = false;
@@ -81,7 +82,7 @@ void EventQueue::DropCancelledTop() {
 SimTime EventQueue::NextTime() {
   assert(!Empty());
   DropCancelledTop();
-  return SimTime::Picoseconds(static_cast<int64_t>(heap_.front().order >> 64));
+  return TimeOf(heap_.front());
 }
 
 SimTime EventQueue::Pop(Callback* cb) {
@@ -89,13 +90,14 @@ SimTime EventQueue::Pop(Callback* cb) {
   DropCancelledTop();
   const Key top = heap_.front();
   PopKey();
-  Slot& s = slots_[top.slot];
+  const uint32_t slot = SlotOf(top);
+  Slot& s = slots_[slot];
   *cb = std::move(s.callback);
   s.callback = nullptr;
   ++s.generation;
-  free_slots_.push_back(top.slot);
+  free_slots_.push_back(slot);
   --live_;
-  return SimTime::Picoseconds(static_cast<int64_t>(top.order >> 64));
+  return TimeOf(top);
 }
 
 void EventQueue::Reserve(size_t n) {

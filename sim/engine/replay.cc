@@ -9,17 +9,70 @@ namespace meshsim {
 namespace {
 
 class Replayer {
+  // One (rank, stream) queue: its ops in order, the next to run, and whether that one
+  // has started (is computing, or waits in a collective).
+  struct Queue {
+    const OpId* ops = nullptr;
+    uint32_t size = 0;
+    uint32_t head = 0;
+    bool started = false;
+  };
+  // What the event loop needs of an op, 24 bytes instead of the Op's 56: fewer cache
+  // misses on programs of millions of ops.
+  struct ReplayOp {
+    union {
+      SimTime duration;  // kCompute
+      double bytes;      // kMemory: allocated (> 0) or freed (< 0)
+    };
+    int32_t comm = -1;      // kComm
+    uint32_t queue = 0;     // rank * kStreamCount + stream
+    uint32_t pending = 0;   // dependencies not yet finished
+    OpKind kind = OpKind::kCompute;
+    MemCategory category = MemCategory::kBuffers;  // kMemory
+    ReplayOp() : duration() {}
+  };
+  static_assert(sizeof(ReplayOp) == 24);
+  // Queue positions ahead of the head whose records are prefetched when an op starts.
+  static constexpr uint32_t kLookahead = 4;
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
-      : p_(p), compute_(compute), network_(network), options_(options) {
+      : p_(p), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    pending_.resize(n);
-    for (size_t i = 0; i < n; ++i) pending_[i] = p.DepCount(static_cast<OpId>(i));
-    started_.assign(n, 0);
+    // One sequential pass turns the program's ops into compact replay records; compute
+    // times are worked out here, off the event loop.
+    ops_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Op& op = p.op(static_cast<OpId>(i));
+      ReplayOp& r = ops_[i];
+      r.kind = op.kind;
+      r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
+      r.pending = p.DepCount(static_cast<OpId>(i));
+      switch (op.kind) {
+        case OpKind::kCompute: {
+          SimTime d = compute.Duration(op.work);
+          if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
+            d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
+          }
+          r.duration = d;
+          break;
+        }
+        case OpKind::kComm: r.comm = op.comm; break;
+        case OpKind::kMemory:
+          r.bytes = op.work.bytes;
+          r.category = op.category;
+          break;
+      }
+    }
     result_.start.assign(n, SimTime::Zero());
     result_.end.assign(n, SimTime::Zero());
-    head_.assign(static_cast<size_t>(p.Ranks()) * kStreamCount, 0);
+    queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
+    for (int r = 0; r < p.Ranks(); ++r) {
+      for (int s = 0; s < kStreamCount; ++s) {
+        const auto& ops = p.StreamOps(r, static_cast<Stream>(s));
+        queues_[r * kStreamCount + s] = Queue{ops.data(), static_cast<uint32_t>(ops.size()), 0, false};
+      }
+    }
     result_.memory.resize(p.Ranks());
     current_.assign(p.Ranks(), {});
     record_curve_.assign(p.Ranks(), 0);
@@ -76,31 +129,25 @@ class Replayer {
 
   // Starts ops at the head of one (rank, stream) queue for as long as they can start.
   void Advance(uint32_t rs) {
-    const int rank = static_cast<int>(rs / kStreamCount);
-    const auto& queue = p_.StreamOps(rank, static_cast<Stream>(rs % kStreamCount));
-    while (head_[rs] < queue.size()) {
-      const OpId id = queue[head_[rs]];
-      if (started_[id] || pending_[id] > 0) return;
-      started_[id] = 1;
-      const Op& op = p_.op(id);
+    Queue& q = queues_[rs];
+    while (!q.started && q.head < q.size) {
+      const OpId id = q.ops[q.head];
+      const ReplayOp& op = ops_[id];
+      if (op.pending > 0) return;
+      q.started = true;
+      if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
+      result_.start[id] = sim_.Now();
       switch (op.kind) {
         case OpKind::kMemory:
-          result_.start[id] = sim_.Now();
           ApplyMemory(op);
-          Finish(id);  // advances head_[rs]
+          Finish(id);  // moves the queue on
           continue;
-        case OpKind::kCompute: {
-          result_.start[id] = sim_.Now();
-          SimTime d = compute_.Duration(op.work);
-          if (!options_.compute_slowdown.empty() && options_.compute_slowdown[rank] != 1.0) {
-            d = SimTime::Seconds(d.seconds() * options_.compute_slowdown[rank]);
-          }
-          sim_.Schedule(d, [this, id] {
+        case OpKind::kCompute:
+          sim_.Schedule(op.duration, [this, id] {
             Finish(id);
             Drain();
           });
           return;
-        }
         case OpKind::kComm:
           Arrive(op.comm);
           return;
@@ -127,38 +174,40 @@ class Replayer {
 
   // Marks an op finished: its queue moves on and its dependents may become ready.
   void Finish(OpId id) {
-    const Op& op = p_.op(id);
     result_.end[id] = sim_.Now();
-    const uint32_t rs = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
-    ++head_[rs];
+    const uint32_t rs = ops_[id].queue;
+    Queue& q = queues_[rs];
+    assert(q.started && q.ops[q.head] == id);
+    ++q.head;
+    q.started = false;
     worklist_.push_back(rs);
     for (const OpId* d = p_.DependentsBegin(id); d != p_.DependentsEnd(id); ++d) {
-      if (--pending_[*d] == 0) {
-        const Op& w = p_.op(*d);
-        worklist_.push_back(w.rank * kStreamCount + static_cast<uint32_t>(w.stream));
-      }
+      ReplayOp& w = ops_[*d];
+      if (--w.pending == 0) worklist_.push_back(w.queue);
     }
   }
 
-  void ApplyMemory(const Op& op) {
-    auto& cur = current_[op.rank];
-    DeviceMemory& mem = result_.memory[op.rank];
-    cur[static_cast<int>(op.category)] += op.work.bytes;
+  void ApplyMemory(const ReplayOp& op) {
+    const uint32_t rank = op.queue / kStreamCount;
+    auto& cur = current_[rank];
+    DeviceMemory& mem = result_.memory[rank];
+    cur[static_cast<int>(op.category)] += op.bytes;
     double total = 0;
     for (double b : cur) total += b;
     if (total > mem.peak_bytes) {
       mem.peak_bytes = total;
       mem.at_peak = cur;
     }
-    if (record_curve_[op.rank]) mem.curve.push_back({sim_.Now(), total});
+    if (record_curve_[rank]) mem.curve.push_back({sim_.Now(), total});
   }
 
   void CheckCompleted() {
     for (int r = 0; r < p_.Ranks(); ++r) {
       for (int s = 0; s < kStreamCount; ++s) {
+        const Queue& q = queues_[r * kStreamCount + s];
+        const uint32_t h = q.head;
         const auto& queue = p_.StreamOps(r, static_cast<Stream>(s));
-        const uint32_t h = head_[r * kStreamCount + s];
-        if (h < queue.size()) {
+        if (h < q.size) {
           result_.completed = false;
           result_.stall = "rank " + std::to_string(r) + " stream '" +
                           std::string(StreamName(static_cast<Stream>(s))) + "' stuck at op " +
@@ -171,14 +220,12 @@ class Replayer {
   }
 
   const Program& p_;
-  const ComputeModel& compute_;
   Network& network_;
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
-  std::vector<uint32_t> pending_;
-  std::vector<uint8_t> started_;
-  std::vector<uint32_t> head_;
+  std::vector<Queue> queues_;  // ranks x kStreamCount
+  std::vector<ReplayOp> ops_;  // per op
   std::vector<uint32_t> arrived_;
   std::vector<uint32_t> parts_start_;
   std::vector<OpId> parts_;

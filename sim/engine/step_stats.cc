@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 
 namespace meshsim {
 namespace {
@@ -21,16 +22,54 @@ Activity ActivityOf(const Op& op) {
   }
 }
 
-struct Edge {
-  int64_t t;
-  int8_t delta;
-  int8_t activity;
-  bool operator<(const Edge& o) const { return t < o.t; }
-};
+// A rank's activity starting or ending at time t, packed into one integer so that sorting
+// edges is sorting integers: t in the high bits, then whether it starts, then the
+// activity. Edges at the same instant may come in any order (a zero-length span counts
+// for nothing).
+using Edge = int64_t;
+constexpr int kEdgeTimeShift = 4;
+Edge MakeEdge(int64_t t, bool starts, int activity) {
+  assert(t >= 0 && t < (int64_t{1} << (63 - kEdgeTimeShift)));
+  return (t << kEdgeTimeShift) | (starts ? 8 : 0) | activity;
+}
+int64_t EdgeTime(Edge e) { return e >> kEdgeTimeShift; }
+int EdgeDelta(Edge e) { return (e & 8) ? 1 : -1; }
+int EdgeActivity(Edge e) { return static_cast<int>(e & 7); }
+static_assert(kActivityCount <= 8);
 
-// Sweeps one rank's busy intervals over [0, step_end].
-RankStats SweepRank(std::vector<Edge>& edges, int64_t pipeline_end, int64_t step_end) {
-  std::sort(edges.begin(), edges.end());
+// One rank's edges in time order. A stream runs one op at a time, so each stream's edges
+// come out sorted; merging the per-stream runs pairwise costs log2(streams) passes, not
+// a sort.
+void RankEdges(const Program& program, const ReplayResult& replay, int rank,
+               std::vector<Edge>* edges, std::vector<Edge>* scratch) {
+  edges->clear();
+  std::array<size_t, kStreamCount + 1> run{};
+  for (int s = 0; s < kStreamCount; ++s) {
+    for (OpId id : program.StreamOps(rank, static_cast<Stream>(s))) {
+      const Op& op = program.op(id);
+      const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
+      if (op.kind == OpKind::kMemory || e <= b) continue;
+      const int a = ActivityOf(op);
+      edges->push_back(MakeEdge(b, true, a));
+      edges->push_back(MakeEdge(e, false, a));
+    }
+    run[s + 1] = edges->size();
+    assert(std::is_sorted(edges->begin() + run[s], edges->end()));
+  }
+  for (int width = 1; width < kStreamCount; width *= 2) {
+    scratch->resize(edges->size());
+    for (int lo = 0; lo < kStreamCount; lo += 2 * width) {
+      const size_t a = run[lo], m = run[std::min(lo + width, kStreamCount)],
+                   z = run[std::min(lo + 2 * width, kStreamCount)];
+      std::merge(edges->begin() + a, edges->begin() + m, edges->begin() + m, edges->begin() + z,
+                 scratch->begin() + a);
+    }
+    edges->swap(*scratch);
+  }
+}
+
+// Sweeps one rank's busy intervals, edges in time order, over [0, step_end].
+RankStats SweepRank(const std::vector<Edge>& edges, int64_t pipeline_end, int64_t step_end) {
   std::array<int, kActivityCount> active{};
   std::array<int64_t, kActivityCount + 1> time{};  // last slot: idle
   int64_t idle_before_pipeline_end = 0, comm_busy = 0, compute_busy = 0;
@@ -55,9 +94,9 @@ RankStats SweepRank(std::vector<Edge>& edges, int64_t pipeline_end, int64_t step
     }
     prev = until;
   };
-  for (const Edge& e : edges) {
-    account(e.t);
-    active[e.activity] += e.delta;
+  for (const Edge e : edges) {
+    account(EdgeTime(e));
+    active[EdgeActivity(e)] += EdgeDelta(e);
   }
   account(step_end);
   auto s = [](int64_t ps) { return static_cast<double>(ps) * 1e-12; };
@@ -126,11 +165,10 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
   std::vector<std::array<double, kCommClassCount>> sent(ranks);
-  std::vector<std::vector<Edge>> edges(ranks);
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
     if (op.kind == OpKind::kMemory) continue;
-    const int64_t b = replay.start[i].picoseconds(), e = replay.end[i].picoseconds();
+    const int64_t e = replay.end[i].picoseconds();
     if (op.kind == OpKind::kCompute) {
       model_flops[op.rank] += op.work.flops - op.recompute_flops;
       recompute_flops[op.rank] += op.recompute_flops;
@@ -142,10 +180,6 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
       sent[op.rank][static_cast<int>(CommClassOf(op.stream))] +=
           SentBytes(c.op, static_cast<int>(group.size()), c.bytes, group.front() == op.rank);
     }
-    if (e <= b) continue;
-    const int8_t a = static_cast<int8_t>(ActivityOf(op));
-    edges[op.rank].push_back({b, 1, a});
-    edges[op.rank].push_back({e, -1, a});
   }
   const int64_t pipeline_end = *std::max_element(last_pass_end.begin(), last_pass_end.end());
   stats.critical_rank = static_cast<int>(
@@ -153,8 +187,10 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
   double idle_sum = 0;
+  std::vector<Edge> edges, scratch;
   for (int r : analysed) {
-    stats.ranks[r] = SweepRank(edges[r], pipeline_end, replay.step_time.picoseconds());
+    RankEdges(program, replay, r, &edges, &scratch);
+    stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
     stats.ranks[r].model_flops = model_flops[r];
     stats.ranks[r].sent_bytes = sent[r];
     stats.ranks[r].recompute_flops = recompute_flops[r];

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <map>
+#include <array>
+#include <vector>
 
 namespace meshsim {
 namespace {
@@ -26,12 +27,34 @@ double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
 }
 
 AlphaBetaCollectiveModel::Shape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {
-  std::map<int, int> count;
-  for (int g : gpus) ++count[g / cluster_.gpus_per_node];
+  // Called for every collective of a replay. Small groups (TP, CP, pipeline pairs) count
+  // members per node in a table on the stack; large ones sort their nodes.
   Shape s;
   s.ranks = static_cast<int>(gpus.size());
-  s.nodes = static_cast<int>(count.size());
-  for (const auto& [node, c] : count) s.per_node = std::max(s.per_node, c);
+  const int per = cluster_.gpus_per_node;
+  if (gpus.size() <= 16) {
+    std::array<int, 16> node, count;
+    for (int g : gpus) {
+      int j = 0;
+      while (j < s.nodes && node[j] != g / per) ++j;
+      if (j == s.nodes) {
+        node[s.nodes] = g / per;
+        count[s.nodes++] = 0;
+      }
+      s.per_node = std::max(s.per_node, ++count[j]);
+    }
+    return s;
+  }
+  std::vector<int> nodes(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) nodes[i] = gpus[i] / per;
+  std::sort(nodes.begin(), nodes.end());
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    ++s.nodes;
+    s.per_node = std::max(s.per_node, static_cast<int>(j - i));
+    i = j;
+  }
   return s;
 }
 

@@ -119,7 +119,7 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   }
   j["busiest_rank"] = busiest;
   j["time_breakdown_s"] = TimeBreakdownJson(sim.stats.ranks[sim.stats.critical_rank].breakdown);
-  j["devices"] = Devices(sim);
+  if (options.devices) j["devices"] = Devices(sim);
   j["links"] = Links(sim);
   const double wall = options.reproducible ? 0.0 : sim.wall_s;
   j["sim"] = {{"events", sim.replay.events},

@@ -13,6 +13,8 @@ struct SummaryOptions {
   // Host measurements (sim.wall_s, sim.events_per_s, sim.peak_rss_mib) vary from run to
   // run; with reproducible = true they are written as 0 so outputs are byte-identical.
   bool reproducible = false;
+  // The per-device array (`devices`); sweeps, which keep only scalar keys, leave it out.
+  bool devices = true;
 };
 
 nlohmann::ordered_json BuildSummary(const Simulation& sim, const SummaryOptions& options = {});

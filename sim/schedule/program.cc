@@ -105,6 +105,12 @@ OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double by
   return Push(op);
 }
 
+size_t Program::GroupHash::operator()(const std::vector<int>& g) const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a over the ranks
+  for (int r : g) h = (h ^ static_cast<uint32_t>(r)) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
 int32_t Program::AddGroup(const std::vector<int>& ranks) {
   auto [it, inserted] = group_index_.try_emplace(ranks, static_cast<int32_t>(groups_.size()));
   if (inserted) groups_.push_back(ranks);
@@ -133,6 +139,11 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
 void Program::AddDep(OpId before, OpId after) {
   assert(before < ops_.size() && after < ops_.size() && before != after);
   edges_.emplace_back(before, after);
+}
+
+void Program::Reserve(size_t ops) {
+  ops_.reserve(ops);
+  edges_.reserve(ops + ops / 2);
 }
 
 void Program::Finalize() {

@@ -16,7 +16,7 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -129,6 +129,8 @@ class Program {
   // `after` may not start before `before` has finished.
   void AddDep(OpId before, OpId after);
 
+  // Makes room for about `ops` ops (and their dependencies) in total.
+  void Reserve(size_t ops);
   // Builds the adjacency lists. Call once, after the last Add*; no Add* afterwards.
   void Finalize();
 
@@ -152,7 +154,10 @@ class Program {
   std::vector<Op> ops_;
   std::vector<Comm> comms_;
   std::vector<std::vector<int>> groups_;
-  std::map<std::vector<int>, int32_t> group_index_;
+  struct GroupHash {
+    size_t operator()(const std::vector<int>& g) const;
+  };
+  std::unordered_map<std::vector<int>, int32_t, GroupHash> group_index_;
   std::vector<std::vector<OpId>> streams_;  // ranks x kStreamCount
   std::vector<std::pair<OpId, OpId>> edges_;
   std::vector<uint32_t> dep_count_;

@@ -1,5 +1,6 @@
 #include "sim/schedule/step_builder.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "sim/schedule/model_states.h"
@@ -28,10 +29,15 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
 }
 
 Program StepBuilder::Build(const std::vector<int>& ranks) {
-  if (ranks.empty()) {
-    for (int r = 0; r < mesh_.Size(); ++r) EmitRank(r);
-  } else {
-    for (int r : ranks) EmitRank(r);
+  std::vector<int> order = ranks;
+  if (order.empty()) {
+    order.resize(mesh_.Size());
+    for (int r = 0; r < mesh_.Size(); ++r) order[r] = r;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    EmitRank(order[i]);
+    // Ranks emit about as many ops as the first: size the arrays once.
+    if (i == 0) prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024);
   }
   prog_.Finalize();
   return std::move(prog_);
@@ -39,9 +45,19 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
 
 int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                               double bytes) {
-  const int32_t g = prog_.AddGroup(group);
-  const auto key = std::make_tuple(g, ch);
-  const int i = st.seq[key]++;
+  // The TP group takes most collectives: look it up once per rank.
+  int32_t g;
+  if (&group == &st.tp_group) {
+    if (st.tp_group_id < 0) st.tp_group_id = prog_.AddGroup(group);
+    g = st.tp_group_id;
+  } else {
+    g = prog_.AddGroup(group);
+  }
+  const uint32_t key = ChannelKey(g, ch);
+  auto it = std::find_if(st.seq.begin(), st.seq.end(), [key](const auto& s) { return s.first == key; });
+  if (it == st.seq.end()) it = st.seq.insert(st.seq.end(), {key, 0});
+  const int i = it->second++;
+  if (key >= instances_.size()) instances_.resize(key + 1);
   auto& list = instances_[key];
   if (i == static_cast<int>(list.size())) list.push_back(prog_.AddComm(op, g, bytes));
   assert(prog_.comms()[list[i]].op == op);

@@ -3,9 +3,8 @@
 // moe_blocks.cc (router, expert all-to-all, experts). Not part of the schedule API.
 #pragma once
 
-#include <map>
 #include <optional>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/plan/mesh.h"
@@ -29,6 +28,10 @@ enum class Channel {
   kPpGradient,
   kTiedEmbedding
 };
+constexpr uint32_t kChannelCount = 9;
+inline uint32_t ChannelKey(int32_t group, Channel ch) {
+  return static_cast<uint32_t>(group) * kChannelCount + static_cast<uint32_t>(ch);
+}
 
 // Parameters one rank holds: replicated over the dp x cp group (dense) and over the
 // expert-data-parallel group (routed experts).
@@ -49,12 +52,15 @@ class StepBuilder {
     int stage = 0;
     double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
     std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
+    int32_t tp_group_id = -1;  // tp_group's program index, once registered
     std::optional<OpId> last_compute;  // latest op on the compute stream
     std::vector<OpId> wait;            // deps for the next compute op
     std::optional<OpId> last_dp;       // latest gradient reduction
     double bucket_bytes = 0;           // dense gradient bytes not yet reduced
     double expert_bucket_bytes = 0;    // expert gradient bytes not yet reduced
-    std::map<std::tuple<int32_t, Channel>, int> seq;  // per-channel collective counter
+    // Collectives issued so far per (group, channel) key (see ChannelKey); a rank uses a
+    // handful of keys, so a linear search beats a map.
+    std::vector<std::pair<uint32_t, int>> seq;
     // ZeRO-3: the frees of the two most recent layer buffers; a gather waits for the older,
     // so at most two gathered layers (the one computing, the one prefetched) are live.
     std::optional<OpId> released[2];
@@ -119,7 +125,8 @@ class StepBuilder {
   int micro_batches_ = 0;
   int nd_ = 1;   // dense gradient group: dp x cp
   int ned_ = 1;  // expert gradient group: dp x cp / ep
-  std::map<std::tuple<int32_t, Channel>, std::vector<int32_t>> instances_;
+  // Per (group, channel) key: the collectives created so far, in issue order.
+  std::vector<std::vector<int32_t>> instances_;
 };
 
 }  // namespace meshsim::schedule_internal

@@ -47,6 +47,7 @@ Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_
   }
   SummaryOptions so;
   so.reproducible = true;
+  so.devices = false;  // no column reads them; thousands of devices per configuration
   ev.summary = BuildSummary(*sim, so);
   if ((*ev.summary)["fits"].get<bool>()) {
     ev.status = ConfigStatus::kOk;
