@@ -17,21 +17,37 @@ class Replayer {
     uint32_t head = 0;
     bool started = false;
   };
-  // What the event loop needs of an op, 24 bytes instead of the Op's 56: fewer cache
-  // misses on programs of millions of ops.
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Everything the event loop reads or writes for an op, in one 48-byte record (the
+  // Program's Op, its dependency lists and the result arrays are separate): a program of
+  // millions of ops does not fit in cache, and one miss per op beats four.
   struct ReplayOp {
+    SimTime start, end;
     union {
       SimTime duration;  // kCompute
       double bytes;      // kMemory: allocated (> 0) or freed (< 0)
     };
-    int32_t comm = -1;      // kComm
-    uint32_t queue = 0;     // rank * kStreamCount + stream
-    uint32_t pending = 0;   // dependencies not yet finished
+    uint32_t dependents = 0;  // first index into Program's dependents of this op
+    uint32_t queue = 0;       // rank * kStreamCount + stream
+    uint32_t pending = 0;     // dependencies not yet finished
+    int32_t comm = -1;        // kComm
+    uint32_t next_part = kNone;  // kComm: the next part of the same collective, by op id
+    uint16_t dependent_count = 0;
     OpKind kind = OpKind::kCompute;
     MemCategory category = MemCategory::kBuffers;  // kMemory
     ReplayOp() : duration() {}
   };
-  static_assert(sizeof(ReplayOp) == 24);
+  static_assert(sizeof(ReplayOp) == 48);
+  // A collective: the Program's Comm, and its parts as a list through
+  // ReplayOp::next_part in op id order.
+  struct ReplayComm {
+    double bytes = 0;
+    uint32_t first = kNone, last = kNone;
+    uint32_t parts = 0, arrived = 0;
+    int32_t group = 0;
+    CommOp op = CommOp::kAllReduce;
+  };
+  static_assert(sizeof(ReplayComm) == 32);
   // Queue positions ahead of the head whose records are prefetched when an op starts.
   static constexpr uint32_t kLookahead = 4;
  public:
@@ -42,12 +58,22 @@ class Replayer {
     // One sequential pass turns the program's ops into compact replay records; compute
     // times are worked out here, off the event loop.
     ops_.resize(n);
+    comms_.resize(p.comms().size());
+    for (size_t c = 0; c < comms_.size(); ++c) {
+      comms_[c].bytes = p.comms()[c].bytes;
+      comms_[c].group = p.comms()[c].group;
+      comms_[c].op = p.comms()[c].op;
+    }
     for (size_t i = 0; i < n; ++i) {
       const Op& op = p.op(static_cast<OpId>(i));
       ReplayOp& r = ops_[i];
       r.kind = op.kind;
       r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
       r.pending = p.DepCount(static_cast<OpId>(i));
+      r.dependents = p.DependentsOffset(static_cast<OpId>(i));
+      const uint32_t count = p.DependentsOffset(static_cast<OpId>(i + 1)) - r.dependents;
+      assert(count <= UINT16_MAX);
+      r.dependent_count = static_cast<uint16_t>(count);
       switch (op.kind) {
         case OpKind::kCompute: {
           SimTime d = compute.Duration(op.work);
@@ -57,15 +83,24 @@ class Replayer {
           r.duration = d;
           break;
         }
-        case OpKind::kComm: r.comm = op.comm; break;
+        case OpKind::kComm: {
+          r.comm = op.comm;
+          ReplayComm& c = comms_[op.comm];
+          if (c.first == kNone) {
+            c.first = static_cast<uint32_t>(i);
+          } else {
+            ops_[c.last].next_part = static_cast<uint32_t>(i);
+          }
+          c.last = static_cast<uint32_t>(i);
+          ++c.parts;
+          break;
+        }
         case OpKind::kMemory:
           r.bytes = op.work.bytes;
           r.category = op.category;
           break;
       }
     }
-    result_.start.assign(n, SimTime::Zero());
-    result_.end.assign(n, SimTime::Zero());
     queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
     for (int r = 0; r < p.Ranks(); ++r) {
       for (int s = 0; s < kStreamCount; ++s) {
@@ -77,7 +112,6 @@ class Replayer {
     current_.assign(p.Ranks(), {});
     record_curve_.assign(p.Ranks(), 0);
     for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
-    BuildCommParts();
     sim_.Reserve(1024);
   }
 
@@ -91,7 +125,13 @@ class Replayer {
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
     SimTime last = SimTime::Zero();
-    for (SimTime t : result_.end) last = std::max(last, t);
+    result_.start.resize(ops_.size());
+    result_.end.resize(ops_.size());
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      result_.start[i] = ops_[i].start;
+      result_.end[i] = ops_[i].end;
+      last = std::max(last, ops_[i].end);
+    }
     result_.step_time = last;
     result_.intra_node_bytes = network_.IntraNodeBytes();
     result_.inter_node_bytes = network_.InterNodeBytes();
@@ -103,22 +143,6 @@ class Replayer {
   }
 
  private:
-  void BuildCommParts() {
-    const size_t c = p_.comms().size();
-    arrived_.assign(c, 0);
-    parts_start_.assign(c + 1, 0);
-    for (const Op& op : p_.ops()) {
-      if (op.kind == OpKind::kComm) ++parts_start_[op.comm + 1];
-    }
-    for (size_t i = 0; i < c; ++i) parts_start_[i + 1] += parts_start_[i];
-    parts_.resize(parts_start_[c]);
-    std::vector<uint32_t> fill(parts_start_.begin(), parts_start_.end() - 1);
-    for (size_t i = 0; i < p_.OpCount(); ++i) {
-      const Op& op = p_.op(static_cast<OpId>(i));
-      if (op.kind == OpKind::kComm) parts_[fill[op.comm]++] = static_cast<OpId>(i);
-    }
-  }
-
   void Drain() {
     while (!worklist_.empty()) {
       const uint32_t rs = worklist_.back();
@@ -132,11 +156,11 @@ class Replayer {
     Queue& q = queues_[rs];
     while (!q.started && q.head < q.size) {
       const OpId id = q.ops[q.head];
-      const ReplayOp& op = ops_[id];
+      ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
-      result_.start[id] = sim_.Now();
+      Prefetch(q);
+      op.start = sim_.Now();
       switch (op.kind) {
         case OpKind::kMemory:
           ApplyMemory(op);
@@ -155,18 +179,21 @@ class Replayer {
     }
   }
 
+  // The program does not fit in cache: while the head of a queue starts, fetch the
+  // record of an op a few places behind it.
+  void Prefetch(const Queue& q) const {
+    if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
+  }
+
   void Arrive(int32_t comm) {
-    const uint32_t begin = parts_start_[comm], end = parts_start_[comm + 1];
-    if (++arrived_[comm] < end - begin) return;
-    const Comm& c = p_.comms()[comm];
-    for (uint32_t i = begin; i < end; ++i) result_.start[parts_[i]] = sim_.Now();
+    ReplayComm& c = comms_[comm];
+    if (++c.arrived < c.parts) return;
+    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) ops_[i].start = sim_.Now();
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(sim_, c.op, p_.groups()[c.group], c.bytes,
-                   [this, comm] {
-                     for (uint32_t i = parts_start_[comm]; i < parts_start_[comm + 1]; ++i) {
-                       Finish(parts_[i]);
-                     }
+                   [this, first = c.first] {
+                     for (uint32_t i = first; i != kNone; i = ops_[i].next_part) Finish(i);
                      Drain();
                    },
                    mirrors);
@@ -174,14 +201,16 @@ class Replayer {
 
   // Marks an op finished: its queue moves on and its dependents may become ready.
   void Finish(OpId id) {
-    result_.end[id] = sim_.Now();
-    const uint32_t rs = ops_[id].queue;
+    ReplayOp& op = ops_[id];
+    op.end = sim_.Now();
+    const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
     assert(q.started && q.ops[q.head] == id);
     ++q.head;
     q.started = false;
     worklist_.push_back(rs);
-    for (const OpId* d = p_.DependentsBegin(id); d != p_.DependentsEnd(id); ++d) {
+    const OpId* d = p_.Dependents() + op.dependents;
+    for (const OpId* e = d + op.dependent_count; d != e; ++d) {
       ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);
     }
@@ -226,9 +255,7 @@ class Replayer {
   ReplayResult result_;
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<ReplayOp> ops_;  // per op
-  std::vector<uint32_t> arrived_;
-  std::vector<uint32_t> parts_start_;
-  std::vector<OpId> parts_;
+  std::vector<ReplayComm> comms_;  // per collective
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   std::vector<uint8_t> record_curve_;

@@ -37,24 +37,18 @@ int EdgeDelta(Edge e) { return (e & 8) ? 1 : -1; }
 int EdgeActivity(Edge e) { return static_cast<int>(e & 7); }
 static_assert(kActivityCount <= 8);
 
-// One rank's edges in time order. A stream runs one op at a time, so each stream's edges
-// come out sorted; merging the per-stream runs pairwise costs log2(streams) passes, not
-// a sort.
-void RankEdges(const Program& program, const ReplayResult& replay, int rank,
-               std::vector<Edge>* edges, std::vector<Edge>* scratch) {
+// One rank's edges, kept per stream. A stream runs one op at a time, so each stream's
+// edges come out in time order; MergeRuns then merges them pairwise in log2(streams)
+// passes instead of sorting.
+using StreamEdges = std::array<std::vector<Edge>, kStreamCount>;
+
+void MergeRuns(const StreamEdges& runs, std::vector<Edge>* edges, std::vector<Edge>* scratch) {
   edges->clear();
   std::array<size_t, kStreamCount + 1> run{};
   for (int s = 0; s < kStreamCount; ++s) {
-    for (OpId id : program.StreamOps(rank, static_cast<Stream>(s))) {
-      const Op& op = program.op(id);
-      const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
-      if (op.kind == OpKind::kMemory || e <= b) continue;
-      const int a = ActivityOf(op);
-      edges->push_back(MakeEdge(b, true, a));
-      edges->push_back(MakeEdge(e, false, a));
-    }
+    assert(std::is_sorted(runs[s].begin(), runs[s].end()));
+    edges->insert(edges->end(), runs[s].begin(), runs[s].end());
     run[s + 1] = edges->size();
-    assert(std::is_sorted(edges->begin() + run[s], edges->end()));
   }
   for (int width = 1; width < kStreamCount; width *= 2) {
     scratch->resize(edges->size());
@@ -165,10 +159,19 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
   std::vector<std::array<double, kCommClassCount>> sent(ranks);
+  std::vector<bool> is_analysed(ranks, false);
+  for (int r : analysed) is_analysed[r] = true;
+  std::vector<StreamEdges> stream_edges(ranks);
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
     if (op.kind == OpKind::kMemory) continue;
-    const int64_t e = replay.end[i].picoseconds();
+    const int64_t b = replay.start[i].picoseconds(), e = replay.end[i].picoseconds();
+    if (e > b && is_analysed[op.rank]) {
+      std::vector<Edge>& run = stream_edges[op.rank][static_cast<int>(op.stream)];
+      const int a = ActivityOf(op);
+      run.push_back(MakeEdge(b, true, a));
+      run.push_back(MakeEdge(e, false, a));
+    }
     if (op.kind == OpKind::kCompute) {
       model_flops[op.rank] += op.work.flops - op.recompute_flops;
       recompute_flops[op.rank] += op.recompute_flops;
@@ -189,7 +192,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   double idle_sum = 0;
   std::vector<Edge> edges, scratch;
   for (int r : analysed) {
-    RankEdges(program, replay, r, &edges, &scratch);
+    MergeRuns(stream_edges[r], &edges, &scratch);
     stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
     stats.ranks[r].model_flops = model_flops[r];
     stats.ranks[r].sent_bytes = sent[r];

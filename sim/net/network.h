@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/simulator.h"
@@ -68,9 +69,20 @@ class CostModelNetwork final : public Network {
   double InterNodeBytes() const override { return inter_bytes_; }
 
  private:
+  // The model's cost of a collective, computed once per distinct (op, group, bytes): a
+  // step repeats the same few collectives (every layer's TP collectives) many times.
+  const CollectiveCost& Cost(CommOp op, std::span<const int> gpus, double bytes);
+
+  struct CachedCost {
+    CommOp op;
+    double bytes;
+    std::vector<int> gpus;
+    CollectiveCost cost;
+  };
   std::unique_ptr<CollectiveModel> model_;
   double intra_capacity_, inter_capacity_;
   double intra_bytes_ = 0, inter_bytes_ = 0;
+  std::unordered_map<uint64_t, std::vector<CachedCost>> costs_;  // by hash of the inputs
 };
 
 }  // namespace meshsim

@@ -146,6 +146,10 @@ class Program {
   uint32_t DepCount(OpId id) const { return dep_count_[id]; }
   const OpId* DependentsBegin(OpId id) const { return &dependents_[dependents_start_[id]]; }
   const OpId* DependentsEnd(OpId id) const { return &dependents_[dependents_start_[id + 1]]; }
+  // The same lists as one array: op `id`'s dependents are
+  // Dependents()[DependentsOffset(id) .. DependentsOffset(id + 1)).
+  const OpId* Dependents() const { return dependents_.data(); }
+  uint32_t DependentsOffset(OpId id) const { return dependents_start_[id]; }
 
  private:
   OpId Push(const Op& op);
