@@ -21,20 +21,26 @@ class Replayer {
   // Everything the event loop reads or writes for an op, in one 48-byte record (the
   // Program's Op, its dependency lists and the result arrays are separate): a program of
   // millions of ops does not fit in cache, and one miss per op beats four.
+  // kSolo: a collective with one replayed participant (symmetric replay makes most of
+  // them so), started without its shared record.
+  enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
     SimTime start, end;
     union {
       SimTime duration;  // kCompute
-      double bytes;      // kMemory: allocated (> 0) or freed (< 0)
+      double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's
     };
     uint32_t dependents = 0;  // first index into Program's dependents of this op
     uint32_t queue = 0;       // rank * kStreamCount + stream
     uint32_t pending = 0;     // dependencies not yet finished
-    int32_t comm = -1;        // kComm
-    uint32_t next_part = kNone;  // kComm: the next part of the same collective, by op id
+    int32_t comm = -1;        // kShared: index of the collective; kSolo: its group
+    uint32_t next_part = kNone;  // kShared: the next part of the same collective, by op id
     uint16_t dependent_count = 0;
-    OpKind kind = OpKind::kCompute;
-    MemCategory category = MemCategory::kBuffers;  // kMemory
+    Kind kind = Kind::kCompute;
+    union {
+      MemCategory category = MemCategory::kBuffers;  // kMemory
+      CommOp comm_op;                                // kSolo
+    };
     ReplayOp() : duration() {}
   };
   static_assert(sizeof(ReplayOp) == 48);
@@ -67,7 +73,9 @@ class Replayer {
     for (size_t i = 0; i < n; ++i) {
       const Op& op = p.op(static_cast<OpId>(i));
       ReplayOp& r = ops_[i];
-      r.kind = op.kind;
+      r.kind = op.kind == OpKind::kCompute ? Kind::kCompute
+               : op.kind == OpKind::kMemory ? Kind::kMemory
+                                            : Kind::kShared;
       r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
       r.pending = p.DepCount(static_cast<OpId>(i));
       r.dependents = p.DependentsOffset(static_cast<OpId>(i));
@@ -100,6 +108,14 @@ class Replayer {
           r.category = op.category;
           break;
       }
+    }
+    for (const ReplayComm& c : comms_) {
+      if (c.parts != 1) continue;
+      ReplayOp& r = ops_[c.first];
+      r.kind = Kind::kSolo;
+      r.bytes = c.bytes;
+      r.comm = c.group;
+      r.comm_op = c.op;
     }
     queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
     for (int r = 0; r < p.Ranks(); ++r) {
@@ -162,27 +178,42 @@ class Replayer {
       Prefetch(q);
       op.start = sim_.Now();
       switch (op.kind) {
-        case OpKind::kMemory:
+        case Kind::kMemory:
           ApplyMemory(op);
           Finish(id);  // moves the queue on
           continue;
-        case OpKind::kCompute:
+        case Kind::kCompute:
           sim_.Schedule(op.duration, [this, id] {
             Finish(id);
             Drain();
           });
           return;
-        case OpKind::kComm:
+        case Kind::kShared:
           Arrive(op.comm);
+          return;
+        case Kind::kSolo:
+          StartSolo(id, op);
           return;
       }
     }
   }
 
   // The program does not fit in cache: while the head of a queue starts, fetch the
-  // record of an op a few places behind it.
+  // record of an op a few places behind it, and the queue's op ids further on.
   void Prefetch(const Queue& q) const {
     if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
+    if (q.head + 4 * kLookahead < q.size) __builtin_prefetch(&q.ops[q.head + 4 * kLookahead]);
+  }
+
+  void StartSolo(OpId id, const ReplayOp& op) {
+    static const std::vector<std::vector<int>> kNoMirrors;
+    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
+    network_.Start(sim_, op.comm_op, p_.groups()[op.comm], op.bytes,
+                   [this, id] {
+                     Finish(id);
+                     Drain();
+                   },
+                   mirrors);
   }
 
   void Arrive(int32_t comm) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cassert>
 
 namespace meshsim {
@@ -38,59 +39,66 @@ int EdgeActivity(Edge e) { return static_cast<int>(e & 7); }
 static_assert(kActivityCount <= 8);
 
 // One rank's edges, kept per stream. A stream runs one op at a time, so each stream's
-// edges come out in time order; MergeRuns then merges them pairwise in log2(streams)
-// passes instead of sorting.
+// edges come out in time order, and SweepRank merges the streams as it goes.
 using StreamEdges = std::array<std::vector<Edge>, kStreamCount>;
 
-void MergeRuns(const StreamEdges& runs, std::vector<Edge>* edges, std::vector<Edge>* scratch) {
-  edges->clear();
-  std::array<size_t, kStreamCount + 1> run{};
-  for (int s = 0; s < kStreamCount; ++s) {
-    assert(std::is_sorted(runs[s].begin(), runs[s].end()));
-    edges->insert(edges->end(), runs[s].begin(), runs[s].end());
-    run[s + 1] = edges->size();
+// Sweeps one rank's busy intervals over [0, step_end]: the streams' edges in time order,
+// taking at each instant the highest-priority activity under way.
+RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t step_end) {
+  // Compute and TP streams carry most edges; the others are sorted into one run, so the
+  // merge below picks among three cursors at most.
+  std::vector<Edge> others;
+  for (int st = 0; st < kStreamCount; ++st) {
+    assert(std::is_sorted(streams[st].begin(), streams[st].end()));
+    const Stream stream = static_cast<Stream>(st);
+    if (stream == Stream::kCompute || stream == Stream::kTp) continue;
+    others.insert(others.end(), streams[st].begin(), streams[st].end());
   }
-  for (int width = 1; width < kStreamCount; width *= 2) {
-    scratch->resize(edges->size());
-    for (int lo = 0; lo < kStreamCount; lo += 2 * width) {
-      const size_t a = run[lo], m = run[std::min(lo + width, kStreamCount)],
-                   z = run[std::min(lo + 2 * width, kStreamCount)];
-      std::merge(edges->begin() + a, edges->begin() + m, edges->begin() + m, edges->begin() + z,
-                 scratch->begin() + a);
-    }
-    edges->swap(*scratch);
+  std::sort(others.begin(), others.end());
+  const std::array<const std::vector<Edge>*, 3> runs{
+      &streams[static_cast<int>(Stream::kCompute)], &streams[static_cast<int>(Stream::kTp)], &others};
+  // Cursors of the runs that have edges; the next edge is the least at a cursor.
+  std::array<const Edge*, 3> next, end;
+  int open = 0;
+  for (const std::vector<Edge>* s : runs) {
+    if (s->empty()) continue;
+    next[open] = s->data();
+    end[open++] = s->data() + s->size();
   }
-}
-
-// Sweeps one rank's busy intervals, edges in time order, over [0, step_end].
-RankStats SweepRank(const std::vector<Edge>& edges, int64_t pipeline_end, int64_t step_end) {
   std::array<int, kActivityCount> active{};
+  uint32_t busy = 0;  // bit a: activity a under way
+  constexpr uint32_t kComputeBits = (1u << kOptimizer) | (1u << kCompute);
   std::array<int64_t, kActivityCount + 1> time{};  // last slot: idle
   int64_t idle_before_pipeline_end = 0, comm_busy = 0, compute_busy = 0;
   int64_t prev = 0;
   auto account = [&](int64_t until) {
     if (until <= prev) return;
     const int64_t span = until - prev;
-    int winner = kActivityCount;
-    for (int a = 0; a < kActivityCount; ++a) {
-      if (active[a] > 0) {
-        winner = a;
-        break;
-      }
-    }
-    time[winner] += span;
-    if (active[kOptimizer] + active[kCompute] > 0) compute_busy += span;
-    bool comm = false;
-    for (int a = kTp; a < kActivityCount; ++a) comm = comm || active[a] > 0;
-    if (comm) comm_busy += span;
-    if (winner == kActivityCount) {
+    if (busy == 0) {
+      time[kActivityCount] += span;
       idle_before_pipeline_end += std::max<int64_t>(0, std::min(until, pipeline_end) - prev);
+    } else {
+      time[std::countr_zero(busy)] += span;  // lower index, higher priority
     }
+    if (busy & kComputeBits) compute_busy += span;
+    if (busy & ~kComputeBits) comm_busy += span;
     prev = until;
   };
-  for (const Edge e : edges) {
+  while (open > 0) {
+    int k = 0;
+    for (int i = 1; i < open; ++i) {
+      if (*next[i] < *next[k]) k = i;
+    }
+    const Edge e = *next[k];
+    if (++next[k] == end[k]) {
+      --open;
+      next[k] = next[open];
+      end[k] = end[open];
+    }
     account(EdgeTime(e));
-    active[EdgeActivity(e)] += EdgeDelta(e);
+    const int a = EdgeActivity(e);
+    active[a] += EdgeDelta(e);
+    busy = active[a] > 0 ? busy | (1u << a) : busy & ~(1u << a);
   }
   account(step_end);
   auto s = [](int64_t ps) { return static_cast<double>(ps) * 1e-12; };
@@ -159,9 +167,14 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
   std::vector<std::array<double, kCommClassCount>> sent(ranks);
-  std::vector<bool> is_analysed(ranks, false);
-  for (int r : analysed) is_analysed[r] = true;
+  std::vector<char> is_analysed(ranks, 0);
+  for (int r : analysed) is_analysed[r] = 1;
   std::vector<StreamEdges> stream_edges(ranks);
+  for (int r : analysed) {
+    for (int st = 0; st < kStreamCount; ++st) {
+      stream_edges[r][st].reserve(2 * program.StreamOps(r, static_cast<Stream>(st)).size());
+    }
+  }
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
     if (op.kind == OpKind::kMemory) continue;
@@ -190,10 +203,8 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
   double idle_sum = 0;
-  std::vector<Edge> edges, scratch;
   for (int r : analysed) {
-    MergeRuns(stream_edges[r], &edges, &scratch);
-    stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
+    stats.ranks[r] = SweepRank(stream_edges[r], pipeline_end, replay.step_time.picoseconds());
     stats.ranks[r].model_flops = model_flops[r];
     stats.ranks[r].sent_bytes = sent[r];
     stats.ranks[r].recompute_flops = recompute_flops[r];

@@ -16,19 +16,18 @@ void CostModelNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpu
 }
 
 const CollectiveCost& CostModelNetwork::Cost(CommOp op, std::span<const int> gpus, double bytes) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a over op, bytes and the group
-  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  mix(static_cast<uint64_t>(op));
-  mix(std::bit_cast<uint64_t>(bytes));
-  for (int g : gpus) mix(static_cast<uint32_t>(g));
-  std::vector<CachedCost>& bucket = costs_[h];
-  for (const CachedCost& c : bucket) {
-    if (c.op == op && c.bytes == bytes && std::equal(gpus.begin(), gpus.end(), c.gpus.begin(), c.gpus.end())) {
-      return c.cost;
-    }
+  const uint64_t h = (reinterpret_cast<uintptr_t>(gpus.data()) >> 3) ^
+                     (std::bit_cast<uint64_t>(bytes) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(op);
+  CachedCost& c = costs_[(h ^ (h >> 29)) % kCostCacheSize];
+  if (c.data != gpus.data() || c.op != op || c.bytes != bytes ||
+      !std::equal(gpus.begin(), gpus.end(), c.gpus.begin(), c.gpus.end())) {
+    c.data = gpus.data();
+    c.op = op;
+    c.bytes = bytes;
+    c.gpus.assign(gpus.begin(), gpus.end());
+    c.cost = model_->Cost(op, gpus, bytes);
   }
-  bucket.push_back({op, bytes, std::vector<int>(gpus.begin(), gpus.end()), model_->Cost(op, gpus, bytes)});
-  return bucket.back().cost;
+  return c.cost;
 }
 
 std::vector<LinkUsage> CostModelNetwork::Usage(double step_s) const {

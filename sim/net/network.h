@@ -5,7 +5,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/core/simulator.h"
@@ -69,20 +68,23 @@ class CostModelNetwork final : public Network {
   double InterNodeBytes() const override { return inter_bytes_; }
 
  private:
-  // The model's cost of a collective, computed once per distinct (op, group, bytes): a
-  // step repeats the same few collectives (every layer's TP collectives) many times.
+  // The model's cost of a collective, remembered: a step repeats the same few collectives
+  // (every layer's TP collectives) many times. A direct-mapped table keyed by where the
+  // group lives; an entry is used only if op, bytes and every member match.
   const CollectiveCost& Cost(CommOp op, std::span<const int> gpus, double bytes);
 
   struct CachedCost {
-    CommOp op;
-    double bytes;
+    const int* data = nullptr;
+    CommOp op = CommOp::kAllReduce;
+    double bytes = -1;
     std::vector<int> gpus;
     CollectiveCost cost;
   };
+  static constexpr size_t kCostCacheSize = 1024;
   std::unique_ptr<CollectiveModel> model_;
   double intra_capacity_, inter_capacity_;
   double intra_bytes_ = 0, inter_bytes_ = 0;
-  std::unordered_map<uint64_t, std::vector<CachedCost>> costs_;  // by hash of the inputs
+  std::vector<CachedCost> costs_ = std::vector<CachedCost>(kCostCacheSize);
 };
 
 }  // namespace meshsim

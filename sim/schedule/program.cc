@@ -141,9 +141,15 @@ void Program::AddDep(OpId before, OpId after) {
   edges_.emplace_back(before, after);
 }
 
-void Program::Reserve(size_t ops) {
+void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
   ops_.reserve(ops);
   edges_.reserve(ops + ops / 2);
+  for (int r : ranks) {
+    for (int s = 0; s < kStreamCount; ++s) {
+      const size_t n = streams_[like * kStreamCount + s].size();
+      streams_[r * kStreamCount + s].reserve(n + n / 8 + 4);
+    }
+  }
 }
 
 void Program::Finalize() {

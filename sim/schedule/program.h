@@ -129,8 +129,9 @@ class Program {
   // `after` may not start before `before` has finished.
   void AddDep(OpId before, OpId after);
 
-  // Makes room for about `ops` ops (and their dependencies) in total.
-  void Reserve(size_t ops);
+  // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
+  // of `ranks` for as many ops as `like` has on it.
+  void Reserve(size_t ops, int like, const std::vector<int>& ranks);
   // Builds the adjacency lists. Call once, after the last Add*; no Add* afterwards.
   void Finalize();
 

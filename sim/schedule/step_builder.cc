@@ -37,7 +37,10 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   for (size_t i = 0; i < order.size(); ++i) {
     EmitRank(order[i]);
     // Ranks emit about as many ops as the first: size the arrays once.
-    if (i == 0) prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024);
+    if (i == 0) {
+      prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024, order[0],
+                    std::vector<int>(order.begin() + 1, order.end()));
+    }
   }
   prog_.Finalize();
   return std::move(prog_);
