@@ -63,8 +63,8 @@ class Replayer {
     const size_t n = p.OpCount();
     // One sequential pass turns the program's ops into compact replay records; compute
     // times are worked out here, off the event loop.
-    ops_.resize(n);
-    comms_.resize(p.comms().size());
+    ops_.assign(n, ReplayOp());
+    comms_.assign(p.comms().size(), ReplayComm());
     for (size_t c = 0; c < comms_.size(); ++c) {
       comms_[c].bytes = p.comms()[c].bytes;
       comms_[c].group = p.comms()[c].group;
@@ -285,8 +285,20 @@ class Replayer {
   Simulator sim_;
   ReplayResult result_;
   std::vector<Queue> queues_;  // ranks x kStreamCount
-  std::vector<ReplayOp> ops_;  // per op
-  std::vector<ReplayComm> comms_;  // per collective
+  // Per op and per collective. The arrays of the last replay on this thread are reused:
+  // a sweep replays thousands of programs of millions of ops, and fresh pages for them
+  // (a page fault and a clear per 4 KiB) cost more than refilling old ones. A replay
+  // runs start to end on one thread, never nested.
+  static std::vector<ReplayOp>& OpBuffer() {
+    thread_local std::vector<ReplayOp> buffer;
+    return buffer;
+  }
+  static std::vector<ReplayComm>& CommBuffer() {
+    thread_local std::vector<ReplayComm> buffer;
+    return buffer;
+  }
+  std::vector<ReplayOp>& ops_ = OpBuffer();
+  std::vector<ReplayComm>& comms_ = CommBuffer();
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   std::vector<uint8_t> record_curve_;

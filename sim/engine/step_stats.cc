@@ -167,20 +167,25 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
   std::vector<std::array<double, kCommClassCount>> sent(ranks);
-  std::vector<char> is_analysed(ranks, 0);
-  for (int r : analysed) is_analysed[r] = 1;
-  std::vector<StreamEdges> stream_edges(ranks);
-  for (int r : analysed) {
+  // Edges of the analysed ranks, by position in `analysed`. The arrays are kept per thread
+  // and reused, like the replay's records (a sweep analyses thousands of steps).
+  thread_local std::vector<StreamEdges> stream_edges;
+  std::vector<int> slot(ranks, -1);
+  if (stream_edges.size() < analysed.size()) stream_edges.resize(analysed.size());
+  for (size_t i = 0; i < analysed.size(); ++i) {
+    const int r = analysed[i];
+    slot[r] = static_cast<int>(i);
     for (int st = 0; st < kStreamCount; ++st) {
-      stream_edges[r][st].reserve(2 * program.StreamOps(r, static_cast<Stream>(st)).size());
+      stream_edges[i][st].clear();
+      stream_edges[i][st].reserve(2 * program.StreamOps(r, static_cast<Stream>(st)).size());
     }
   }
   for (size_t i = 0; i < program.OpCount(); ++i) {
     const Op& op = program.op(static_cast<OpId>(i));
     if (op.kind == OpKind::kMemory) continue;
     const int64_t b = replay.start[i].picoseconds(), e = replay.end[i].picoseconds();
-    if (e > b && is_analysed[op.rank]) {
-      std::vector<Edge>& run = stream_edges[op.rank][static_cast<int>(op.stream)];
+    if (e > b && slot[op.rank] >= 0) {
+      std::vector<Edge>& run = stream_edges[slot[op.rank]][static_cast<int>(op.stream)];
       const int a = ActivityOf(op);
       run.push_back(MakeEdge(b, true, a));
       run.push_back(MakeEdge(e, false, a));
@@ -204,7 +209,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   stats.ranks.resize(ranks);
   double idle_sum = 0;
   for (int r : analysed) {
-    stats.ranks[r] = SweepRank(stream_edges[r], pipeline_end, replay.step_time.picoseconds());
+    stats.ranks[r] = SweepRank(stream_edges[slot[r]], pipeline_end, replay.step_time.picoseconds());
     stats.ranks[r].model_flops = model_flops[r];
     stats.ranks[r].sent_bytes = sent[r];
     stats.ranks[r].recompute_flops = recompute_flops[r];

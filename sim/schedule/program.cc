@@ -69,7 +69,25 @@ std::string_view TagName(Tag t) {
   return "?";
 }
 
-Program::Program(int ranks) : ranks_(ranks), streams_(static_cast<size_t>(ranks) * kStreamCount) {}
+namespace {
+// The op array of the last program destroyed on this thread, kept for the next one: a
+// sweep builds thousands of programs of millions of ops, and fresh pages for them (a page
+// fault and a clear per 4 KiB) cost more than reusing old ones.
+std::vector<Op>& SpareOps() {
+  thread_local std::vector<Op> spare;
+  return spare;
+}
+}  // namespace
+
+Program::Program(int ranks) : ranks_(ranks), streams_(static_cast<size_t>(ranks) * kStreamCount) {
+  ops_.swap(SpareOps());
+  ops_.clear();
+}
+
+Program::~Program() {
+  std::vector<Op>& spare = SpareOps();
+  if (ops_.capacity() > spare.capacity()) spare.swap(ops_);
+}
 
 OpId Program::Push(const Op& op) {
   assert(dependents_start_.empty() && "Program is finalized");

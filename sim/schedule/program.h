@@ -107,6 +107,7 @@ using OpId = uint32_t;
 class Program {
  public:
   explicit Program(int ranks);
+  ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
   Program(Program&&) = default;
