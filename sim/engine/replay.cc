@@ -175,7 +175,7 @@ class Replayer {
       ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      Prefetch(q);
+      Prefetch(q, op);
       op.start = sim_.Now();
       switch (op.kind) {
         case Kind::kMemory:
@@ -199,10 +199,14 @@ class Replayer {
   }
 
   // The program does not fit in cache: while the head of a queue starts, fetch the
-  // record of an op a few places behind it, and the queue's op ids further on.
-  void Prefetch(const Queue& q) const {
+  // record of an op a few places behind it, the queue's op ids further on, and the
+  // records of the ops that wait for this one.
+  void Prefetch(const Queue& q, const ReplayOp& op) const {
     if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
     if (q.head + 4 * kLookahead < q.size) __builtin_prefetch(&q.ops[q.head + 4 * kLookahead]);
+    // The ops waiting for this one are touched when it finishes.
+    const OpId* d = p_.Dependents() + op.dependents;
+    for (const OpId* e = d + op.dependent_count; d != e; ++d) __builtin_prefetch(&ops_[*d], 1);
   }
 
   void StartSolo(OpId id, const ReplayOp& op) {
