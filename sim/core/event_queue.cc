@@ -5,7 +5,7 @@
 
 namespace meshsim {
 
-EventId EventQueue::Push(SimTime at, Callback&& cb) {
+EventId EventQueue::Push(SimTime at, Callback cb) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();

@@ -32,7 +32,7 @@ class EventQueue {
   EventQueue& operator=(const EventQueue&) = delete;
 
   // Adds an event. O(log n).
-  EventId Push(SimTime at, Callback&& cb);
+  EventId Push(SimTime at, Callback cb);
   // Marks an event as cancelled; returns false if it already ran or was cancelled. O(1).
   bool Cancel(EventId id);
   // True when no live (non-cancelled) event remains.

@@ -4,12 +4,12 @@
 
 namespace meshsim {
 
-EventId Simulator::Schedule(SimTime delay, EventQueue::Callback&& cb) {
+EventId Simulator::Schedule(SimTime delay, EventQueue::Callback cb) {
   assert(delay >= SimTime::Zero());
   return queue_.Push(now_ + delay, std::move(cb));
 }
 
-EventId Simulator::ScheduleAt(SimTime at, EventQueue::Callback&& cb) {
+EventId Simulator::ScheduleAt(SimTime at, EventQueue::Callback cb) {
   assert(at >= now_);
   return queue_.Push(at, std::move(cb));
 }

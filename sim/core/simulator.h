@@ -20,9 +20,9 @@ class Simulator {
 
   SimTime Now() const { return now_; }
   // Runs cb at Now() + delay.
-  EventId Schedule(SimTime delay, EventQueue::Callback&& cb);
+  EventId Schedule(SimTime delay, EventQueue::Callback cb);
   // Runs cb at absolute time `at`. Precondition: at >= Now().
-  EventId ScheduleAt(SimTime at, EventQueue::Callback&& cb);
+  EventId ScheduleAt(SimTime at, EventQueue::Callback cb);
   bool Cancel(EventId id) { return queue_.Cancel(id); }
   // Runs events until none remain. Returns the number of events executed.
   uint64_t Run();
