@@ -18,14 +18,14 @@ class Replayer {
     bool started = false;
   };
   static constexpr uint32_t kNone = UINT32_MAX;
-  // Everything the event loop reads or writes for an op, in one 48-byte record (the
-  // Program's Op, its dependency lists and the result arrays are separate): a program of
-  // millions of ops does not fit in cache, and one miss per op beats four.
+  // What the event loop needs of an op, in one 32-byte record instead of the Program's
+  // 56-byte Op, its collective and its dependency lists: a program of millions of ops does
+  // not fit in cache, and one miss per op beats four. Start and end times go straight to
+  // the result's arrays (8 bytes each, dense).
   // kSolo: a collective with one replayed participant (symmetric replay makes most of
-  // them so), started without its shared record.
+  // them so), started without a shared record.
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
-    SimTime start, end;
     union {
       SimTime duration;  // kCompute
       double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's
@@ -43,7 +43,7 @@ class Replayer {
     };
     ReplayOp() : duration() {}
   };
-  static_assert(sizeof(ReplayOp) == 48);
+  static_assert(sizeof(ReplayOp) == 32);
   // A collective: the Program's Comm, and its parts as a list through
   // ReplayOp::next_part in op id order.
   struct ReplayComm {
@@ -63,19 +63,14 @@ class Replayer {
     const size_t n = p.OpCount();
     // One sequential pass turns the program's ops into compact replay records; compute
     // times are worked out here, off the event loop.
-    ops_.assign(n, ReplayOp());
+    ops_.clear();
+    ops_.reserve(n);
+    result_.start.resize(n);
+    result_.end.resize(n);
     comms_.assign(p.comms().size(), ReplayComm());
-    for (size_t c = 0; c < comms_.size(); ++c) {
-      comms_[c].bytes = p.comms()[c].bytes;
-      comms_[c].group = p.comms()[c].group;
-      comms_[c].op = p.comms()[c].op;
-    }
     for (size_t i = 0; i < n; ++i) {
       const Op& op = p.op(static_cast<OpId>(i));
-      ReplayOp& r = ops_[i];
-      r.kind = op.kind == OpKind::kCompute ? Kind::kCompute
-               : op.kind == OpKind::kMemory ? Kind::kMemory
-                                            : Kind::kShared;
+      ReplayOp& r = ops_.emplace_back();
       r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
       r.pending = p.DepCount(static_cast<OpId>(i));
       r.dependents = p.DependentsOffset(static_cast<OpId>(i));
@@ -84,6 +79,7 @@ class Replayer {
       r.dependent_count = static_cast<uint16_t>(count);
       switch (op.kind) {
         case OpKind::kCompute: {
+          r.kind = Kind::kCompute;
           SimTime d = compute.Duration(op.work);
           if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
             d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
@@ -92,30 +88,35 @@ class Replayer {
           break;
         }
         case OpKind::kComm: {
-          r.comm = op.comm;
-          ReplayComm& c = comms_[op.comm];
-          if (c.first == kNone) {
-            c.first = static_cast<uint32_t>(i);
-          } else {
-            ops_[c.last].next_part = static_cast<uint32_t>(i);
+          const Comm& c = p.comms()[op.comm];
+          if (c.parts == 1) {
+            r.kind = Kind::kSolo;
+            r.bytes = c.bytes;
+            r.comm = c.group;
+            r.comm_op = c.op;
+            break;
           }
-          c.last = static_cast<uint32_t>(i);
-          ++c.parts;
+          r.kind = Kind::kShared;
+          r.comm = op.comm;
+          ReplayComm& rc = comms_[op.comm];
+          if (rc.first == kNone) {
+            rc.first = static_cast<uint32_t>(i);
+            rc.bytes = c.bytes;
+            rc.group = c.group;
+            rc.op = c.op;
+          } else {
+            ops_[rc.last].next_part = static_cast<uint32_t>(i);
+          }
+          rc.last = static_cast<uint32_t>(i);
+          ++rc.parts;
           break;
         }
         case OpKind::kMemory:
+          r.kind = Kind::kMemory;
           r.bytes = op.work.bytes;
           r.category = op.category;
           break;
       }
-    }
-    for (const ReplayComm& c : comms_) {
-      if (c.parts != 1) continue;
-      ReplayOp& r = ops_[c.first];
-      r.kind = Kind::kSolo;
-      r.bytes = c.bytes;
-      r.comm = c.group;
-      r.comm_op = c.op;
     }
     queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
     for (int r = 0; r < p.Ranks(); ++r) {
@@ -141,13 +142,7 @@ class Replayer {
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
     SimTime last = SimTime::Zero();
-    result_.start.resize(ops_.size());
-    result_.end.resize(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      result_.start[i] = ops_[i].start;
-      result_.end[i] = ops_[i].end;
-      last = std::max(last, ops_[i].end);
-    }
+    for (SimTime t : result_.end) last = std::max(last, t);
     result_.step_time = last;
     result_.intra_node_bytes = network_.IntraNodeBytes();
     result_.inter_node_bytes = network_.InterNodeBytes();
@@ -176,7 +171,7 @@ class Replayer {
       if (op.pending > 0) return;
       q.started = true;
       Prefetch(q, op);
-      op.start = sim_.Now();
+      result_.start[id] = sim_.Now();
       switch (op.kind) {
         case Kind::kMemory:
           ApplyMemory(op);
@@ -223,7 +218,7 @@ class Replayer {
   void Arrive(int32_t comm) {
     ReplayComm& c = comms_[comm];
     if (++c.arrived < c.parts) return;
-    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) ops_[i].start = sim_.Now();
+    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) result_.start[i] = sim_.Now();
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(sim_, c.op, p_.groups()[c.group], c.bytes,
@@ -237,7 +232,7 @@ class Replayer {
   // Marks an op finished: its queue moves on and its dependents may become ready.
   void Finish(OpId id) {
     ReplayOp& op = ops_[id];
-    op.end = sim_.Now();
+    result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
     assert(q.started && q.ops[q.head] == id);

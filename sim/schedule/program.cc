@@ -136,7 +136,7 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(Comm{op, group, bytes});
+  comms_.push_back(Comm{op, group, bytes, 0});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 
@@ -151,6 +151,7 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.micro_batch = micro_batch;
   op.comm = comm;
   op.work.bytes = comms_[comm].bytes;
+  ++comms_[comm].parts;
   return Push(op);
 }
 

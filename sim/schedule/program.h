@@ -100,6 +100,7 @@ struct Comm {
   CommOp op = CommOp::kAllReduce;
   int32_t group = 0;  // index into Program::groups()
   double bytes = 0;   // nccl-tests convention, see CollectiveModel
+  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
 };
 
 using OpId = uint32_t;

@@ -8,6 +8,7 @@
 #include "sim/config/sweep_loader.h"
 #include "sim/schedule/memory_bound.h"
 #include "sim/sweep/enumerate.h"
+#include "sim/sweep/evaluate.h"
 #include "sim/sweep/runner.h"
 
 namespace meshsim {
@@ -63,6 +64,32 @@ void BM_SweepLlama2_70B_64(benchmark::State& state) {
   RunSweepBench(state, "llama2-70b-64-h100.yaml", /*alpha_beta=*/true);
 }
 BENCHMARK(BM_SweepLlama2_70B_64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+// One simulated configuration of the 2240-GPU 530B space, as a sweep evaluates it
+// (program, replay, analysis, summary): tp 8, pp 35, dp 8, 1F1B, micro-batch 1, selective
+// recompute, 240 micro-batches, alpha-beta network. Most of that space's simulated
+// configurations look like it.
+void BM_SweepOneConfig530B(benchmark::State& state) {
+  const SweepSpec spec = LoadSweep(state, "turing-530b-2240-calculon.yaml");
+  if (spec.groups.empty()) return;
+  Experiment e = spec.groups.front().experiment;
+  e.plan.tp = 8;
+  e.plan.pp = 35;
+  e.plan.dp = 8;
+  e.plan.micro_batch = 1;
+  e.plan.schedule = ScheduleKind::kOneFOneB;
+  e.plan.virtual_stages = 1;
+  e.plan.recompute = Recompute::kSelective;
+  e.plan.zero = 0;
+  for (auto _ : state) {
+    const Evaluation ev = Evaluate(e, std::nullopt);
+    if (ev.status != ConfigStatus::kOk) state.SkipWithError("the configuration should fit");
+    benchmark::DoNotOptimize(ev.summary);
+  }
+  state.counters["configs_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SweepOneConfig530B)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The memory bound alone, on Turing 530B tp 8 pp 35 interleaved (280 micro-batches).
 void BM_MemoryBound530B(benchmark::State& state) {
