@@ -65,20 +65,28 @@ void BM_SweepLlama2_70B_64(benchmark::State& state) {
 }
 BENCHMARK(BM_SweepLlama2_70B_64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
+// Turing 530B on 2240 A100s (the 2240-GPU sweep's first group: alpha-beta, 1920
+// sequences) with tp 8, pp 35, dp 8 and the given schedule.
+Experiment Turing530B_2240(benchmark::State& state, ScheduleKind schedule, int virtual_stages) {
+  const SweepSpec spec = LoadSweep(state, "turing-530b-2240-calculon.yaml");
+  if (spec.groups.empty()) return {};
+  Experiment e = spec.groups.front().experiment;
+  e.plan.tp = 8;
+  e.plan.pp = 35;
+  e.plan.dp = 8;
+  e.plan.schedule = schedule;
+  e.plan.virtual_stages = virtual_stages;
+  return e;
+}
+
 // One simulated configuration of the 2240-GPU 530B space, as a sweep evaluates it
 // (program, replay, analysis, summary): tp 8, pp 35, dp 8, 1F1B, micro-batch 1, selective
 // recompute, 240 micro-batches, alpha-beta network. Most of that space's simulated
 // configurations look like it.
 void BM_SweepOneConfig530B(benchmark::State& state) {
-  const SweepSpec spec = LoadSweep(state, "turing-530b-2240-calculon.yaml");
-  if (spec.groups.empty()) return;
-  Experiment e = spec.groups.front().experiment;
-  e.plan.tp = 8;
-  e.plan.pp = 35;
-  e.plan.dp = 8;
+  Experiment e = Turing530B_2240(state, ScheduleKind::kOneFOneB, 1);
+  if (e.plan.tp != 8) return;  // the sweep file did not load
   e.plan.micro_batch = 1;
-  e.plan.schedule = ScheduleKind::kOneFOneB;
-  e.plan.virtual_stages = 1;
   e.plan.recompute = Recompute::kSelective;
   e.plan.zero = 0;
   for (auto _ : state) {
@@ -93,14 +101,8 @@ BENCHMARK(BM_SweepOneConfig530B)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The memory bound alone, on Turing 530B tp 8 pp 35 interleaved (280 micro-batches).
 void BM_MemoryBound530B(benchmark::State& state) {
-  const SweepSpec spec = LoadSweep(state, "turing-530b-2240-calculon.yaml");
-  if (spec.groups.empty()) return;
-  Experiment e = spec.groups.front().experiment;
-  e.plan.tp = 8;
-  e.plan.pp = 35;
-  e.plan.dp = 8;
-  e.plan.schedule = ScheduleKind::kInterleaved;
-  e.plan.virtual_stages = 3;
+  const Experiment e = Turing530B_2240(state, ScheduleKind::kInterleaved, 3);
+  if (e.plan.tp != 8) return;  // the sweep file did not load
   for (auto _ : state) benchmark::DoNotOptimize(EstimatePeakMemory(e));
 }
 BENCHMARK(BM_MemoryBound530B)->Unit(benchmark::kMicrosecond);
