@@ -18,6 +18,7 @@ class Replayer {
     bool started = false;
   };
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint16_t kManyDependents = UINT16_MAX;
   // What the event loop needs of an op, in one 32-byte record instead of the Program's
   // 56-byte Op, its collective and its dependency lists: a program of millions of ops does
   // not fit in cache, and one miss per op beats four. Start and end times go straight to
@@ -28,14 +29,14 @@ class Replayer {
   struct ReplayOp {
     union {
       SimTime duration;  // kCompute
-      double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's
+      double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's bytes
     };
     uint32_t dependents = 0;  // first index into Program's dependents of this op
     uint32_t queue = 0;       // rank * kStreamCount + stream
     uint32_t pending = 0;     // dependencies not yet finished
     int32_t comm = -1;        // kShared: index of the collective; kSolo: its group
     uint32_t next_part = kNone;  // kShared: the next part of the same collective, by op id
-    uint16_t dependent_count = 0;
+    uint16_t dependent_count = 0;  // kManyDependents: as many as the program says
     Kind kind = Kind::kCompute;
     union {
       MemCategory category = MemCategory::kBuffers;  // kMemory
@@ -75,8 +76,7 @@ class Replayer {
       r.pending = p.DepCount(static_cast<OpId>(i));
       r.dependents = p.DependentsOffset(static_cast<OpId>(i));
       const uint32_t count = p.DependentsOffset(static_cast<OpId>(i + 1)) - r.dependents;
-      assert(count <= UINT16_MAX);
-      r.dependent_count = static_cast<uint16_t>(count);
+      r.dependent_count = static_cast<uint16_t>(std::min<uint32_t>(count, kManyDependents));
       switch (op.kind) {
         case OpKind::kCompute: {
           r.kind = Kind::kCompute;
@@ -201,7 +201,15 @@ class Replayer {
     if (q.head + 4 * kLookahead < q.size) __builtin_prefetch(&q.ops[q.head + 4 * kLookahead]);
     // The ops waiting for this one are touched when it finishes.
     const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = d + op.dependent_count; d != e; ++d) __builtin_prefetch(&ops_[*d], 1);
+    for (const OpId* e = DependentsEnd(q.ops[q.head], op); d != e; ++d) {
+      __builtin_prefetch(&ops_[*d], 1);
+    }
+  }
+
+  const OpId* DependentsEnd(OpId id, const ReplayOp& op) const {
+    const uint32_t end = op.dependent_count != kManyDependents ? op.dependents + op.dependent_count
+                                                               : p_.DependentsOffset(id + 1);
+    return p_.Dependents() + end;
   }
 
   void StartSolo(OpId id, const ReplayOp& op) {
@@ -240,7 +248,7 @@ class Replayer {
     q.started = false;
     worklist_.push_back(rs);
     const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = d + op.dependent_count; d != e; ++d) {
+    for (const OpId* e = DependentsEnd(id, op); d != e; ++d) {
       ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);
     }

@@ -1,14 +1,16 @@
-// The replay keeps its per-op records, the step analysis its edge arrays and the program
-// its op array per thread, for the next configuration of a sweep. Reusing them must leave
-// no trace: a step replayed after another, larger or smaller one gives the same results
-// as on a thread that never replayed anything.
+// The replay's compact per-op records: kept per thread for the next configuration of a
+// sweep (as are the step analysis' edge arrays and the program's op array), which must
+// leave no trace, and limited to 16 bits of dependents per record, beyond which the
+// program's own lists must be used.
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/replay.h"
 #include "sim/report/summary.h"
+#include "test_fixtures.h"
 
 namespace meshsim {
 namespace {
@@ -43,6 +45,28 @@ TEST(ReplayReuse, SameResultsAfterALargerAndASmallerStep) {
   EXPECT_EQ(small_after_large, OnFreshThread(kSmall));
   EXPECT_EQ(large_after_small, large_first);
   EXPECT_NE(large_first, small_after_large);  // the two steps do differ
+}
+
+// One kernel that 70,000 others wait for (more than a record's 16-bit count holds): all
+// of them must run once it ends, none before.
+TEST(ReplayRecords, AnOpWithMoreDependentsThanARecordCounts) {
+  constexpr int kWaiting = 70000;
+  Program p(2);
+  const OpId first = p.AddCompute(0, Tag::kMlpFwd, KernelWork{2e9, 0, 1});  // 2 us
+  std::vector<OpId> waiting;
+  for (int i = 0; i < kWaiting; ++i) {
+    const OpId w = p.AddCompute(1, Tag::kMlpFwd, KernelWork{1e6, 0, 1});  // 1 ns each
+    p.AddDep(first, w);
+    waiting.push_back(w);
+  }
+  p.Finalize();
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const ReplayResult r = Replay(p, compute, network);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.end[first], SimTime::Picoseconds(2'000'000));
+  EXPECT_EQ(r.start[waiting.front()], r.end[first]);
+  EXPECT_EQ(r.end[waiting.back()], SimTime::Picoseconds(2'000'000 + kWaiting * 1'000));
 }
 
 }  // namespace
