@@ -1,8 +1,8 @@
 // meshsim bench-collective: nccl-tests' table for the simulated cluster.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "sim/cli/commands.h"
 #include "sim/config/loader.h"
@@ -32,23 +32,28 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
                                                 {"reduce_scatter", CommOp::kReduceScatter},
                                                 {"all_to_all", CommOp::kAllToAll},
                                                 {"sendrecv", CommOp::kSendRecv}};
-  const auto* op = std::find_if(std::begin(ops), std::end(ops),
-                                [&](const auto& o) { return a.op == o.first; });
+  const auto* op =
+      std::find_if(std::begin(ops), std::end(ops), [&](const auto& o) { return a.op == o.first; });
   if (op == std::end(ops)) {
-    return Bad("--op", "expected all_reduce | all_gather | reduce_scatter | all_to_all | "
-                       "sendrecv, found '" + a.op + "'");
+    return Bad("--op",
+               "expected all_reduce | all_gather | reduce_scatter | all_to_all | "
+               "sendrecv, found '" +
+                   a.op + "'");
   }
   if (a.gpus < 2) return Bad("--gpus", "expected at least 2 GPUs, found " + std::to_string(a.gpus));
   if (!(a.min_bytes > 0) || a.max_bytes < a.min_bytes) {
     return Bad("--min-bytes", "expected 0 < min-bytes <= max-bytes");
   }
   const std::pair<const char*, AllReduceAlgorithm> algorithms[] = {
-      {"auto", AllReduceAlgorithm::kAuto}, {"ring", AllReduceAlgorithm::kRing},
-      {"hierarchical", AllReduceAlgorithm::kHierarchical}, {"tree", AllReduceAlgorithm::kTree}};
+      {"auto", AllReduceAlgorithm::kAuto},
+      {"ring", AllReduceAlgorithm::kRing},
+      {"hierarchical", AllReduceAlgorithm::kHierarchical},
+      {"tree", AllReduceAlgorithm::kTree}};
   const auto* alg = std::find_if(std::begin(algorithms), std::end(algorithms),
                                  [&](const auto& o) { return a.algorithm == o.first; });
   if (alg == std::end(algorithms)) {
-    return Bad("--algorithm", "expected auto | ring | hierarchical | tree, found '" + a.algorithm + "'");
+    return Bad("--algorithm",
+               "expected auto | ring | hierarchical | tree, found '" + a.algorithm + "'");
   }
   Result<std::vector<CollectiveBenchRow>> rows =
       BenchCollective(cluster.value(), op->second, a.gpus, a.min_bytes, a.max_bytes, alg->second);
@@ -65,15 +70,15 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
     return kOk;
   }
   const ClusterSpec& c = cluster.value();
-  std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}\n", a.op,
-                           a.gpus, c.gpu.kind, c.gpus_per_node, a.algorithm);
+  std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}\n", a.op, a.gpus,
+                           c.gpu.kind, c.gpus_per_node, a.algorithm);
   std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14}\n", "size (B)", "time (us)",
                            "algbw (GB/s)", "busbw (GB/s)", "busbw/NIC");
   for (const auto& r : rows.value()) {
-    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14}\n", r.bytes,
-                             r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
-                             r.busbw_per_nic_gbps > 0 ? fmt::format("{:.2f}", r.busbw_per_nic_gbps)
-                                                      : std::string("-"));
+    std::cout << fmt::format(
+        "{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14}\n", r.bytes, r.time_s * 1e6, r.algbw_gbps,
+        r.busbw_gbps,
+        r.busbw_per_nic_gbps > 0 ? fmt::format("{:.2f}", r.busbw_per_nic_gbps) : std::string("-"));
   }
   return kOk;
 }

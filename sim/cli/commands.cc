@@ -1,12 +1,12 @@
 #include "sim/cli/commands.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
@@ -127,7 +127,8 @@ int Run(const RunArgs& args) {
   so.reproducible = args.reproducible;
   const nlohmann::ordered_json summary = BuildSummary(*sim, so);
 
-  const fs::path outdir = args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
+  const fs::path outdir =
+      args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
   if (!args.no_trace) {
     const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
     if (!WriteAtomically(trace, [&](std::ostream& o) { WriteChromeTrace(*sim, trace_ranks, o); })) {

@@ -13,10 +13,10 @@ enum ExitCode { kOk = 0, kInternal = 1, kBadInput = 2, kDoesNotFit = 3 };
 struct RunArgs {
   std::string experiment;
   std::vector<std::string> sets;
-  std::string outdir;        // empty: results/runs/<name>
-  std::string trace;         // empty: OUTDIR/trace.json
-  std::string trace_ranks;   // empty: default selection; "all"; or "0,3,8-15"
-  std::string summary;       // empty: OUTDIR/summary.json; "-": JSON to stdout
+  std::string outdir;       // empty: results/runs/<name>
+  std::string trace;        // empty: OUTDIR/trace.json
+  std::string trace_ranks;  // empty: default selection; "all"; or "0,3,8-15"
+  std::string summary;      // empty: OUTDIR/summary.json; "-": JSON to stdout
   bool no_trace = false;
   bool reproducible = false;
   bool full_replay = false;  // replay every rank, not one per symmetry class

@@ -1,9 +1,9 @@
 // meshsim: command-line entry point. Parses arguments with CLI11 and dispatches.
-#include <iostream>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <iostream>
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--gpus", bench.gpus, "number of GPUs (GPUs 0..N-1)");
   bench_cmd->add_option("--min-bytes", bench.min_bytes, "smallest size (default 8)");
   bench_cmd->add_option("--max-bytes", bench.max_bytes, "largest size (default 1 GiB)");
-  bench_cmd->add_option("--algorithm", bench.algorithm, "all-reduce: auto | ring | hierarchical | tree");
+  bench_cmd->add_option("--algorithm", bench.algorithm,
+                        "all-reduce: auto | ring | hierarchical | tree");
   bench_cmd->add_flag("--csv", bench.csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
 
   CLI::App* import_cmd = app.add_subcommand("import", "write meshsim YAML from other tools' files");
@@ -100,30 +101,37 @@ int main(int argc, char** argv) {
   CLI::App* sweep_cmd = app.add_subcommand(
       "sweep", "simulate every configuration of a sweep (a base experiment and axes)");
   sweep_cmd->add_option("sweep", sweep.sweep, "sweep YAML")->required();
-  sweep_cmd->add_option("-o,--outdir", sweep.outdir, "output folder (default results/sweeps/<name>)");
+  sweep_cmd->add_option("-o,--outdir", sweep.outdir,
+                        "output folder (default results/sweeps/<name>)");
   sweep_cmd->add_option("-j,--threads", sweep.threads, "worker threads (default: one per CPU)");
   sweep_cmd->add_flag("--resume", sweep.resume, "keep the rows of an interrupted run in OUTDIR");
-  sweep_cmd->add_option("--shard", sweep.shard, "run shard I of N: configurations with index % N == I");
+  sweep_cmd->add_option("--shard", sweep.shard,
+                        "run shard I of N: configurations with index % N == I");
   sweep_cmd->add_option("--html", sweep.html, "write the HTML explorer to FILE");
-  sweep_cmd->add_option("--top", sweep.top, "rows of the fastest-configurations table (default 10)");
+  sweep_cmd->add_option("--top", sweep.top,
+                        "rows of the fastest-configurations table (default 10)");
 
   cli::MergeArgs merge;
-  CLI::App* merge_cmd =
-      app.add_subcommand("merge", "join the results of a sweep's shards; fails on a missing or repeated row");
+  CLI::App* merge_cmd = app.add_subcommand(
+      "merge", "join the results of a sweep's shards; fails on a missing or repeated row");
   merge_cmd->add_option("inputs", merge.inputs, "shard output folders")->required();
   merge_cmd->add_option("-o,--outdir", merge.outdir, "output folder")->required();
   merge_cmd->add_option("--html", merge.html, "write the HTML explorer to FILE");
-  merge_cmd->add_option("--top", merge.top, "rows of the fastest-configurations table (default 10)");
+  merge_cmd->add_option("--top", merge.top,
+                        "rows of the fastest-configurations table (default 10)");
 
   cli::PlanArgs plan;
   CLI::App* plan_cmd = app.add_subcommand(
-      "plan", "every TP x PP x DP (x ZeRO) split of N GPUs: memory per GPU against the budget, "
-              "step time and MFU of those that fit");
+      "plan",
+      "every TP x PP x DP (x ZeRO) split of N GPUs: memory per GPU against the budget, "
+      "step time and MFU of those that fit");
   plan_cmd->add_option("--model", plan.model, "model YAML")->required();
-  plan_cmd->add_option("--cluster", plan.cluster, "cluster YAML (its nodes are set to cover N GPUs)")
+  plan_cmd
+      ->add_option("--cluster", plan.cluster, "cluster YAML (its nodes are set to cover N GPUs)")
       ->required();
   plan_cmd->add_option("--gpus", plan.gpus, "number of GPUs")->required();
-  plan_cmd->add_option("--budget-gib", plan.budget_gib, "memory budget per GPU (default: the GPU's memory)");
+  plan_cmd->add_option("--budget-gib", plan.budget_gib,
+                       "memory budget per GPU (default: the GPU's memory)");
   plan_cmd->add_option("--top", plan.top, "rows shown (default 20; 0: all)");
   plan_cmd->add_option("--global-batch", plan.global_batch,
                        "sequences per step (default: the smallest multiple of N that is >= 64)");
@@ -142,10 +150,10 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("meshsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%l] %v");
-  spdlog::set_level(quiet ? spdlog::level::err
-                          : verbose >= 2 ? spdlog::level::debug
-                          : verbose == 1 ? spdlog::level::info
-                                         : spdlog::level::warn);
+  spdlog::set_level(quiet          ? spdlog::level::err
+                    : verbose >= 2 ? spdlog::level::debug
+                    : verbose == 1 ? spdlog::level::info
+                                   : spdlog::level::warn);
   try {
     if (*run_cmd) return cli::Run(run);
     if (*validate_cmd) return cli::Validate(validate_path, validate_sets);

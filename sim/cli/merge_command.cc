@@ -1,8 +1,8 @@
 // meshsim merge OUTDIR... -o OUTDIR: joins the results of a sweep's shards.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
@@ -41,10 +41,11 @@ int Merge(const MergeArgs& args) {
     const SweepManifest& m = in.manifest;
     if (m.fingerprint != first.fingerprint || m.configurations != first.configurations ||
         m.name != first.name) {
-      return Fail(fmt::format("{} holds sweep {} (fingerprint {}, {} configurations) but {} holds "
-                              "sweep {} (fingerprint {}, {} configurations)",
-                              in.dir, m.name, m.fingerprint, m.configurations, inputs.front().dir,
-                              first.name, first.fingerprint, first.configurations));
+      return Fail(
+          fmt::format("{} holds sweep {} (fingerprint {}, {} configurations) but {} holds "
+                      "sweep {} (fingerprint {}, {} configurations)",
+                      in.dir, m.name, m.fingerprint, m.configurations, inputs.front().dir,
+                      first.name, first.fingerprint, first.configurations));
     }
     if (in.table.header != first.columns || m.columns != first.columns) {
       return Fail(in.dir + "/results.csv: its columns differ from the sweep's");
@@ -59,15 +60,16 @@ int Merge(const MergeArgs& args) {
       char* end = nullptr;
       const long long idx = std::strtoll(cell.c_str(), &end, 10);
       if (cell.empty() || *end != '\0' || idx < 0 || idx >= first.configurations) {
-        return Fail(fmt::format("{}/results.csv line {}: '{}' is not a configuration of this sweep "
-                                "(0..{})",
-                                inputs[i].dir, r + 2, cell, first.configurations - 1));
+        return Fail(
+            fmt::format("{}/results.csv line {}: '{}' is not a configuration of this sweep "
+                        "(0..{})",
+                        inputs[i].dir, r + 2, cell, first.configurations - 1));
       }
       if (where[idx].first >= 0) {
-        return Fail(fmt::format("configuration {} appears twice: {}/results.csv line {} and "
-                                "{}/results.csv line {}",
-                                idx, inputs[where[idx].first].dir, where[idx].second + 2,
-                                inputs[i].dir, r + 2));
+        return Fail(fmt::format(
+            "configuration {} appears twice: {}/results.csv line {} and "
+            "{}/results.csv line {}",
+            idx, inputs[where[idx].first].dir, where[idx].second + 2, inputs[i].dir, r + 2));
       }
       where[idx] = {static_cast<int>(i), r};
     }
@@ -85,9 +87,10 @@ int Merge(const MergeArgs& args) {
     const long long m0 = missing.front();
     std::string hint;
     if (first.shard_count > 1) {
-      hint = fmt::format(" (configuration {} belongs to shard {}/{}; was it run to the end, and "
-                         "is its folder among the inputs?)",
-                         m0, m0 % first.shard_count, first.shard_count);
+      hint = fmt::format(
+          " (configuration {} belongs to shard {}/{}; was it run to the end, and "
+          "is its folder among the inputs?)",
+          m0, m0 % first.shard_count, first.shard_count);
     }
     return Fail(fmt::format("{} of {} configurations missing: {}{}", missing.size(),
                             first.configurations, list, hint));
@@ -108,7 +111,8 @@ int Merge(const MergeArgs& args) {
   if (Status s = WriteManifest(args.outdir, m); !s.ok()) return Fail(s.error().ToString());
   std::cout << fmt::format("merged {} folders: {} configurations of sweep {}\n", inputs.size(),
                            first.configurations, first.name);
-  if (!ReportSweep(merged, first.name, args.outdir, args.html, args.top, std::cout)) return kBadInput;
+  if (!ReportSweep(merged, first.name, args.outdir, args.html, args.top, std::cout))
+    return kBadInput;
   return kOk;
 }
 

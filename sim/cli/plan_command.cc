@@ -1,10 +1,10 @@
 // meshsim plan --model M --cluster C --gpus N [--budget-gib G] [--top K] [--html FILE]
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
@@ -25,7 +25,8 @@ namespace {
 constexpr int kBarWidth = 40;
 constexpr const char* kCategoryLetters = "WGOAB";
 // 256-colour foregrounds for weights, gradients, optimizer, activations, buffers.
-constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "38;5;73", "38;5;133"};
+constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "38;5;73",
+                                            "38;5;133"};
 
 int BadInput(const InputError& e) {
   std::cerr << "meshsim: error: " << e.ToString() << "\n";
@@ -38,8 +39,8 @@ struct PlanRow {
   int tp = 0, pp = 0, dp = 0, zero = 0;
   bool simulated = false;
   bool fits = false;
-  double memory_gib = 0;          // simulated peak, or the lower bound where pruned
-  double breakdown[5] = {};       // GiB by category
+  double memory_gib = 0;     // simulated peak, or the lower bound where pruned
+  double breakdown[5] = {};  // GiB by category
   std::optional<double> step_s, mfu, bubble;
 };
 
@@ -54,15 +55,18 @@ std::vector<PlanRow> PlanRows(const CsvTable& t, int* invalid, std::string* inva
     const std::string& status = t.Cell(r, t.Column("status"));
     if (status == "invalid") {
       if (invalid_example->empty()) {
-        *invalid_example = fmt::format("tp {} pp {}: {}", t.Cell(r, t.Column("plan.tp")),
-                                       t.Cell(r, t.Column("plan.pp")), t.Cell(r, t.Column("message")));
+        *invalid_example =
+            fmt::format("tp {} pp {}: {}", t.Cell(r, t.Column("plan.tp")),
+                        t.Cell(r, t.Column("plan.pp")), t.Cell(r, t.Column("message")));
       }
       ++*invalid;
       continue;
     }
     PlanRow p;
     p.row = r;
-    auto integer = [&](const char* c) { return static_cast<int>(t.Number(r, t.Column(c)).value_or(0)); };
+    auto integer = [&](const char* c) {
+      return static_cast<int>(t.Number(r, t.Column(c)).value_or(0));
+    };
     p.tp = integer("plan.tp");
     p.pp = integer("plan.pp");
     p.dp = integer("plan.dp");
@@ -72,7 +76,8 @@ std::vector<PlanRow> PlanRows(const CsvTable& t, int* invalid, std::string* inva
     p.fits = status == "ok";
     p.mfu = t.Number(r, t.Column("mfu"));
     p.bubble = t.Number(r, t.Column("bubble_fraction"));
-    p.memory_gib = t.Number(r, t.Column(p.simulated ? "peak_memory_gib" : "est_memory_gib")).value_or(0);
+    p.memory_gib =
+        t.Number(r, t.Column(p.simulated ? "peak_memory_gib" : "est_memory_gib")).value_or(0);
     for (int k = 0; k < 5; ++k) {
       p.breakdown[k] = t.Number(r, t.Column(p.simulated ? sim_cols[k] : est_cols[k])).value_or(0);
     }
@@ -100,8 +105,8 @@ std::string MemoryBar(const PlanRow& p, double budget_gib, double scale_gib, con
     for (int i = std::max(a, 0); i < std::min(b, kBarWidth); ++i) category[i] = k;
     start = end;
   }
-  const int budget_at = std::min(kBarWidth - 1,
-                                 static_cast<int>(std::lround(budget_gib / scale_gib * kBarWidth)));
+  const int budget_at =
+      std::min(kBarWidth - 1, static_cast<int>(std::lround(budget_gib / scale_gib * kBarWidth)));
   const bool overflow = p.memory_gib > scale_gib * 1.0001;
   std::string out = "[";
   for (int i = 0; i < kBarWidth; ++i) {
@@ -124,9 +129,9 @@ std::string MemoryBar(const PlanRow& p, double budget_gib, double scale_gib, con
 // "fits (12.3 GiB spare)" / "over by 45.6 GiB", padded to a fixed visible width.
 std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
   const std::string word = p.fits ? "fits" : "over";
-  const std::string rest = p.fits ? fmt::format(" ({:.1f} GiB spare)", budget - p.memory_gib)
-                                  : fmt::format(" by {:.1f} GiB{}", p.memory_gib - budget,
-                                                p.simulated ? "" : " ~");
+  const std::string rest =
+      p.fits ? fmt::format(" ({:.1f} GiB spare)", budget - p.memory_gib)
+             : fmt::format(" by {:.1f} GiB{}", p.memory_gib - budget, p.simulated ? "" : " ~");
   const int pad = std::max(0, 26 - static_cast<int>(word.size() + rest.size()));
   return (p.fits ? pal.Green(word) : pal.Red(word)) + rest + std::string(pad, ' ');
 }
@@ -185,14 +190,16 @@ int Plan(const PlanArgs& args) {
                               e.cluster.gpus_per_node, e.cluster.gpus_per_node == 1 ? "" : "s",
                               budget))
       << "\n";
-  out << fmt::format("model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
-                     "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
-                     bytes_per_param, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
-                     states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
-  out << fmt::format("plans: tp x pp x dp = {}, ZeRO 0-3, global batch {} x {} tokens, micro-batch "
-                     "{}, 1F1B, selective recompute (+ sequence parallelism where tp > 1), {}, Adam\n\n",
-                     args.gpus, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
-                     DtypeName(e.training.dtype));
+  out << fmt::format(
+      "model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
+      "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
+      bytes_per_param, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
+      states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
+  out << fmt::format(
+      "plans: tp x pp x dp = {}, ZeRO 0-3, global batch {} x {} tokens, micro-batch "
+      "{}, 1F1B, selective recompute (+ sequence parallelism where tp > 1), {}, Adam\n\n",
+      args.gpus, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
+      DtypeName(e.training.dtype));
 
   if (rows.empty()) {
     out << "No valid split of " << args.gpus << " GPUs for this model";
@@ -220,36 +227,37 @@ int Plan(const PlanArgs& args) {
       << (pal.on ? pal.Bold("\u2503") : "|") << " budget " << fmt::format("{:.4g}", budget)
       << " GiB; full bar = " << fmt::format("{:.0f}", scale) << " GiB"
       << (any_fits ? ", '>' = more" : "") << "\n\n";
-  out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  {:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n", "#",
-                     "tp", "pp", "dp", "zero", "memory per GPU", kBarWidth + 2, "GiB", "", "step s",
-                     "MFU", "bubble");
+  out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  {:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n",
+                     "#", "tp", "pp", "dp", "zero", "memory per GPU", kBarWidth + 2, "GiB", "",
+                     "step s", "MFU", "bubble");
   for (size_t i = 0; i < shown; ++i) {
     const PlanRow& p = rows[i];
     const std::string verdict = Verdict(p, budget, pal);
     out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero)
-        << MemoryBar(p, budget, scale, pal)
-        << fmt::format("  {:>9.1f}  ", p.memory_gib) << verdict
-        << fmt::format(" {:>8} {:>6} {:>6}\n",
-                       p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",
+        << MemoryBar(p, budget, scale, pal) << fmt::format("  {:>9.1f}  ", p.memory_gib) << verdict
+        << fmt::format(" {:>8} {:>6} {:>6}\n", p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",
                        p.mfu ? fmt::format("{:.1f}%", 100 * *p.mfu) : "-",
                        p.bubble ? fmt::format("{:.1f}%", 100 * *p.bubble) : "-");
   }
-  const long fitting = std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
+  const long fitting =
+      std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
   out << "\n";
   if (shown < rows.size()) {
     out << fmt::format("showing {} of {} plans (--top 0 shows all). ", shown, rows.size());
   }
   out << fmt::format("{} of {} plans fit in {:.4g} GiB.", fitting, rows.size(), budget);
-  if (invalid > 0) out << fmt::format(" {} splits are invalid and not listed (e.g. {}).", invalid, invalid_example);
+  if (invalid > 0)
+    out << fmt::format(" {} splits are invalid and not listed (e.g. {}).", invalid,
+                       invalid_example);
   out << "\nMemory: simulated peak of the worst GPU; '~' marks plans pruned by the memory model "
          "(a lower bound, not simulated).\n";
   if (fitting == 0) {
     const PlanRow& best = rows.front();
-    out << pal.Red(fmt::format("No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
-                               "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
-                               best.memory_gib, best.tp, best.pp, best.dp, best.zero,
-                               best.memory_gib * kGiB / 1e9, budget, best.memory_gib - budget,
-                               best.memory_gib / budget))
+    out << pal.Red(fmt::format(
+               "No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
+               "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
+               best.memory_gib, best.tp, best.pp, best.dp, best.zero, best.memory_gib * kGiB / 1e9,
+               budget, best.memory_gib - budget, best.memory_gib / budget))
         << "\n";
   }
   if (!args.csv.empty()) {
@@ -262,7 +270,8 @@ int Plan(const PlanArgs& args) {
   }
   if (!args.html.empty()) {
     std::ostringstream page;
-    const std::string title = fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
+    const std::string title =
+        fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
     const std::string subtitle = fmt::format(
         "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
         rows.size(), fitting, budget, e.plan.global_batch, states.Total() / 1e9);

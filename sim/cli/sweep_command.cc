@@ -1,9 +1,9 @@
 // meshsim sweep SWEEP.yaml [-o OUTDIR] [-j THREADS] [--resume] [--shard I/N] [--html FILE]
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
@@ -106,15 +106,17 @@ int Sweep(const SweepArgs& args) {
       "sweep {}: {} configurations{}: {} ok, {} oom ({} pruned by the memory bound, {} after "
       "simulation), {} invalid{}\n",
       spec.name, r.progress.total,
-      shard_count > 1 ? fmt::format(" in shard {}/{} (of {})", shard_index, shard_count, configs.size())
-                      : "",
+      shard_count > 1
+          ? fmt::format(" in shard {}/{} (of {})", shard_index, shard_count, configs.size())
+          : "",
       all[0], all[1], pruned, all[1] - pruned, all[2],
       all[3] > 0 ? fmt::format(", {} error", all[3]) : "");
-  std::cout << fmt::format("evaluated {} configurations in {:.2f} s on {} threads ({:.1f} configurations/s){}\n",
-                           fresh, r.wall_s, o.threads, r.wall_s > 0 ? fresh / r.wall_s : 0.0,
-                           r.progress.resumed > 0
-                               ? fmt::format("; {} rows kept from the earlier run", r.progress.resumed)
-                               : "");
+  std::cout << fmt::format(
+      "evaluated {} configurations in {:.2f} s on {} threads ({:.1f} configurations/s){}\n", fresh,
+      r.wall_s, o.threads, r.wall_s > 0 ? fresh / r.wall_s : 0.0,
+      r.progress.resumed > 0
+          ? fmt::format("; {} rows kept from the earlier run", r.progress.resumed)
+          : "");
   const SweepProgress& p = r.progress;
   if (fresh > 0) {
     const double work = p.simulated_s + p.other_s;

@@ -7,14 +7,14 @@
 namespace meshsim::cli {
 
 struct SweepArgs {
-  std::string sweep;    // sweep YAML
-  std::string outdir;   // empty: results/sweeps/<name>
-  int threads = 0;      // 0: one per hardware thread
+  std::string sweep;   // sweep YAML
+  std::string outdir;  // empty: results/sweeps/<name>
+  int threads = 0;     // 0: one per hardware thread
   bool resume = false;
-  std::string shard;    // "I/N"; empty: 0/1
-  std::string html;     // explorer page; empty: none
-  int top = 10;         // rows of the fastest-configurations table
-  bool quiet = false;   // no progress bar
+  std::string shard;   // "I/N"; empty: 0/1
+  std::string html;    // explorer page; empty: none
+  int top = 10;        // rows of the fastest-configurations table
+  bool quiet = false;  // no progress bar
 };
 int Sweep(const SweepArgs& args);
 

@@ -4,12 +4,12 @@
 #include <malloc.h>
 #endif
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/report/explorer_html.h"
 #include "sim/sweep/analysis.h"
@@ -104,7 +104,8 @@ bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& 
   } else {
     std::vector<size_t> head(ranked.begin(),
                              ranked.begin() + std::min<size_t>(ranked.size(), std::max(top, 1)));
-    out << "\nFastest configurations (" << head.size() << " of " << ranked.size() << " that fit):\n";
+    out << "\nFastest configurations (" << head.size() << " of " << ranked.size()
+        << " that fit):\n";
     PrintRows(t, head, out);
     out << "\nPareto front, step time vs peak memory (" << front.size() << " configurations):\n";
     PrintRows(t, front, out);
@@ -123,7 +124,8 @@ bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& 
     std::string subtitle = fmt::format("{} configurations, {} fit", t.rows.size(), ranked.size());
     for (size_t r = 0; r < t.rows.size(); ++r) {
       if (!t.Cell(r, gpus_col).empty()) {
-        subtitle = t.Cell(r, t.Column("name")) + " · " + t.Cell(r, gpus_col) + " GPUs · " + subtitle;
+        subtitle =
+            t.Cell(r, t.Column("name")) + " · " + t.Cell(r, gpus_col) + " GPUs · " + subtitle;
         break;
       }
     }

@@ -1,10 +1,9 @@
 #include "sim/cli/terminal.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace meshsim::cli {
 

@@ -106,18 +106,18 @@ ModelSpec DecodeModel(YamlReader& r) {
   if (m.experts > 0 && m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
   if (m.hidden % m.heads != 0) {
     Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
-         "heads = " + std::to_string(m.heads) + " does not divide hidden = " +
-             std::to_string(m.hidden));
+         "heads = " + std::to_string(m.heads) +
+             " does not divide hidden = " + std::to_string(m.hidden));
   }
   if (m.heads % m.kv_heads != 0) {
     Fail(r.sources(), r.Child("kv_heads"), r.KeyPath("kv_heads"),
-         "kv_heads = " + std::to_string(m.kv_heads) + " does not divide heads = " +
-             std::to_string(m.heads));
+         "kv_heads = " + std::to_string(m.kv_heads) +
+             " does not divide heads = " + std::to_string(m.heads));
   }
   if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
     Fail(r.sources(), r.Child("top_k"), r.KeyPath("top_k"),
-         "a MoE model needs 1 <= top_k <= experts = " + std::to_string(m.experts) +
-             ", found " + std::to_string(m.top_k));
+         "a MoE model needs 1 <= top_k <= experts = " + std::to_string(m.experts) + ", found " +
+             std::to_string(m.top_k));
   }
   return m;
 }
@@ -201,10 +201,10 @@ ClusterSpec DecodeCluster(YamlReader& r) {
     }
     e.Finish();
   }
-  r.GetEnum<NetworkModelKind>("network_model",
-                              {{"flow", NetworkModelKind::kFlow},
-                               {"alpha_beta", NetworkModelKind::kAlphaBeta}},
-                              &c.network_model);
+  r.GetEnum<NetworkModelKind>(
+      "network_model",
+      {{"flow", NetworkModelKind::kFlow}, {"alpha_beta", NetworkModelKind::kAlphaBeta}},
+      &c.network_model);
   if (r.Has("what_if")) DecodeWhatIf(r, &c);
   r.Skip("what_if");
   r.Finish();
@@ -249,8 +249,11 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.Skip("mesh_order");
   if (r.Has("mesh_order")) {
     const YAML::Node order = r.Child("mesh_order");
-    const std::vector<std::pair<std::string, Axis>> names = {
-        {"tp", Axis::kTp}, {"cp", Axis::kCp}, {"ep", Axis::kEp}, {"dp", Axis::kDp}, {"pp", Axis::kPp}};
+    const std::vector<std::pair<std::string, Axis>> names = {{"tp", Axis::kTp},
+                                                             {"cp", Axis::kCp},
+                                                             {"ep", Axis::kEp},
+                                                             {"dp", Axis::kDp},
+                                                             {"pp", Axis::kPp}};
     auto bad = [&](const std::string& found) {
       Fail(r.sources(), order, r.KeyPath("mesh_order"),
            "expected a list of the five axes tp, cp, ep, dp, pp in some order, found " + found);
@@ -259,8 +262,10 @@ PlanSpec DecodePlan(YamlReader& r) {
     std::array<bool, kAxisCount> seen{};
     for (size_t i = 0; i < order.size(); ++i) {
       const std::string s = order[i].IsScalar() ? order[i].Scalar() : Describe(order[i]);
-      auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == s; });
-      if (it == names.end() || seen[static_cast<int>(it->second)]) bad("'" + s + "' at position " + std::to_string(i + 1));
+      auto it =
+          std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == s; });
+      if (it == names.end() || seen[static_cast<int>(it->second)])
+        bad("'" + s + "' at position " + std::to_string(i + 1));
       seen[static_cast<int>(it->second)] = true;
       p.mesh_order[i] = it->second;
     }

@@ -1,10 +1,10 @@
 // Decoding an experiment from a YAML tree (config-layer internal).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "sim/plan/experiment.h"
 

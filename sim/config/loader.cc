@@ -58,7 +58,8 @@ void RecordOrigins(const YAML::Node& node, const std::string& prefix, const std:
                    std::map<std::string, std::string>* out) {
   (*out)[prefix] = origin;
   if (!node.IsMap()) return;
-  for (const auto& kv : node) RecordOrigins(kv.second, prefix + "." + kv.first.Scalar(), origin, out);
+  for (const auto& kv : node)
+    RecordOrigins(kv.second, prefix + "." + kv.first.Scalar(), origin, out);
 }
 
 // Merges `over` into `base` recursively (mappings merge, anything else replaces).
@@ -192,7 +193,8 @@ InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
   // A plan-wide check may disagree with keys set on the command line: name them.
   std::string set_here;
   for (const auto& [key, arg] : src.set_args) {
-    if (key.rfind(e.key + ".", 0) == 0) set_here += (set_here.empty() ? "" : ", ") + ("--set " + arg);
+    if (key.rfind(e.key + ".", 0) == 0)
+      set_here += (set_here.empty() ? "" : ", ") + ("--set " + arg);
   }
   if (!set_here.empty()) e.message += " (with " + set_here + ")";
   try {
@@ -264,7 +266,8 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
   }
   if (e.cluster.network_model == NetworkModelKind::kFlow || !e.cluster.what_if.links.empty()) {
     Result<std::shared_ptr<const Topology>> topology = Topology::Build(e.cluster);
-    if (!topology.ok()) throw ConfigError{LocateIn(topology.error(), cluster.node, cluster.sources)};
+    if (!topology.ok())
+      throw ConfigError{LocateIn(topology.error(), cluster.node, cluster.sources)};
   }
   return e;
 }

@@ -20,8 +20,8 @@ constexpr size_t kMaxGroups = 1'000'000;
 // Where an explicit value was written, to point errors at it.
 struct ValueSource {
   std::string key;
-  std::string text;   // YAML text, as passed to the loader
-  YAML::Node node;    // in the sweep file
+  std::string text;  // YAML text, as passed to the loader
+  YAML::Node node;   // in the sweep file
 };
 
 std::string FlowText(const YAML::Node& node) {

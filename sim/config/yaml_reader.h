@@ -7,12 +7,12 @@
 // column of the offending node.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "sim/core/status.h"
 

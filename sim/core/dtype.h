@@ -13,9 +13,12 @@ constexpr double BytesPerElement(Dtype d) { return d == Dtype::kFp8 ? 1.0 : 2.0;
 
 constexpr std::string_view DtypeName(Dtype d) {
   switch (d) {
-    case Dtype::kBf16: return "bf16";
-    case Dtype::kFp16: return "fp16";
-    case Dtype::kFp8: return "fp8";
+    case Dtype::kBf16:
+      return "bf16";
+    case Dtype::kFp16:
+      return "fp16";
+    case Dtype::kFp8:
+      return "fp8";
   }
   return "?";
 }

@@ -19,7 +19,8 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   s.cancelled = false;
   assert(at >= SimTime::Zero());
   assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
-  const Key key = (static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot;
+  const Key key =
+      (static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot;
   heap_.emplace_back();
   SiftUp(heap_.size() - 1, key);
   ++live_;

@@ -26,8 +26,8 @@ struct InputError {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT: implicit by design
-  Result(InputError error) : v_(std::move(error)) {}    // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}           // NOLINT: implicit by design
+  Result(InputError error) : v_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }

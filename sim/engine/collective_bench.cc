@@ -12,12 +12,15 @@ namespace meshsim {
 double BusBandwidthFactor(CommOp op, int n) {
   const double f = static_cast<double>(n - 1) / n;
   switch (op) {
-    case CommOp::kAllReduce: return 2 * f;
+    case CommOp::kAllReduce:
+      return 2 * f;
     case CommOp::kAllGather:
     case CommOp::kReduceScatter:
-    case CommOp::kAllToAll: return f;
+    case CommOp::kAllToAll:
+      return f;
     case CommOp::kSendRecv:
-    case CommOp::kRingShift: return 1;
+    case CommOp::kRingShift:
+      return 1;
   }
   return 1;
 }

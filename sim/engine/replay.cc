@@ -31,11 +31,11 @@ class Replayer {
       SimTime duration;  // kCompute
       double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's bytes
     };
-    uint32_t dependents = 0;  // first index into Program's dependents of this op
-    uint32_t queue = 0;       // rank * kStreamCount + stream
-    uint32_t pending = 0;     // dependencies not yet finished
-    int32_t comm = -1;        // kShared: index of the collective; kSolo: its group
-    uint32_t next_part = kNone;  // kShared: the next part of the same collective, by op id
+    uint32_t dependents = 0;       // first index into Program's dependents of this op
+    uint32_t queue = 0;            // rank * kStreamCount + stream
+    uint32_t pending = 0;          // dependencies not yet finished
+    int32_t comm = -1;             // kShared: index of the collective; kSolo: its group
+    uint32_t next_part = kNone;    // kShared: the next part of the same collective, by op id
     uint16_t dependent_count = 0;  // kManyDependents: as many as the program says
     Kind kind = Kind::kCompute;
     union {
@@ -57,6 +57,7 @@ class Replayer {
   static_assert(sizeof(ReplayComm) == 32);
   // Queue positions ahead of the head whose records are prefetched when an op starts.
   static constexpr uint32_t kLookahead = 4;
+
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
@@ -122,7 +123,8 @@ class Replayer {
     for (int r = 0; r < p.Ranks(); ++r) {
       for (int s = 0; s < kStreamCount; ++s) {
         const auto& ops = p.StreamOps(r, static_cast<Stream>(s));
-        queues_[r * kStreamCount + s] = Queue{ops.data(), static_cast<uint32_t>(ops.size()), 0, false};
+        queues_[r * kStreamCount + s] =
+            Queue{ops.data(), static_cast<uint32_t>(ops.size()), 0, false};
       }
     }
     result_.memory.resize(p.Ranks());
@@ -215,12 +217,13 @@ class Replayer {
   void StartSolo(OpId id, const ReplayOp& op) {
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
-    network_.Start(sim_, op.comm_op, p_.groups()[op.comm], op.bytes,
-                   [this, id] {
-                     Finish(id);
-                     Drain();
-                   },
-                   mirrors);
+    network_.Start(
+        sim_, op.comm_op, p_.groups()[op.comm], op.bytes,
+        [this, id] {
+          Finish(id);
+          Drain();
+        },
+        mirrors);
   }
 
   void Arrive(int32_t comm) {
@@ -229,12 +232,13 @@ class Replayer {
     for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) result_.start[i] = sim_.Now();
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    network_.Start(sim_, c.op, p_.groups()[c.group], c.bytes,
-                   [this, first = c.first] {
-                     for (uint32_t i = first; i != kNone; i = ops_[i].next_part) Finish(i);
-                     Drain();
-                   },
-                   mirrors);
+    network_.Start(
+        sim_, c.op, p_.groups()[c.group], c.bytes,
+        [this, first = c.first] {
+          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) Finish(i);
+          Drain();
+        },
+        mirrors);
   }
 
   // Marks an op finished: its queue moves on and its dependents may become ready.

@@ -44,11 +44,11 @@ struct DeviceMemory {
 };
 
 struct ReplayResult {
-  bool completed = true;     // false: some op could never start (a bug in the program)
-  std::string stall;         // what was stuck, when !completed
-  SimTime step_time;         // end of the last op
-  std::vector<SimTime> start;  // per op: when it began running (collectives: all arrived)
-  std::vector<SimTime> end;    // per op: when it finished
+  bool completed = true;             // false: some op could never start (a bug in the program)
+  std::string stall;                 // what was stuck, when !completed
+  SimTime step_time;                 // end of the last op
+  std::vector<SimTime> start;        // per op: when it began running (collectives: all arrived)
+  std::vector<SimTime> end;          // per op: when it finished
   std::vector<DeviceMemory> memory;  // per rank
   double intra_node_bytes = 0;
   double inter_node_bytes = 0;

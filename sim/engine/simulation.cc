@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
-
 #include <set>
 
 #include "sim/net/alpha_beta.h"
@@ -115,7 +114,8 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
   if (!full) ro.mirrors = Mirrors(mesh, program, is_simulated);
   if (!e.cluster.what_if.stragglers.empty()) {
     ro.compute_slowdown.assign(mesh.Size(), 1.0);
-    for (const Straggler& s : e.cluster.what_if.stragglers) ro.compute_slowdown[s.gpu] *= s.slowdown;
+    for (const Straggler& s : e.cluster.what_if.stragglers)
+      ro.compute_slowdown[s.gpu] *= s.slowdown;
   }
   ReplayResult replay = Replay(program, *compute, *network.value(), ro);
   StepStats stats = AnalyzeStep(program, replay, simulated);

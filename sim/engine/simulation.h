@@ -33,7 +33,7 @@ struct Simulation {
   // the results of the rank of its stage in rank 0's pipeline.
   std::vector<int> simulated_ranks;  // ascending
   std::vector<int> representative;   // per rank: the simulated rank whose results it has
-  double wall_s = 0;  // host time spent building, replaying and analysing
+  double wall_s = 0;                 // host time spent building, replaying and analysing
 };
 
 // Precondition: the experiment passed ValidatePlan.

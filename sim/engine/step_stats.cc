@@ -14,12 +14,17 @@ enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kActivityCount };
 Activity ActivityOf(const Op& op) {
   if (op.kind == OpKind::kCompute) return op.tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
   switch (op.stream) {
-    case Stream::kTp: return kTp;
-    case Stream::kCp: return kCp;
-    case Stream::kEp: return kEp;
+    case Stream::kTp:
+      return kTp;
+    case Stream::kCp:
+      return kCp;
+    case Stream::kEp:
+      return kEp;
     case Stream::kDp:
-    case Stream::kDpGather: return kDp;
-    default: return kPp;
+    case Stream::kDpGather:
+      return kDp;
+    default:
+      return kPp;
   }
 }
 
@@ -55,8 +60,9 @@ RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t st
     others.insert(others.end(), streams[st].begin(), streams[st].end());
   }
   std::sort(others.begin(), others.end());
-  const std::array<const std::vector<Edge>*, 3> runs{
-      &streams[static_cast<int>(Stream::kCompute)], &streams[static_cast<int>(Stream::kTp)], &others};
+  const std::array<const std::vector<Edge>*, 3> runs{&streams[static_cast<int>(Stream::kCompute)],
+                                                     &streams[static_cast<int>(Stream::kTp)],
+                                                     &others};
   // Cursors of the runs that have edges; the next edge is the least at a cursor.
   std::array<const Edge*, 3> next, end;
   int open = 0;
@@ -122,23 +128,33 @@ RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t st
 
 std::string_view CommClassName(CommClass c) {
   switch (c) {
-    case CommClass::kTp: return "tp";
-    case CommClass::kCp: return "cp";
-    case CommClass::kEp: return "ep";
-    case CommClass::kPp: return "pp";
-    case CommClass::kDp: return "dp";
+    case CommClass::kTp:
+      return "tp";
+    case CommClass::kCp:
+      return "cp";
+    case CommClass::kEp:
+      return "ep";
+    case CommClass::kPp:
+      return "pp";
+    case CommClass::kDp:
+      return "dp";
   }
   return "?";
 }
 
 CommClass CommClassOf(Stream s) {
   switch (s) {
-    case Stream::kTp: return CommClass::kTp;
-    case Stream::kCp: return CommClass::kCp;
-    case Stream::kEp: return CommClass::kEp;
+    case Stream::kTp:
+      return CommClass::kTp;
+    case Stream::kCp:
+      return CommClass::kCp;
+    case Stream::kEp:
+      return CommClass::kEp;
     case Stream::kDp:
-    case Stream::kDpGather: return CommClass::kDp;
-    default: return CommClass::kPp;
+    case Stream::kDpGather:
+      return CommClass::kDp;
+    default:
+      return CommClass::kPp;
   }
 }
 
@@ -146,12 +162,16 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
   if (n <= 1) return 0;
   const double f = static_cast<double>(n - 1) / n;
   switch (op) {
-    case CommOp::kAllReduce: return 2 * f * bytes;
+    case CommOp::kAllReduce:
+      return 2 * f * bytes;
     case CommOp::kAllGather:
     case CommOp::kReduceScatter:
-    case CommOp::kAllToAll: return f * bytes;
-    case CommOp::kSendRecv: return is_first_member ? bytes : 0;
-    case CommOp::kRingShift: return bytes;
+    case CommOp::kAllToAll:
+      return f * bytes;
+    case CommOp::kSendRecv:
+      return is_first_member ? bytes : 0;
+    case CommOp::kRingShift:
+      return bytes;
   }
   return 0;
 }
@@ -193,7 +213,8 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
     if (op.kind == OpKind::kCompute) {
       model_flops[op.rank] += op.work.flops - op.recompute_flops;
       recompute_flops[op.rank] += op.recompute_flops;
-      if (op.tag != Tag::kOptimizerStep) last_pass_end[op.rank] = std::max(last_pass_end[op.rank], e);
+      if (op.tag != Tag::kOptimizerStep)
+        last_pass_end[op.rank] = std::max(last_pass_end[op.rank], e);
     }
     if (op.kind == OpKind::kComm) {
       const Comm& c = program.comms()[op.comm];

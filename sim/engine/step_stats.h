@@ -34,9 +34,9 @@ CommClass CommClassOf(Stream s);
 double SentBytes(CommOp op, int n, double bytes, bool is_first_member);
 
 struct RankStats {
-  double compute_busy_s = 0;  // time the compute stream runs a kernel
-  double comm_busy_s = 0;     // time at least one communication stream runs
-  double pipeline_idle_s = 0; // idle time (nothing runs) before the pipeline ends
+  double compute_busy_s = 0;   // time the compute stream runs a kernel
+  double comm_busy_s = 0;      // time at least one communication stream runs
+  double pipeline_idle_s = 0;  // idle time (nothing runs) before the pipeline ends
   // Bytes this rank sent per communication class (ring algorithms: all-reduce 2(n-1)/n of
   // the buffer, all-gather / reduce-scatter / all-to-all (n-1)/n; a transfer counts for
   // its sender). Indexed by CommClass.

@@ -20,9 +20,12 @@ struct GpuSpec {
 
   double PeakTflops(Dtype d) const {
     switch (d) {
-      case Dtype::kBf16: return peak_tflops_bf16;
-      case Dtype::kFp16: return peak_tflops_fp16;
-      case Dtype::kFp8: return peak_tflops_fp8;
+      case Dtype::kBf16:
+        return peak_tflops_bf16;
+      case Dtype::kFp16:
+        return peak_tflops_fp16;
+      case Dtype::kFp8:
+        return peak_tflops_fp8;
     }
     return 0;
   }

@@ -1,14 +1,13 @@
 #include "sim/hw/topology.h"
 
 #include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/reverse_graph.hpp>
 #include <cassert>
 #include <cmath>
 #include <limits>
 #include <map>
-
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/breadth_first_search.hpp>
-#include <boost/graph/reverse_graph.hpp>
 
 namespace meshsim {
 namespace {
@@ -34,12 +33,18 @@ struct Topology::Graph {
 
 const char* LinkClassName(LinkClass c) {
   switch (c) {
-    case LinkClass::kNvlink: return "nvlink";
-    case LinkClass::kGpuNic: return "gpu-nic (pcie)";
-    case LinkClass::kNicSwitch: return "nic up (to switch)";
-    case LinkClass::kSwitchNic: return "nic down (from switch)";
-    case LinkClass::kUplink: return "leaf-spine up";
-    case LinkClass::kDownlink: return "spine-leaf down";
+    case LinkClass::kNvlink:
+      return "nvlink";
+    case LinkClass::kGpuNic:
+      return "gpu-nic (pcie)";
+    case LinkClass::kNicSwitch:
+      return "nic up (to switch)";
+    case LinkClass::kSwitchNic:
+      return "nic down (from switch)";
+    case LinkClass::kUplink:
+      return "leaf-spine up";
+    case LinkClass::kDownlink:
+      return "spine-leaf down";
   }
   return "?";
 }
@@ -121,7 +126,8 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   auto attach = [&](int nic_index, int sw) {
     const int n = nic_index / in.nics_per_node, i = nic_index % in.nics_per_node;
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
-                     LinkClass::kSwitchNic, "node" + std::to_string(n) + ".nic" + std::to_string(i));
+                     LinkClass::kSwitchNic,
+                     "node" + std::to_string(n) + ".nic" + std::to_string(i));
   };
   if (in.kind == InterNodeKind::kSingleSwitch) {
     const int sw = AddVertex("switch");
@@ -147,7 +153,8 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
     }
   }
   if (leaves.size() == 1) return;
-  const int uplinks = std::max(1, static_cast<int>(std::ceil(in.switch_ports / in.oversubscription)));
+  const int uplinks =
+      std::max(1, static_cast<int>(std::ceil(in.switch_ports / in.oversubscription)));
   std::vector<int> spines;
   for (int s = 0; s < uplinks; ++s) spines.push_back(AddVertex("spine" + std::to_string(s)));
   for (int leaf : leaves) {
@@ -201,10 +208,9 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& c) {
     const std::vector<int>& to0 = t->DistancesTo(0);
     std::vector<int> from0(t->Vertices(), -1);
     from0[0] = 0;
-    boost::breadth_first_search(
-        t->graph_->graph, boost::vertex(0, t->graph_->graph),
-        boost::visitor(boost::make_bfs_visitor(
-            boost::record_distances(from0.data(), boost::on_tree_edge()))));
+    boost::breadth_first_search(t->graph_->graph, boost::vertex(0, t->graph_->graph),
+                                boost::visitor(boost::make_bfs_visitor(
+                                    boost::record_distances(from0.data(), boost::on_tree_edge()))));
     for (int gpu = 1; gpu < t->gpus_; ++gpu) {
       if (to0[gpu] < 0 || from0[gpu] <= 0) {
         InputError e;
@@ -227,10 +233,9 @@ const std::vector<int>& Topology::DistancesTo(int dst) const {
   const auto reversed = boost::make_reverse_graph(graph_->graph);
   std::vector<int> dist(Vertices(), std::numeric_limits<int>::max());
   dist[dst] = 0;
-  boost::breadth_first_search(
-      reversed, boost::vertex(dst, reversed),
-      boost::visitor(boost::make_bfs_visitor(
-          boost::record_distances(dist.data(), boost::on_tree_edge()))));
+  boost::breadth_first_search(reversed, boost::vertex(dst, reversed),
+                              boost::visitor(boost::make_bfs_visitor(
+                                  boost::record_distances(dist.data(), boost::on_tree_edge()))));
   for (int& d : dist) {
     if (d == std::numeric_limits<int>::max()) d = -1;
   }
@@ -241,7 +246,8 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
   assert(src != dst && src < gpus_ && dst < gpus_);
   const uint64_t key = flow_key == 0 ? 0 : Mix(flow_key);
   // Memoise per (src, dst, key % 64): at most 64 variants per pair.
-  const uint64_t memo = (static_cast<uint64_t>(src) << 38) | (static_cast<uint64_t>(dst) << 6) | (key % 64);
+  const uint64_t memo =
+      (static_cast<uint64_t>(src) << 38) | (static_cast<uint64_t>(dst) << 6) | (key % 64);
   auto it = routes_.find(memo);
   if (it != routes_.end()) return it->second;
   const std::vector<int>& dist = DistancesTo(dst);

@@ -79,8 +79,8 @@ class Topology {
   std::vector<std::vector<int>> out_links_;  // per vertex
   std::vector<int> nic_of_gpu_;
   std::shared_ptr<Graph> graph_;
-  mutable std::unordered_map<int, std::vector<int>> distances_;       // by destination
-  mutable std::unordered_map<uint64_t, std::vector<int>> routes_;     // by (src, dst, key)
+  mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination
+  mutable std::unordered_map<uint64_t, std::vector<int>> routes_;  // by (src, dst, key)
 };
 
 }  // namespace meshsim

@@ -1,8 +1,8 @@
 #include "sim/net/alpha_beta.h"
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <vector>
 
 namespace meshsim {
@@ -63,7 +63,8 @@ CollectiveCost AlphaBetaCollectiveModel::SendRecv(std::span<const int> gpus, dou
   const bool remote = gpus[0] / cluster_.gpus_per_node != gpus[1] / cluster_.gpus_per_node;
   CollectiveCost cost;
   if (remote) {
-    cost.duration = SimTime::Seconds(cluster_.inter_node.latency_us * 1e-6 + bytes / NicBpsPerGpu(1));
+    cost.duration =
+        SimTime::Seconds(cluster_.inter_node.latency_us * 1e-6 + bytes / NicBpsPerGpu(1));
     cost.inter_node_bytes = bytes;
   } else {
     cost.duration = SimTime::Seconds(cluster_.intra_node.latency_us * 1e-6 + bytes / NvlinkBps());
@@ -116,14 +117,16 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
     const double bw = crosses ? NicBpsPerGpu(s.per_node) : NvlinkBps();
     CollectiveCost cost;
     cost.duration = SimTime::Seconds(
-        (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6 + bytes / bw);
+        (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6 +
+        bytes / bw);
     const double sent = bytes * s.ranks;
     cost.inter_node_bytes = crosses ? bytes * s.nodes : 0;
     cost.intra_node_bytes = sent - cost.inter_node_bytes;
     return cost;
   }
   const Shape s = ShapeOf(gpus);
-  if (op == CommOp::kAllReduce && s.nodes > 1 && s.per_node > 1 && s.ranks == s.nodes * s.per_node) {
+  if (op == CommOp::kAllReduce && s.nodes > 1 && s.per_node > 1 &&
+      s.ranks == s.nodes * s.per_node) {
     return HierarchicalAllReduce(s, bytes);
   }
   return Ring(op, s, bytes);

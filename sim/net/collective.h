@@ -11,16 +11,29 @@ namespace meshsim {
 
 // kRingShift: every member sends `bytes` to its successor in the group's order (one
 // step of ring attention's K/V exchange).
-enum class CommOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv, kRingShift };
+enum class CommOp : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kSendRecv,
+  kRingShift
+};
 
 constexpr std::string_view CommOpName(CommOp op) {
   switch (op) {
-    case CommOp::kAllReduce: return "all_reduce";
-    case CommOp::kAllGather: return "all_gather";
-    case CommOp::kReduceScatter: return "reduce_scatter";
-    case CommOp::kAllToAll: return "all_to_all";
-    case CommOp::kSendRecv: return "sendrecv";
-    case CommOp::kRingShift: return "ring_shift";
+    case CommOp::kAllReduce:
+      return "all_reduce";
+    case CommOp::kAllGather:
+      return "all_gather";
+    case CommOp::kReduceScatter:
+      return "reduce_scatter";
+    case CommOp::kAllToAll:
+      return "all_to_all";
+    case CommOp::kSendRecv:
+      return "sendrecv";
+    case CommOp::kRingShift:
+      return "ring_shift";
   }
   return "?";
 }

@@ -194,7 +194,8 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, AllReduceAlgorithm alg
       if (algorithm == AllReduceAlgorithm::kHierarchical && layered) {
         return Hierarchical(c, gpus, bytes, false);
       }
-      if (algorithm == AllReduceAlgorithm::kTree && layered) return Hierarchical(c, gpus, bytes, true);
+      if (algorithm == AllReduceAlgorithm::kTree && layered)
+        return Hierarchical(c, gpus, bytes, true);
       return {RingPhase(c, op, gpus, bytes)};
     }
   }
@@ -212,18 +213,23 @@ struct FlowCollectiveNetwork::Running {
 FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              std::shared_ptr<const Topology> topology,
                                              AllReduceAlgorithm algorithm)
-    : cluster_(cluster), algorithm_(algorithm), flows_(std::move(topology), ClassEfficiency(cluster)) {}
+    : cluster_(cluster),
+      algorithm_(algorithm),
+      flows_(std::move(topology), ClassEfficiency(cluster)) {}
 
 AllReduceAlgorithm FlowCollectiveNetwork::Choose(CommOp op, std::span<const int> gpus,
                                                  double bytes) const {
   if (op != CommOp::kAllReduce || algorithm_ != AllReduceAlgorithm::kAuto) return algorithm_;
   // Like NCCL's tuner: the candidate with the smallest estimate for this size and placement.
   std::vector<double> capacity(flows_.topology().links().size());
-  for (size_t l = 0; l < capacity.size(); ++l) capacity[l] = flows_.LinkCapacity(static_cast<int>(l));
+  for (size_t l = 0; l < capacity.size(); ++l)
+    capacity[l] = flows_.LinkCapacity(static_cast<int>(l));
   AllReduceAlgorithm best = AllReduceAlgorithm::kRing;
-  double best_s = Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, best, op, gpus, bytes));
+  double best_s =
+      Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, best, op, gpus, bytes));
   for (AllReduceAlgorithm a : {AllReduceAlgorithm::kHierarchical, AllReduceAlgorithm::kTree}) {
-    const double s = Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, a, op, gpus, bytes));
+    const double s =
+        Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, a, op, gpus, bytes));
     if (s < best_s * 0.999) {
       best = a;
       best_s = s;

@@ -24,8 +24,8 @@
 #pragma once
 
 #include <map>
-#include <tuple>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/hw/cluster_spec.h"

@@ -158,7 +158,8 @@ void FlowNetwork::FillRates() {
 
 SimTime FlowNetwork::FinishTime(const Flow& f) const {
   // Rounded up to a whole picosecond, so that the flow has surely finished then.
-  return f.since + SimTime::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
+  return f.since +
+         SimTime::Picoseconds(static_cast<int64_t>(std::ceil(f.remaining / f.rate * 1e12)));
 }
 
 void FlowNetwork::Settle(Simulator& sim) {
@@ -178,9 +179,10 @@ void FlowNetwork::Settle(Simulator& sim) {
     Flow& flow = flows_[f];
     ++flow.version;
     completions_.push_back({FinishTime(flow), f, flow.version});
-    std::push_heap(completions_.begin(), completions_.end(), [](const Completion& a, const Completion& b) {
-      return LaterCompletion(a.at, a.flow, b.at, b.flow);
-    });
+    std::push_heap(completions_.begin(), completions_.end(),
+                   [](const Completion& a, const Completion& b) {
+                     return LaterCompletion(a.at, a.flow, b.at, b.flow);
+                   });
     flow_mark_[f] = 0;
   }
   for (int l : comp_links_) {

@@ -23,7 +23,8 @@ namespace meshsim {
 class FlowNetwork {
  public:
   // class_efficiency[link class]: fraction of each class's nominal bandwidth reached.
-  FlowNetwork(std::shared_ptr<const Topology> topology, const std::vector<double>& class_efficiency);
+  FlowNetwork(std::shared_ptr<const Topology> topology,
+              const std::vector<double>& class_efficiency);
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
 
@@ -67,7 +68,7 @@ class FlowNetwork {
     uint32_t version;
   };
 
-  void Touch(int link) ;
+  void Touch(int link);
   void EnsureSettle(Simulator& sim);
   void Settle(Simulator& sim);
   void CollectComponent();
@@ -77,7 +78,7 @@ class FlowNetwork {
   SimTime FinishTime(const Flow& f) const;
 
   std::shared_ptr<const Topology> topology_;
-  std::vector<double> capacity_;       // per link, bytes/s after efficiency
+  std::vector<double> capacity_;  // per link, bytes/s after efficiency
   std::vector<double> link_bytes_;
   std::vector<double> link_busy_s_;
   std::vector<SimTime> busy_since_;

@@ -17,7 +17,8 @@ void CostModelNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpu
 
 const CollectiveCost& CostModelNetwork::Cost(CommOp op, std::span<const int> gpus, double bytes) {
   const uint64_t h = (reinterpret_cast<uintptr_t>(gpus.data()) >> 3) ^
-                     (std::bit_cast<uint64_t>(bytes) * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(op);
+                     (std::bit_cast<uint64_t>(bytes) * 0x9E3779B97F4A7C15ull) ^
+                     static_cast<uint64_t>(op);
   CachedCost& c = costs_[(h ^ (h >> 29)) % kCostCacheSize];
   if (c.data != gpus.data() || c.op != op || c.bytes != bytes ||
       !std::equal(gpus.begin(), gpus.end(), c.gpus.begin(), c.gpus.end())) {
@@ -40,7 +41,8 @@ std::vector<LinkUsage> CostModelNetwork::Usage(double step_s) const {
     return u;
   };
   std::vector<LinkUsage> out{usage("nvlink (intra-node, all GPUs)", intra_bytes_, intra_capacity_)};
-  if (inter_capacity_ > 0) out.push_back(usage("nics (inter-node, all nodes)", inter_bytes_, inter_capacity_));
+  if (inter_capacity_ > 0)
+    out.push_back(usage("nics (inter-node, all nodes)", inter_bytes_, inter_capacity_));
   return out;
 }
 

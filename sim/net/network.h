@@ -16,9 +16,9 @@ namespace meshsim {
 struct LinkUsage {
   std::string name;
   double bytes = 0;
-  double busy_s = 0;     // time with at least one transfer on it
-  double capacity = 0;   // bytes/s of the link (class: of all its links together)
-  int links = 1;         // physical directed links aggregated here
+  double busy_s = 0;    // time with at least one transfer on it
+  double capacity = 0;  // bytes/s of the link (class: of all its links together)
+  int links = 1;        // physical directed links aggregated here
 };
 
 // A link's total throughput from time `t` on.
@@ -60,7 +60,9 @@ class CostModelNetwork final : public Network {
   // Capacities (bytes/s) of all intra-node and all inter-node links, for busy fractions.
   CostModelNetwork(std::unique_ptr<CollectiveModel> model, double intra_capacity,
                    double inter_capacity)
-      : model_(std::move(model)), intra_capacity_(intra_capacity), inter_capacity_(inter_capacity) {}
+      : model_(std::move(model)),
+        intra_capacity_(intra_capacity),
+        inter_capacity_(inter_capacity) {}
   void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
              std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
   std::vector<LinkUsage> Usage(double step_s) const override;

@@ -33,8 +33,7 @@ struct PlanSpec {
   int global_batch = 1;
   // Innermost axis first. ep is folded into dp x cp (Megatron-Core), so it does not
   // occupy ranks of its own; its position is kept for the record.
-  std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp,
-                                          Axis::kPp};
+  std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   int64_t dp_bucket_bytes = 25'000'000;  // gradient bucket size (PyTorch DDP default 25 MB)
   // Pipeline sends overlap later compute (Megatron-Core --overlap-p2p-communication).
   // false: the stage waits for its send to finish, as Megatron-LM's batched

@@ -22,18 +22,20 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
     const char* key;
     int value;
   };
-  for (const Positive& f : {Positive{"plan.tp", p.tp}, Positive{"plan.pp", p.pp},
-                            Positive{"plan.dp", p.dp}, Positive{"plan.cp", p.cp},
-                            Positive{"plan.ep", p.ep}, Positive{"plan.virtual_stages", p.virtual_stages},
-                            Positive{"plan.micro_batch", p.micro_batch},
-                            Positive{"plan.global_batch", p.global_batch}}) {
+  for (const Positive& f :
+       {Positive{"plan.tp", p.tp}, Positive{"plan.pp", p.pp}, Positive{"plan.dp", p.dp},
+        Positive{"plan.cp", p.cp}, Positive{"plan.ep", p.ep},
+        Positive{"plan.virtual_stages", p.virtual_stages},
+        Positive{"plan.micro_batch", p.micro_batch},
+        Positive{"plan.global_batch", p.global_batch}}) {
     if (f.value < 1) return Bad(f.key, "expected an integer >= 1, found " + N(f.value));
   }
-  if (p.zero < 0 || p.zero > 3) return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
+  if (p.zero < 0 || p.zero > 3)
+    return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
   const int gpus = cluster.TotalGpus();
   if (p.Ranks() != gpus) {
-    return Bad("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" +
-                           N(p.cp) + " = " + N(p.Ranks()) + " but the cluster has " + N(gpus) +
+    return Bad("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" + N(p.cp) +
+                           " = " + N(p.Ranks()) + " but the cluster has " + N(gpus) +
                            " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
                            N(cluster.gpus_per_node) + ")");
   }
@@ -45,8 +47,8 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
                "tp = " + N(p.tp) + " does not divide the model's kv_heads = " + N(m.kv_heads));
   }
   if (p.schedule != ScheduleKind::kInterleaved && p.virtual_stages != 1) {
-    return Bad("plan.virtual_stages", "virtual_stages = " + N(p.virtual_stages) +
-                                          " needs schedule: interleaved");
+    return Bad("plan.virtual_stages",
+               "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
   }
   const int chunks = p.pp * p.virtual_stages;
   if (m.layers % chunks != 0) {
@@ -62,20 +64,20 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
     if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
     if (p.MicroBatches() % p.pp != 0) {
       return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
-                                          N(p.MicroBatches()) + ") to be a multiple of pp = " +
-                                          N(p.pp));
+                                          N(p.MicroBatches()) +
+                                          ") to be a multiple of pp = " + N(p.pp));
     }
   }
   if (m.seq_len % p.cp != 0) {
-    return Bad("plan.cp", "cp = " + N(p.cp) + " does not divide the model's seq_len = " +
-                              N(m.seq_len));
+    return Bad("plan.cp",
+               "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
   }
   if ((p.dp * p.cp) % p.ep != 0) {
     return Bad("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));
   }
   if (p.ep > 1 && (m.experts == 0 || m.experts % p.ep != 0)) {
-    return Bad("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" +
-                              N(m.experts) + ") it divides");
+    return Bad("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" + N(m.experts) +
+                              ") it divides");
   }
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
     return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +

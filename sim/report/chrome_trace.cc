@@ -1,9 +1,9 @@
 #include "sim/report/chrome_trace.h"
 
+#include <fmt/format.h>
+
 #include <iterator>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sim/report/summary.h"
 
@@ -34,9 +34,7 @@ class TraceWriter {
     fmt::format_to(std::back_inserter(buf_), f, std::forward<Args>(args)...);
     if (buf_.size() > (1 << 20)) Flush();
   }
-  void Raw(std::string_view s) {
-    buf_.append(s);
-  }
+  void Raw(std::string_view s) { buf_.append(s); }
   void Flush() {
     out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
     buf_.clear();
@@ -54,37 +52,42 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
   const Program& p = sim.program;
   const Coords& c = sim.mesh.CoordsOf(rank);
   const int node = rank / sim.experiment.cluster.gpus_per_node;
-  w.Event(R"J({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"GPU {} (node {}, tp {} pp {} dp {} cp {})"}}}})J",
-          rank, rank, node, c.tp, c.pp, c.dp, c.cp);
-  w.Event(R"J({{"ph":"M","pid":{},"name":"process_sort_index","args":{{"sort_index":{}}}}})J", rank, rank);
+  w.Event(
+      R"J({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"GPU {} (node {}, tp {} pp {} dp {} cp {})"}}}})J",
+      rank, rank, node, c.tp, c.pp, c.dp, c.cp);
+  w.Event(R"J({{"ph":"M","pid":{},"name":"process_sort_index","args":{{"sort_index":{}}}}})J", rank,
+          rank);
   for (int s = 0; s < kStreamCount; ++s) {
     const auto& queue = p.StreamOps(rank, static_cast<Stream>(s));
     bool any = false;
     for (OpId id : queue) any = any || p.op(id).kind != OpKind::kMemory;
     if (!any) continue;
-    w.Event(R"J({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})J", rank, s,
-            StreamName(static_cast<Stream>(s)));
+    w.Event(R"J({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})J", rank,
+            s, StreamName(static_cast<Stream>(s)));
     for (OpId id : queue) {
       const Op& op = p.op(id);
       if (op.kind == OpKind::kMemory) continue;
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
       if (op.kind == OpKind::kCompute) {
-        w.Event(R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}}}}})J",
-                rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-                op.work.bytes);
+        w.Event(
+            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}}}}})J",
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
+            op.work.bytes);
       } else {
         const Comm& comm = p.comms()[op.comm];
         const auto& group = p.groups()[comm.group];
-        w.Event(R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{} {}","cat":"comm","args":{{"layer":{},"micro_batch":{},"bytes":{:.6g},"group_size":{},"peer_first":{}}}}})J",
-                rank, s, ts, dur, TagName(op.tag), CommOpName(comm.op), op.layer, op.micro_batch,
-                comm.bytes, group.size(), group.front());
+        w.Event(
+            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{} {}","cat":"comm","args":{{"layer":{},"micro_batch":{},"bytes":{:.6g},"group_size":{},"peer_first":{}}}}})J",
+            rank, s, ts, dur, TagName(op.tag), CommOpName(comm.op), op.layer, op.micro_batch,
+            comm.bytes, group.size(), group.front());
       }
     }
   }
   for (const MemoryPoint& m : sim.replay.memory[rank].curve) {
-    w.Event(R"J({{"ph":"C","pid":{},"ts":{:.6f},"name":"memory","args":{{"allocated_gib":{:.6f}}}}})J",
-            rank, Us(m.time), m.bytes / kGiB);
+    w.Event(
+        R"J({{"ph":"C","pid":{},"ts":{:.6f},"name":"memory","args":{{"allocated_gib":{:.6f}}}}})J",
+        rank, Us(m.time), m.bytes / kGiB);
   }
 }
 
@@ -106,13 +109,16 @@ std::vector<int> DefaultTraceRanks(const Simulation& sim) { return DefaultTraceR
 
 void WriteChromeTrace(const Simulation& sim, const std::vector<int>& ranks, std::ostream& out) {
   TraceWriter w(out);
-  w.Raw(fmt::format(R"J({{"displayTimeUnit":"ms","otherData":{{"experiment":"{}","step_time_s":{:.9f}}},"traceEvents":[)J",
-                    Escape(sim.experiment.name), sim.replay.step_time.seconds()));
+  w.Raw(fmt::format(
+      R"J({{"displayTimeUnit":"ms","otherData":{{"experiment":"{}","step_time_s":{:.9f}}},"traceEvents":[)J",
+      Escape(sim.experiment.name), sim.replay.step_time.seconds()));
   for (int r : ranks) WriteRank(sim, r, w);
   // NIC throughput counters, in a process of their own.
   if (!sim.replay.nic_samples.empty()) {
     const int pid = sim.mesh.Size();
-    w.Event(R"J({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"network: NIC throughput (GB/s out)"}}}})J", pid);
+    w.Event(
+        R"J({{"ph":"M","pid":{},"name":"process_name","args":{{"name":"network: NIC throughput (GB/s out)"}}}})J",
+        pid);
     for (const auto& s : sim.replay.nic_samples) {
       w.Event(R"J({{"ph":"C","pid":{},"ts":{:.6f},"name":"{}","args":{{"gbps":{:.3f}}}}})J", pid,
               Us(s.t), Escape(s.nic), s.bytes_per_s / 1e9);

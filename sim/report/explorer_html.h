@@ -15,10 +15,9 @@
 // "</script>" cannot end the script element.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace meshsim {
 

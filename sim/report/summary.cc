@@ -1,8 +1,8 @@
 #include "sim/report/summary.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "sim/core/host.h"
 #include "sim/workload/transformer.h"
@@ -100,7 +100,8 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   j["params_total"] = TotalParams(e.model);
   j["params_active"] = ActiveParams(e.model);
   j["step_time_s"] = step;
-  j["tokens_per_s"] = step > 0 ? e.plan.global_batch * static_cast<double>(e.model.seq_len) / step : 0;
+  j["tokens_per_s"] =
+      step > 0 ? e.plan.global_batch * static_cast<double>(e.model.seq_len) / step : 0;
   j["model_flops_per_step"] = model_flops;
   j["tflops_per_gpu"] = tflops;
   j["mfu"] = tflops / peak;
@@ -156,8 +157,8 @@ std::string HumanSummary(const Json& s) {
       s["fits"].get<bool>() ? "fits" : "DOES NOT FIT", s["worst_memory_rank"].get<int>(),
       m["weights"].get<double>(), m["gradients"].get<double>(), m["optimizer"].get<double>(),
       m["activations"].get<double>(), m["buffers"].get<double>());
-  out += fmt::format("  simulated        {} events in {:.3f} s\n", s["sim"]["events"].get<uint64_t>(),
-                     s["sim"]["wall_s"].get<double>());
+  out += fmt::format("  simulated        {} events in {:.3f} s\n",
+                     s["sim"]["events"].get<uint64_t>(), s["sim"]["wall_s"].get<double>());
   return out;
 }
 

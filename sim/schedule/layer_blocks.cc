@@ -18,8 +18,9 @@ void StepBuilder::BlockForward(RankState& st, const BlockCost& b, Tag tag, int l
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
-  const KernelWork w = recompute ? KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}
-                                 : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels};
+  const KernelWork w = recompute
+                           ? KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}
+                           : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels};
   Compute(st, tag, w, layer, mb, recompute ? b.recompute_flops : 0);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
@@ -54,8 +55,8 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag
 // blocks, one per K/V chunk; before computing on the chunk it holds, a rank passes it on
 // to the next rank of the ring (a ring shift on the CP stream) and computes the next
 // block once the previous shift has delivered, so transfers overlap the blocks.
-void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes,
-                                double kv_bytes, int layer, int mb, double recompute_flops) {
+void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes,
+                                int layer, int mb, double recompute_flops) {
   const int n = p_.cp;
   std::optional<OpId> delivered;
   for (int i = 0; i < n; ++i) {
@@ -94,8 +95,9 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
 void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
   const BlockCost& b = layer_.attention;
   if (p_.recompute == Recompute::kSelective) {
-    Compute(st, Tag::kAttentionRecompute, KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels},
-            layer, mb, b.recompute_flops);
+    Compute(st, Tag::kAttentionRecompute,
+            KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}, layer, mb,
+            b.recompute_flops);
   }
   if (p_.cp == 1) {
     BlockBackward(st, b, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
@@ -110,7 +112,8 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
                                 st.tp_group, b.tp_comm_bytes, layer, mb, false);
     }
     const double edge_flops = b.fwd_flops - b.core_flops, edge_bytes = b.fwd_bytes - b.core_bytes;
-    Compute(st, Tag::kAttentionBwd, KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2}, layer, mb);
+    Compute(st, Tag::kAttentionBwd, KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2}, layer,
+            mb);
     RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
                   2 * KvBlockBytes(m_, shape_), layer, mb, 0);
     std::optional<OpId> reduce;
@@ -120,7 +123,8 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
                           b.tp_comm_bytes, layer, mb, false);
     }
     if (input_gather) st.wait.push_back(*input_gather);
-    Compute(st, Tag::kAttentionWgrad, KernelWork{edge_flops, edge_bytes, b.weight_kernels}, layer, mb);
+    Compute(st, Tag::kAttentionWgrad, KernelWork{edge_flops, edge_bytes, b.weight_kernels}, layer,
+            mb);
     if (reduce) st.wait.push_back(*reduce);
   }
   Memory(st, MemCategory::kActivations, -b.stored_act_bytes);

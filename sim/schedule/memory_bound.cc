@@ -63,7 +63,8 @@ class StageMemory {
     MemoryBound best;
     double dense_params = 0, expert_params = 0;
     for (int chunk = 0; chunk < p.virtual_stages; ++chunk) {
-      for (int l = FirstLayer(chunk * p.pp + stage); l < FirstLayer(chunk * p.pp + stage + 1); ++l) {
+      for (int l = FirstLayer(chunk * p.pp + stage); l < FirstLayer(chunk * p.pp + stage + 1);
+           ++l) {
         dense_params += layers_[l].dense_params;
         expert_params += layers_[l].expert_params;
       }
@@ -96,13 +97,15 @@ class StageMemory {
         // all of the chunk's activations allocated and, under ZeRO-3, its parameters
         // gathered.
         running += chunk;
-        consider(running, IsLast(vs) ? EmbeddingBuffer() : (end > first ? LayerBuffer(end - 1) : 0));
+        consider(running,
+                 IsLast(vs) ? EmbeddingBuffer() : (end > first ? LayerBuffer(end - 1) : 0));
       } else {
         // The logits' backward runs with them and the gathered embedding; the chunk's
         // last layer's backward (its first) runs after the logits are freed, with that
         // layer's recomputed activations and gathered parameters allocated.
         if (IsLast(vs)) consider(running, EmbeddingBuffer());
-        if (end > first) consider(running - logits, layers_[end - 1].transient + LayerBuffer(end - 1));
+        if (end > first)
+          consider(running - logits, layers_[end - 1].transient + LayerBuffer(end - 1));
         running -= chunk;
       }
     }
@@ -133,8 +136,9 @@ class StageMemory {
   }
   bool GathersParams() const { return e_.plan.zero >= 3 && nd_ > 1; }
   double LayerBuffer(int l) const {
-    return GathersParams() ? (layers_[l].dense_params + layers_[l].expert_params) * kWeightBytesPerParam
-                           : 0;
+    return GathersParams()
+               ? (layers_[l].dense_params + layers_[l].expert_params) * kWeightBytesPerParam
+               : 0;
   }
   double EmbeddingBuffer() const {
     return GathersParams() ? EmbeddingParamsLocal() * kWeightBytesPerParam : 0;

@@ -6,8 +6,8 @@
 // layers (attention with context parallelism and FlashAttention as configured; MLP, or
 // router + experts + shared experts of a MoE layer, with rank 0's expert load) and, on
 // the last virtual stage, the fp32 logits, freed by that chunk's backward; recomputed
-// activations and ZeRO-3's gathered parameters are short-lived buffers. This bound walks the same pipeline order
-// (StageOrder) for the first and the last stage and takes, at each point the compute
+// activations and ZeRO-3's gathered parameters are short-lived buffers. This bound walks the same
+// pipeline order (StageOrder) for the first and the last stage and takes, at each point the compute
 // stream is known to pass, the memory that is certainly allocated then: model states +
 // stored activations of the chunks in flight (+ the buffers the next kernel needs).
 // Allocations the bound leaves out (prefetched ZeRO-3 layers, frees that have not run

@@ -18,11 +18,12 @@ double StepBuilder::MoeTransient(const RankState& st) const {
 
 void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeCost c = MoeFor(st);
-  if (!recompute) Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
+  if (!recompute)
+    Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
   const Tag router = recompute ? Tag::kMlpRecompute : Tag::kMoeRouterFwd;
   const Tag experts = recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd;
-  Compute(st, router, KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels}, layer,
-          mb, recompute ? c.router.fwd_flops : 0);
+  Compute(st, router, KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels},
+          layer, mb, recompute ? c.router.fwd_flops : 0);
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // dispatch
@@ -48,18 +49,20 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // gradient of combine
   }
-  Compute(st, Tag::kMoeExpertsBwd, KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels},
-          layer, mb);
+  Compute(st, Tag::kMoeExpertsBwd,
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels}, layer, mb);
   std::optional<OpId> back;
   if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
     back = Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                       c.dispatch_bytes, layer, mb, /*blocking=*/false);
   }
   Compute(st, Tag::kMoeExpertsWgrad,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels}, layer, mb);
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels}, layer,
+          mb);
   if (back) st.wait.push_back(*back);
   Compute(st, Tag::kMoeRouterBwd,
-          KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels}, layer, mb);
+          KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels}, layer,
+          mb);
   Memory(st, MemCategory::kActivations, -(c.router.stored_act_bytes + c.experts.stored_act_bytes));
 }
 

@@ -44,8 +44,7 @@ std::vector<PipelineStep> StageOrder(ScheduleKind kind, int pp, int v, int m, in
     case ScheduleKind::kInterleaved: {
       assert(m % pp == 0);
       const int total = m * v;
-      const int warmup =
-          m == pp ? total : std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+      const int warmup = m == pp ? total : std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
       auto micro_batch = [pp, v](int i) { return (i / (pp * v)) * pp + i % pp; };
       auto fwd = [=](int i) { return PipelineStep{true, (i % (pp * v)) / pp, micro_batch(i)}; };
       auto bwd = [=](int i) {

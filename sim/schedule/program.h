@@ -16,8 +16,8 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/net/collective.h"
@@ -88,10 +88,10 @@ struct Op {
   Tag tag = Tag::kOther;
   MemCategory category = MemCategory::kBuffers;  // kMemory only
   int32_t rank = 0;
-  int32_t layer = -1;        // -1: not tied to a layer
-  int32_t micro_batch = -1;  // -1: not tied to a micro-batch
-  int32_t comm = -1;         // kComm: index into Program::comms()
-  KernelWork work;           // kCompute: FLOPs and bytes; kMemory: work.bytes is the delta
+  int32_t layer = -1;          // -1: not tied to a layer
+  int32_t micro_batch = -1;    // -1: not tied to a micro-batch
+  int32_t comm = -1;           // kComm: index into Program::comms()
+  KernelWork work;             // kCompute: FLOPs and bytes; kMemory: work.bytes is the delta
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 

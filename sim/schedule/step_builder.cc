@@ -57,7 +57,8 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::v
     g = prog_.AddGroup(group);
   }
   const uint32_t key = ChannelKey(g, ch);
-  auto it = std::find_if(st.seq.begin(), st.seq.end(), [key](const auto& s) { return s.first == key; });
+  auto it =
+      std::find_if(st.seq.begin(), st.seq.end(), [key](const auto& s) { return s.first == key; });
   if (it == st.seq.end()) it = st.seq.insert(st.seq.end(), {key, 0});
   const int i = it->second++;
   if (key >= instances_.size()) instances_.resize(key + 1);
@@ -67,7 +68,8 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::v
   return list[i];
 }
 
-OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute) {
+OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb,
+                          double recompute) {
   const OpId id = prog_.AddCompute(st.rank, tag, w, layer, mb, recompute);
   for (OpId d : st.wait) prog_.AddDep(d, id);
   st.wait.clear();
@@ -283,9 +285,9 @@ void StepBuilder::Optimizer(RankState& st) {
     const Coords& c = mesh_.CoordsOf(st.rank);
     const std::vector<int> group{mesh_.RankOf(c.tp, c.cp, c.dp, 0),
                                  mesh_.RankOf(c.tp, c.cp, c.dp, p_.pp - 1)};
-    st.last_dp = Collective(st, Stream::kDp, Channel::kTiedEmbedding, Tag::kDpGradReduce,
-                            CommOp::kAllReduce, group,
-                            EmbeddingParamsLocal() * GradientBytesPerParam(t_), -1, -1, false);
+    st.last_dp =
+        Collective(st, Stream::kDp, Channel::kTiedEmbedding, Tag::kDpGradReduce, CommOp::kAllReduce,
+                   group, EmbeddingParamsLocal() * GradientBytesPerParam(t_), -1, -1, false);
   }
   if (st.last_dp) st.wait.push_back(*st.last_dp);
   const bool sharded = p_.zero >= 1;
@@ -327,7 +329,8 @@ void StepBuilder::EmitRank(int rank) {
   Memory(st, MemCategory::kWeights, dense.weights + expert.weights);
   Memory(st, MemCategory::kGradients, dense.gradients + expert.gradients);
   Memory(st, MemCategory::kOptimizer, dense.optimizer + expert.optimizer);
-  for (const PipelineStep& s : StageOrder(p_.schedule, p_.pp, p_.virtual_stages, micro_batches_, st.stage)) {
+  for (const PipelineStep& s :
+       StageOrder(p_.schedule, p_.pp, p_.virtual_stages, micro_batches_, st.stage)) {
     if (s.forward) {
       Forward(st, s.chunk, s.micro_batch);
     } else {
@@ -339,9 +342,8 @@ void StepBuilder::EmitRank(int rank) {
 
 }  // namespace schedule_internal
 
-Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan,
-                         const TrainingSpec& training, const Mesh& mesh,
-                         const std::vector<int>& ranks) {
+Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
+                         const Mesh& mesh, const std::vector<int>& ranks) {
   return schedule_internal::StepBuilder(model, plan, training, mesh).Build(ranks);
 }
 

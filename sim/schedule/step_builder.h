@@ -24,8 +24,7 @@ namespace meshsim {
 // group), so `ranks` must be closed under pipeline partners: whole pipelines (see
 // Mesh::Pipeline). This is how symmetric ranks are simulated once.
 // Precondition: the plan passed ValidatePlan for this model.
-Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan,
-                         const TrainingSpec& training, const Mesh& mesh,
-                         const std::vector<int>& ranks = {});
+Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
+                         const Mesh& mesh, const std::vector<int>& ranks = {});
 
 }  // namespace meshsim

@@ -52,7 +52,7 @@ class StepBuilder {
     int stage = 0;
     double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
     std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
-    int32_t tp_group_id = -1;  // tp_group's program index, once registered
+    int32_t tp_group_id = -1;          // tp_group's program index, once registered
     std::optional<OpId> last_compute;  // latest op on the compute stream
     std::vector<OpId> wait;            // deps for the next compute op
     std::optional<OpId> last_dp;       // latest gradient reduction
@@ -67,7 +67,8 @@ class StepBuilder {
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
-  int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group, double bytes);
+  int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
+                   double bytes);
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0);
   void Memory(RankState& st, MemCategory c, double bytes);
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
@@ -96,8 +97,8 @@ class StepBuilder {
                      int mb);
   void AttentionForward(RankState& st, int layer, int mb, bool recompute);
   void AttentionBackward(RankState& st, int layer, int mb);
-  void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes,
-                     int layer, int mb, double recompute_flops);
+  void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
+                     int mb, double recompute_flops);
 
   // moe_blocks.cc: the MoE block of a MoE layer.
   MoeCost MoeFor(const RankState& st) const;
@@ -109,7 +110,9 @@ class StepBuilder {
   bool IsLast(int vs) const { return vs == p_.pp * p_.virtual_stages - 1; }
   int VirtualStage(int chunk, int stage) const { return chunk * p_.pp + stage; }
   bool HoldsEmbedding(int stage) const { return stage == 0; }
-  bool HoldsOutput(int stage) const { return stage == p_.pp - 1 && !(m_.tied_embeddings && p_.pp == 1); }
+  bool HoldsOutput(int stage) const {
+    return stage == p_.pp - 1 && !(m_.tied_embeddings && p_.pp == 1);
+  }
   double ActBytes(double elements) const { return elements * BytesPerElement(t_.dtype); }
   double EmbeddingParamsLocal() const { return EmbeddingParams(m_) / p_.tp; }
   double Sbh() const { return static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden; }

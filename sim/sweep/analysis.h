@@ -2,10 +2,9 @@
 // time against peak memory, and the data of the HTML explorer.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/sweep/results_table.h"
 

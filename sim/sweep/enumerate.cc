@@ -12,20 +12,28 @@ constexpr MeshKey kMeshKeys[] = {MeshKey::kTp, MeshKey::kPp, MeshKey::kCp, MeshK
 
 int& MeshField(PlanSpec& p, MeshKey k) {
   switch (k) {
-    case MeshKey::kTp: return p.tp;
-    case MeshKey::kPp: return p.pp;
-    case MeshKey::kCp: return p.cp;
-    case MeshKey::kDp: return p.dp;
+    case MeshKey::kTp:
+      return p.tp;
+    case MeshKey::kPp:
+      return p.pp;
+    case MeshKey::kCp:
+      return p.cp;
+    case MeshKey::kDp:
+      return p.dp;
   }
   return p.dp;
 }
 
 const char* MeshName(MeshKey k) {
   switch (k) {
-    case MeshKey::kTp: return "plan.tp";
-    case MeshKey::kPp: return "plan.pp";
-    case MeshKey::kCp: return "plan.cp";
-    case MeshKey::kDp: return "plan.dp";
+    case MeshKey::kTp:
+      return "plan.tp";
+    case MeshKey::kPp:
+      return "plan.pp";
+    case MeshKey::kCp:
+      return "plan.cp";
+    case MeshKey::kDp:
+      return "plan.dp";
   }
   return "";
 }
@@ -66,24 +74,26 @@ class GroupExpander {
       return false;
     };
     if (is_auto("plan.schedule")) {
-      steps_.push_back(Values(&PlanSpec::schedule,
-                              std::vector<ScheduleKind>{ScheduleKind::kGpipe, ScheduleKind::kOneFOneB,
-                                                        ScheduleKind::kInterleaved}));
+      steps_.push_back(
+          Values(&PlanSpec::schedule,
+                 std::vector<ScheduleKind>{ScheduleKind::kGpipe, ScheduleKind::kOneFOneB,
+                                           ScheduleKind::kInterleaved}));
     }
     if (is_auto("plan.virtual_stages")) {
       const int layers = e.model.layers;
-      steps_.push_back([layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
-        PlanSpec q = p;
-        if (p.schedule != ScheduleKind::kInterleaved || p.pp < 1 || layers % p.pp != 0) {
-          q.virtual_stages = 1;
-          next(q);
-          return;
-        }
-        for (int v : Divisors(layers / p.pp)) {
-          q.virtual_stages = v;
-          next(q);
-        }
-      });
+      steps_.push_back(
+          [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+            PlanSpec q = p;
+            if (p.schedule != ScheduleKind::kInterleaved || p.pp < 1 || layers % p.pp != 0) {
+              q.virtual_stages = 1;
+              next(q);
+              return;
+            }
+            for (int v : Divisors(layers / p.pp)) {
+              q.virtual_stages = v;
+              next(q);
+            }
+          });
     }
     if (is_auto("plan.micro_batch")) {
       steps_.push_back([](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
@@ -98,11 +108,12 @@ class GroupExpander {
         }
       });
     }
-    if (is_auto("plan.zero")) steps_.push_back(Values(&PlanSpec::zero, std::vector<int>{0, 1, 2, 3}));
+    if (is_auto("plan.zero"))
+      steps_.push_back(Values(&PlanSpec::zero, std::vector<int>{0, 1, 2, 3}));
     if (is_auto("plan.recompute")) {
-      steps_.push_back(Values(&PlanSpec::recompute,
-                              std::vector<Recompute>{Recompute::kNone, Recompute::kSelective,
-                                                     Recompute::kFull}));
+      steps_.push_back(Values(
+          &PlanSpec::recompute,
+          std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}));
     }
     if (is_auto("plan.sequence_parallel")) {
       steps_.push_back(Values(&PlanSpec::sequence_parallel, std::vector<bool>{false, true}));
@@ -201,10 +212,16 @@ uint64_t Fnv(uint64_t h, const std::string& s) {
 }  // namespace
 
 const std::vector<std::string>& AutoKeys() {
-  static const std::vector<std::string> keys = {
-      "plan.tp",       "plan.pp",        "plan.cp",       "plan.dp",
-      "plan.micro_batch", "plan.zero",   "plan.recompute", "plan.schedule",
-      "plan.virtual_stages", "plan.sequence_parallel"};
+  static const std::vector<std::string> keys = {"plan.tp",
+                                                "plan.pp",
+                                                "plan.cp",
+                                                "plan.dp",
+                                                "plan.micro_batch",
+                                                "plan.zero",
+                                                "plan.recompute",
+                                                "plan.schedule",
+                                                "plan.virtual_stages",
+                                                "plan.sequence_parallel"};
   return keys;
 }
 
@@ -259,16 +276,17 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
     const ModelSpec& m = e.model;
     const ClusterSpec& k = e.cluster;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%d,%lld,%d,%d,%lld,%d,%lld,%lld,%d,%d|%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d|%d,%d,%d",
-                  m.layers, static_cast<long long>(m.hidden), m.heads, m.kv_heads,
-                  static_cast<long long>(m.ffn_hidden), static_cast<int>(m.ffn_kind),
-                  static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
-                  static_cast<int>(m.tied_embeddings), m.experts, k.nodes, k.gpus_per_node,
-                  k.gpu.memory_gib, k.gpu.peak_tflops_bf16, k.gpu.hbm_gbps, k.efficiency.matmul,
-                  k.efficiency.network, k.intra_node.gbps_per_gpu,
-                  static_cast<int>(k.network_model), static_cast<int>(e.training.dtype),
-                  static_cast<int>(e.training.optimizer),
-                  static_cast<int>(e.training.grad_accum_dtype));
+    std::snprintf(
+        buf, sizeof buf,
+        "%d,%lld,%d,%d,%lld,%d,%lld,%lld,%d,%d|%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d|%d,%d,%d",
+        m.layers, static_cast<long long>(m.hidden), m.heads, m.kv_heads,
+        static_cast<long long>(m.ffn_hidden), static_cast<int>(m.ffn_kind),
+        static_cast<long long>(m.vocab), static_cast<long long>(m.seq_len),
+        static_cast<int>(m.tied_embeddings), m.experts, k.nodes, k.gpus_per_node, k.gpu.memory_gib,
+        k.gpu.peak_tflops_bf16, k.gpu.hbm_gbps, k.efficiency.matmul, k.efficiency.network,
+        k.intra_node.gbps_per_gpu, static_cast<int>(k.network_model),
+        static_cast<int>(e.training.dtype), static_cast<int>(e.training.optimizer),
+        static_cast<int>(e.training.grad_accum_dtype));
     h = Fnv(h, e.name + "|" + m.name + "|" + k.name + "|" + k.gpu.kind + "|" + buf);
   }
   for (const Configuration& c : configs) {

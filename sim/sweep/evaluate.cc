@@ -10,10 +10,14 @@ namespace meshsim {
 
 const char* ConfigStatusName(ConfigStatus s) {
   switch (s) {
-    case ConfigStatus::kOk: return "ok";
-    case ConfigStatus::kOom: return "oom";
-    case ConfigStatus::kInvalid: return "invalid";
-    case ConfigStatus::kError: return "error";
+    case ConfigStatus::kOk:
+      return "ok";
+    case ConfigStatus::kOom:
+      return "oom";
+    case ConfigStatus::kInvalid:
+      return "invalid";
+    case ConfigStatus::kError:
+      return "error";
   }
   return "?";
 }

@@ -1,10 +1,9 @@
 // Evaluates one sweep configuration: check the plan, prune by the memory bound, simulate.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/core/status.h"
 #include "sim/plan/experiment.h"
@@ -22,7 +21,7 @@ struct Evaluation {
   ConfigStatus status = ConfigStatus::kInvalid;
   std::string message;  // why invalid / oom / error; empty when ok
   bool simulated = false;
-  std::optional<MemoryBound> bound;       // every valid plan
+  std::optional<MemoryBound> bound;               // every valid plan
   std::optional<nlohmann::ordered_json> summary;  // simulated plans (reproducible)
   double budget_gib = 0;
 };

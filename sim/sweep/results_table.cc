@@ -1,13 +1,13 @@
 #include "sim/sweep/results_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/report/summary.h"
 
@@ -16,18 +16,24 @@ namespace {
 
 std::string ScheduleName(ScheduleKind s) {
   switch (s) {
-    case ScheduleKind::kGpipe: return "gpipe";
-    case ScheduleKind::kOneFOneB: return "1f1b";
-    case ScheduleKind::kInterleaved: return "interleaved";
+    case ScheduleKind::kGpipe:
+      return "gpipe";
+    case ScheduleKind::kOneFOneB:
+      return "1f1b";
+    case ScheduleKind::kInterleaved:
+      return "interleaved";
   }
   return "?";
 }
 
 std::string RecomputeName(Recompute r) {
   switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -51,7 +57,7 @@ std::string PlanCell(const PlanSpec& p, const std::string& column) {
 
 const std::vector<std::string>& EstimateColumns() {
   static const std::vector<std::string> c = {
-      "est_memory_gib",     "est_weights_gib", "est_gradients_gib", "est_optimizer_gib",
+      "est_memory_gib",      "est_weights_gib", "est_gradients_gib", "est_optimizer_gib",
       "est_activations_gib", "est_buffers_gib", "budget_gib"};
   return c;
 }
@@ -99,10 +105,17 @@ const std::vector<std::string>& SummaryColumns() {
 }
 
 const std::vector<std::string>& PlanColumns() {
-  static const std::vector<std::string> c = {
-      "plan.tp",       "plan.pp",           "plan.dp",        "plan.cp",
-      "plan.zero",     "plan.micro_batch",  "plan.global_batch", "plan.schedule",
-      "plan.virtual_stages", "plan.recompute", "plan.sequence_parallel"};
+  static const std::vector<std::string> c = {"plan.tp",
+                                             "plan.pp",
+                                             "plan.dp",
+                                             "plan.cp",
+                                             "plan.zero",
+                                             "plan.micro_batch",
+                                             "plan.global_batch",
+                                             "plan.schedule",
+                                             "plan.virtual_stages",
+                                             "plan.recompute",
+                                             "plan.sequence_parallel"};
   return c;
 }
 
@@ -289,8 +302,8 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& origin) {
       InputError e;
       e.file = origin;
       e.line = static_cast<int>(r + 1);
-      e.message = "expected " + std::to_string(t.header.size()) + " cells as in the header, found " +
-                  std::to_string(records[r].size());
+      e.message = "expected " + std::to_string(t.header.size()) +
+                  " cells as in the header, found " + std::to_string(records[r].size());
       return e;
     }
     t.rows.push_back(std::move(records[r]));

@@ -8,10 +8,9 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 namespace meshsim {
 namespace {
@@ -159,20 +158,18 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
       if (!old.ok()) return old.error();
       const SweepManifest& m = old.value();
       if (m.fingerprint != manifest.fingerprint || m.configurations != manifest.configurations) {
-        return FileError(csv_path, "--resume: these rows come from another sweep (" + m.name +
-                                       ", fingerprint " + m.fingerprint + ", " +
-                                       std::to_string(m.configurations) +
-                                       " configurations); this sweep is " + spec.name +
-                                       ", fingerprint " + manifest.fingerprint + ", " +
-                                       std::to_string(manifest.configurations) +
-                                       "; use another -o folder");
+        return FileError(
+            csv_path, "--resume: these rows come from another sweep (" + m.name + ", fingerprint " +
+                          m.fingerprint + ", " + std::to_string(m.configurations) +
+                          " configurations); this sweep is " + spec.name + ", fingerprint " +
+                          manifest.fingerprint + ", " + std::to_string(manifest.configurations) +
+                          "; use another -o folder");
       }
       if (m.shard_index != o.shard_index || m.shard_count != o.shard_count) {
-        return FileError(csv_path, "--resume: these rows are shard " +
-                                       std::to_string(m.shard_index) + "/" +
-                                       std::to_string(m.shard_count) + ", not " +
-                                       std::to_string(o.shard_index) + "/" +
-                                       std::to_string(o.shard_count));
+        return FileError(
+            csv_path, "--resume: these rows are shard " + std::to_string(m.shard_index) + "/" +
+                          std::to_string(m.shard_count) + ", not " + std::to_string(o.shard_index) +
+                          "/" + std::to_string(o.shard_count));
       }
     }
     Result<CsvTable> old = ReadCsvFile(csv_path);
@@ -185,7 +182,8 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
       const std::string& cell = t.rows[r][0];
       char* end = nullptr;
       const long long idx = std::strtoll(cell.c_str(), &end, 10);
-      if (cell.empty() || *end != '\0' || idx < 0 || idx >= static_cast<long long>(configs.size()) ||
+      if (cell.empty() || *end != '\0' || idx < 0 ||
+          idx >= static_cast<long long>(configs.size()) ||
           static_cast<int64_t>(idx % o.shard_count) != o.shard_index) {
         InputError e = FileError(csv_path, "--resume: row " + std::to_string(r + 2) +
                                                " names configuration '" + cell +
@@ -218,27 +216,25 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
   }
   result.progress.done = result.progress.resumed;
   bool write_failed = false;
-  EvaluateInOrder(spec, configs, columns, todo, o.threads,
-                  [&](size_t, CsvRow row, const RowInfo& info) {
-                    const std::string line = CsvLine(row);
-                    if (std::fwrite(line.data(), 1, line.size(), out) != line.size() ||
-                        std::fflush(out) != 0) {
-                      write_failed = true;
-                    }
-                    ++result.progress.done;
-                    ++result.progress.by_status[static_cast<int>(info.status)];
-                    if (info.simulated) {
-                      ++result.progress.simulated;
-                      result.progress.simulated_s += info.seconds;
-                    } else {
-                      result.progress.other_s += info.seconds;
-                    }
-                    if (o.progress) o.progress(result.progress);
-                  });
+  EvaluateInOrder(
+      spec, configs, columns, todo, o.threads, [&](size_t, CsvRow row, const RowInfo& info) {
+        const std::string line = CsvLine(row);
+        if (std::fwrite(line.data(), 1, line.size(), out) != line.size() || std::fflush(out) != 0) {
+          write_failed = true;
+        }
+        ++result.progress.done;
+        ++result.progress.by_status[static_cast<int>(info.status)];
+        if (info.simulated) {
+          ++result.progress.simulated;
+          result.progress.simulated_s += info.seconds;
+        } else {
+          result.progress.other_s += info.seconds;
+        }
+        if (o.progress) o.progress(result.progress);
+      });
   const bool close_failed = std::fclose(out) != 0;
   if (write_failed || close_failed) return FileError(csv_path, "cannot write file (disk full?)");
-  result.wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }
 

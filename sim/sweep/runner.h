@@ -40,9 +40,9 @@ struct SweepProgress {
   int64_t total = 0;  // configurations of this shard
   int64_t resumed = 0;
   std::array<int64_t, 4> by_status{};  // indexed by ConfigStatus, this run's rows
-  int64_t simulated = 0;                // this run's rows that were replayed
-  double simulated_s = 0;               // worker time spent on them
-  double other_s = 0;                   // worker time spent on the others
+  int64_t simulated = 0;               // this run's rows that were replayed
+  double simulated_s = 0;              // worker time spent on them
+  double other_s = 0;                  // worker time spent on the others
 };
 
 struct SweepRunOptions {

@@ -27,7 +27,9 @@ class RooflineComputeModel final : public ComputeModel {
  public:
   // flops_per_s and bytes_per_s are the achieved rates (peak x efficiency), both > 0.
   RooflineComputeModel(double flops_per_s, double bytes_per_s, double kernel_overhead_s = 0)
-      : flops_per_s_(flops_per_s), bytes_per_s_(bytes_per_s), kernel_overhead_s_(kernel_overhead_s) {}
+      : flops_per_s_(flops_per_s),
+        bytes_per_s_(bytes_per_s),
+        kernel_overhead_s_(kernel_overhead_s) {}
   SimTime Duration(const KernelWork& work) const override {
     if (work.flops == 0 && work.bytes == 0) return SimTime::Zero();
     return SimTime::Seconds(work.flops / flops_per_s_ + work.bytes / bytes_per_s_ +

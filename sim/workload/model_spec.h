@@ -30,7 +30,8 @@ struct ModelSpec {
   // One expert's intermediate size: moe_ffn_hidden, or ffn_hidden when 0 (Megatron's default).
   int64_t ExpertFfnHidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   bool IsMoeLayer(int layer) const {
-    return IsMoe() && layer >= dense_layers && (layer - dense_layers) % (moe_every > 0 ? moe_every : 1) == 0;
+    return IsMoe() && layer >= dense_layers &&
+           (layer - dense_layers) % (moe_every > 0 ? moe_every : 1) == 0;
   }
   int64_t HeadDim() const { return hidden / heads; }
   int64_t KvDim() const { return HeadDim() * kv_heads; }

@@ -20,13 +20,13 @@ enum class Recompute { kNone, kSelective, kFull };
 
 // What one rank computes: the local slice of one micro-batch.
 struct LayerShape {
-  int64_t seq = 0;         // tokens of one sequence held by this rank (seq_len / cp)
-  int64_t micro_batch = 1; // sequences per micro-batch
+  int64_t seq = 0;          // tokens of one sequence held by this rank (seq_len / cp)
+  int64_t micro_batch = 1;  // sequences per micro-batch
   int tp = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   Dtype dtype = Dtype::kBf16;
-  int64_t kv_seq = 0;      // keys each query attends to (seq_len); 0: same as seq
+  int64_t kv_seq = 0;  // keys each query attends to (seq_len); 0: same as seq
   // Fused attention (FlashAttention): the a*s*s score tensors are never stored, only the
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
@@ -36,18 +36,18 @@ struct LayerShape {
 
 // One block (attention or MLP) of one layer, for one rank and one micro-batch.
 struct BlockCost {
-  int fwd_kernels = 0;        // kernels launched by the forward pass
-  int weight_kernels = 0;     // GEMMs with weights (each has a weight-gradient GEMM)
-  int recompute_kernels = 0;  // kernels re-run in backward
-  double fwd_flops = 0;       // matmul FLOPs of the forward pass
-  double fwd_bytes = 0;       // HBM traffic of the element-wise kernels of the forward pass
-  double recompute_flops = 0; // FLOPs re-run in backward (selective: attention core; full: all)
+  int fwd_kernels = 0;         // kernels launched by the forward pass
+  int weight_kernels = 0;      // GEMMs with weights (each has a weight-gradient GEMM)
+  int recompute_kernels = 0;   // kernels re-run in backward
+  double fwd_flops = 0;        // matmul FLOPs of the forward pass
+  double fwd_bytes = 0;        // HBM traffic of the element-wise kernels of the forward pass
+  double recompute_flops = 0;  // FLOPs re-run in backward (selective: attention core; full: all)
   double recompute_bytes = 0;
-  double stored_act_bytes = 0;    // kept from forward until this block's backward
-  double transient_act_bytes = 0; // re-materialised during backward, freed at its end
-  double tp_comm_bytes = 0;       // payload of the block's TP collective (full tensor)
-  double core_flops = 0;          // attention only: the part that is the attention core
-  double core_bytes = 0;          //   (scores, softmax, context), split by ring attention
+  double stored_act_bytes = 0;     // kept from forward until this block's backward
+  double transient_act_bytes = 0;  // re-materialised during backward, freed at its end
+  double tp_comm_bytes = 0;        // payload of the block's TP collective (full tensor)
+  double core_flops = 0;           // attention only: the part that is the attention core
+  double core_bytes = 0;           //   (scores, softmax, context), split by ring attention
 };
 
 struct LayerCost {
@@ -62,13 +62,13 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 // The MoE block that replaces the MLP of a MoE layer, for one rank and one micro-batch,
 // with experts spread over `ep` ranks (not split by TP) and tokens split by TP.
 struct MoeCost {
-  double tokens = 0;              // tokens this rank routes (s*b, split by TP)
-  BlockCost router;               // LayerNorm + router GEMM, split by sequence parallelism
-  BlockCost experts;              // routed experts' FFN for the tokens this rank receives
-  BlockCost shared;               // shared experts (TP-split like a dense MLP); may be empty
-  double dispatch_bytes = 0;      // all-to-all send buffer: tokens * top_k * hidden
-  double expert_params = 0;       // routed-expert parameters held by this rank
-  double dense_params = 0;        // router + shared experts + norm, per TP rank
+  double tokens = 0;          // tokens this rank routes (s*b, split by TP)
+  BlockCost router;           // LayerNorm + router GEMM, split by sequence parallelism
+  BlockCost experts;          // routed experts' FFN for the tokens this rank receives
+  BlockCost shared;           // shared experts (TP-split like a dense MLP); may be empty
+  double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
+  double expert_params = 0;   // routed-expert parameters held by this rank
+  double dense_params = 0;    // router + shared experts + norm, per TP rank
 };
 // `load` scales the routed tokens this rank's experts process (1 = balanced).
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);

@@ -58,7 +58,8 @@ void BM_SimulatorHold(benchmark::State& state) {
       }
     };
     for (int i = 0; i < pending; ++i) {
-      sim.Schedule(SimTime::Picoseconds(NextRandom(rng) % 1'000'000), Chain{&sim, &rng, &remaining});
+      sim.Schedule(SimTime::Picoseconds(NextRandom(rng) % 1'000'000),
+                   Chain{&sim, &rng, &remaining});
     }
     sim.Run();
     benchmark::DoNotOptimize(sim.EventsExecuted());

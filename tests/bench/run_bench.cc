@@ -28,8 +28,9 @@ void RunExperiment(benchmark::State& state, const std::string& file,
     events = sim->replay.events;
   }
   state.counters["events"] = static_cast<double>(events);
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_RunGpt3_175B(benchmark::State& state) {

@@ -15,7 +15,8 @@ namespace meshsim {
 namespace {
 
 SweepSpec LoadSweep(benchmark::State& state, const std::string& file) {
-  Result<SweepSpec> s = LoadSweepFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/sweeps/" + file);
+  Result<SweepSpec> s =
+      LoadSweepFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/sweeps/" + file);
   if (!s.ok()) {
     state.SkipWithError(s.error().ToString().c_str());
     return {};
@@ -29,7 +30,8 @@ SweepSpec LoadSweep(benchmark::State& state, const std::string& file) {
 void RunSweepBench(benchmark::State& state, const std::string& file, bool alpha_beta = false) {
   SweepSpec spec = LoadSweep(state, file);
   if (alpha_beta) {
-    for (SweepGroup& g : spec.groups) g.experiment.cluster.network_model = NetworkModelKind::kAlphaBeta;
+    for (SweepGroup& g : spec.groups)
+      g.experiment.cluster.network_model = NetworkModelKind::kAlphaBeta;
   }
   if (spec.groups.empty()) return;
   const std::vector<std::string> columns = ResultColumns(spec);
@@ -47,9 +49,9 @@ void RunSweepBench(benchmark::State& state, const std::string& file, bool alpha_
     configs = rows;
   }
   state.counters["configs"] = static_cast<double>(configs);
-  state.counters["configs_per_s"] = benchmark::Counter(
-      static_cast<double>(configs) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  state.counters["configs_per_s"] =
+      benchmark::Counter(static_cast<double>(configs) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 
 // Turing 530B on 5128 A100s over Calculon's space (every valid plan is pruned: see the
@@ -57,13 +59,22 @@ void RunSweepBench(benchmark::State& state, const std::string& file, bool alpha_
 void BM_SweepTuring530B_5128_Calculon(benchmark::State& state) {
   RunSweepBench(state, "turing-530b-5128-calculon.yaml");
 }
-BENCHMARK(BM_SweepTuring530B_5128_Calculon)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SweepTuring530B_5128_Calculon)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Llama-2 70B on 64 H100s (the bundled sweep: 58 of 198 plans simulated), alpha-beta.
 void BM_SweepLlama2_70B_64(benchmark::State& state) {
   RunSweepBench(state, "llama2-70b-64-h100.yaml", /*alpha_beta=*/true);
 }
-BENCHMARK(BM_SweepLlama2_70B_64)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_SweepLlama2_70B_64)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 // Turing 530B on 2240 A100s (the 2240-GPU sweep's first group: alpha-beta, 1920
 // sequences) with tp 8, pp 35, dp 8 and the given schedule.

@@ -10,11 +10,10 @@ using namespace meshsim::e2e;
 
 TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndReachesBusBandwidth) {
   TempDir dir;
-  const RunResult r = RunMeshsim({"bench-collective", "--cluster",
-                                  SourcePath("topologies/selene-a100.yaml").string(), "--op",
-                                  "all_reduce", "--gpus", "8", "--min-bytes", "1024",
-                                  "--max-bytes", "1073741824", "--csv"},
-                                 dir.path());
+  const RunResult r = RunMeshsim(
+      {"bench-collective", "--cluster", SourcePath("topologies/selene-a100.yaml").string(), "--op",
+       "all_reduce", "--gpus", "8", "--min-bytes", "1024", "--max-bytes", "1073741824", "--csv"},
+      dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
   std::string header, row, last;
@@ -32,10 +31,10 @@ TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndReachesBusBandwidth) {
 
 TEST(BenchCollectiveCli, UnknownOpIsBadInput) {
   TempDir dir;
-  const RunResult r = RunMeshsim({"bench-collective", "--cluster",
-                                  SourcePath("topologies/selene-a100.yaml").string(), "--op",
-                                  "allreduce"},
-                                 dir.path());
+  const RunResult r =
+      RunMeshsim({"bench-collective", "--cluster",
+                  SourcePath("topologies/selene-a100.yaml").string(), "--op", "allreduce"},
+                 dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--op"), std::string::npos) << r.err;
 }
@@ -43,15 +42,21 @@ TEST(BenchCollectiveCli, UnknownOpIsBadInput) {
 TEST(WhatIfCli, UnknownLinkNameIsBadInputWithItsLine) {
   TempDir dir;
   const fs::path exp = dir.path() / "whatif.yaml";
-  WriteFile(exp, "name: whatif\n"
-                 "model: " + SourcePath("workloads/models/llama2-7b.yaml").string() + "\n"
-                 "cluster: " + SourcePath("topologies/dgx-h100.yaml").string() + "\n"
-                 "cluster_overrides:\n"
-                 "  nodes: 2\n"
-                 "  what_if:\n"
-                 "    links: [{link: node7.nic0, bandwidth_factor: 0.5}]\n"
-                 "plan: {tp: 2, pp: 4, dp: 2, global_batch: 32}\n");
-  const RunResult r = RunMeshsim({"run", exp.string(), "-o", (dir.path() / "out").string()}, dir.path());
+  WriteFile(exp,
+            "name: whatif\n"
+            "model: " +
+                SourcePath("workloads/models/llama2-7b.yaml").string() +
+                "\n"
+                "cluster: " +
+                SourcePath("topologies/dgx-h100.yaml").string() +
+                "\n"
+                "cluster_overrides:\n"
+                "  nodes: 2\n"
+                "  what_if:\n"
+                "    links: [{link: node7.nic0, bandwidth_factor: 0.5}]\n"
+                "plan: {tp: 2, pp: 4, dp: 2, global_batch: 32}\n");
+  const RunResult r =
+      RunMeshsim({"run", exp.string(), "-o", (dir.path() / "out").string()}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("whatif.yaml:7:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cluster.what_if.links[0].link"), std::string::npos) << r.err;
@@ -62,15 +67,20 @@ TEST(WhatIfCli, UnknownLinkNameIsBadInputWithItsLine) {
 TEST(WhatIfCli, StragglerRunsAndReplaysEveryRank) {
   TempDir dir;
   const fs::path exp = dir.path() / "straggler.yaml";
-  WriteFile(exp, "name: straggler\n"
-                 "model: " + SourcePath("workloads/models/llama2-7b.yaml").string() + "\n"
-                 "cluster: " + SourcePath("topologies/dgx-h100.yaml").string() + "\n"
-                 "cluster_overrides:\n"
-                 "  nodes: 2\n"
-                 "  what_if: {stragglers: [{gpu: 3, slowdown: 1.3}]}\n"
-                 "plan: {tp: 2, pp: 4, dp: 2, global_batch: 32}\n");
-  const RunResult r = RunMeshsim({"run", exp.string(), "--summary", "-", "--no-trace", "-q",
-                                  "-o", (dir.path() / "out").string()},
+  WriteFile(exp,
+            "name: straggler\n"
+            "model: " +
+                SourcePath("workloads/models/llama2-7b.yaml").string() +
+                "\n"
+                "cluster: " +
+                SourcePath("topologies/dgx-h100.yaml").string() +
+                "\n"
+                "cluster_overrides:\n"
+                "  nodes: 2\n"
+                "  what_if: {stragglers: [{gpu: 3, slowdown: 1.3}]}\n"
+                "plan: {tp: 2, pp: 4, dp: 2, global_batch: 32}\n");
+  const RunResult r = RunMeshsim({"run", exp.string(), "--summary", "-", "--no-trace", "-q", "-o",
+                                  (dir.path() / "out").string()},
                                  dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"replayed_ranks\": 16"), std::string::npos);

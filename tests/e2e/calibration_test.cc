@@ -14,8 +14,10 @@
 namespace meshsim {
 namespace {
 
-std::unique_ptr<Simulation> Simulated(const std::string& stem, const std::vector<std::string>& sets = {}) {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/" + stem + ".yaml";
+std::unique_ptr<Simulation> Simulated(const std::string& stem,
+                                      const std::vector<std::string>& sets = {}) {
+  const std::string path =
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/" + stem + ".yaml";
   Result<Experiment> e = LoadExperimentFile(path, sets);
   EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().ToString());
   auto sim = Simulate(e.value());
@@ -75,12 +77,14 @@ TEST(Calibration, Figure1MemoryWithinFivePercent) {
     const double states_gib = Gib(states[0] + states[1] + states[2]);
     EXPECT_LE(std::abs(ErrorPercent(states_gib, p.states_gib)), 5.0) << states_gib;
 
-    const double act_sel = Gib(sel->replay.memory[0].at_peak[static_cast<int>(MemCategory::kActivations)]);
+    const double act_sel =
+        Gib(sel->replay.memory[0].at_peak[static_cast<int>(MemCategory::kActivations)]);
     EXPECT_LE(std::abs(ErrorPercent(act_sel, p.act_sel_gib)), 5.0) << act_sel;
 
     const auto none = Simulated(std::string(p.stem) + "-full",
-                          {"plan.recompute=none", "plan.sequence_parallel=false"});
-    const double act_none = Gib(none->replay.memory[0].at_peak[static_cast<int>(MemCategory::kActivations)]);
+                                {"plan.recompute=none", "plan.sequence_parallel=false"});
+    const double act_none =
+        Gib(none->replay.memory[0].at_peak[static_cast<int>(MemCategory::kActivations)]);
     EXPECT_LE(std::abs(ErrorPercent(act_none, p.act_none_gib)), 5.0) << act_none;
   }
 }

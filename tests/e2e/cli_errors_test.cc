@@ -3,8 +3,6 @@
 // clear message on stderr naming the file, the line (where there is one) and the dotted
 // key, and no output files.
 #include <gtest/gtest.h>
-
-#include "tests/e2e/meshsim_runner.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/meshsim_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace meshsim::e2e;
-
-
 
 // 1-based number of the first line of `text` containing `needle`; 0 if none does.
 int LineOf(const std::string& text, const std::string& needle) {

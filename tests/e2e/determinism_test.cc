@@ -2,8 +2,6 @@
 // byte-identical summary.json and trace.json, and a run without it differs only in the
 // host measurements (sim.wall_s, sim.events_per_s, sim.peak_rss_mib).
 #include <gtest/gtest.h>
-
-#include "tests/e2e/meshsim_runner.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,12 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/meshsim_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace meshsim::e2e;
 using nlohmann::json;
-
 
 const std::string kDefaultExperiment =
     (fs::path(MESHSIM_SOURCE_DIR) / "workloads/experiments/default.yaml").string();

@@ -1,8 +1,8 @@
 // End-to-end tests of `meshsim sweep`, `merge` and `plan`: determinism across thread
 // counts, resume after SIGKILL, shards merged, merge failures, bad sweep YAML, the
 // planner's verdicts, and the HTML explorer in headless Chromium.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using namespace meshsim::e2e;
 
 RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
-              const fs::path& scratch) {
+                     const fs::path& scratch) {
   static std::atomic<int> n{0};
   const fs::path out = scratch / ("stdout" + std::to_string(n) + ".txt");
   const fs::path err = scratch / ("stderr" + std::to_string(n++) + ".txt");
@@ -72,14 +72,17 @@ std::vector<std::string> SortedLines(const std::string& text) {
 // tests fast (and makes cluster.network_model a non-plan axis column).
 std::string SmallSweep(int global_batch = 64) {
   return "name: e2e-sweep\n"
-         "base: " + Source("workloads/experiments/default.yaml").string() + "\n"
+         "base: " +
+         Source("workloads/experiments/default.yaml").string() +
+         "\n"
          "axes:\n"
          "  cluster.network_model: [alpha_beta]\n"
          "  plan.tp: auto\n"
          "  plan.pp: auto\n"
          "  plan.zero: [0, 1]\n"
          "  plan.micro_batch: [1, 2]\n"
-         "  plan.global_batch: [" + std::to_string(global_batch) + "]\n";
+         "  plan.global_batch: [" +
+         std::to_string(global_batch) + "]\n";
 }
 
 class Sweep : public ::testing::Test {
@@ -111,7 +114,8 @@ TEST_F(Sweep, OneAndTwoThreadsWriteIdenticalFiles) {
   EXPECT_EQ(ReadFile(Dir("j1") / "pareto.csv"), ReadFile(Dir("j2") / "pareto.csv"));
   // Rows in configuration order, every status from the contract.
   const auto rows = Lines(csv);
-  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i].rfind(std::to_string(i - 1) + ",", 0), 0u);
+  for (size_t i = 1; i < rows.size(); ++i)
+    EXPECT_EQ(rows[i].rfind(std::to_string(i - 1) + ",", 0), 0u);
   EXPECT_NE(csv.find(",ok,"), std::string::npos);
   EXPECT_NE(csv.find(",oom,"), std::string::npos);
   EXPECT_NE(a.out.find("Pareto front"), std::string::npos);
@@ -127,7 +131,8 @@ TEST_F(Sweep, KilledMidwayAndResumedGivesTheSameRows) {
   // Start the same sweep and SIGKILL it once some rows are written.
   const fs::path out = Dir("killed");
   const std::string bin = MESHSIM_BIN;
-  std::vector<std::string> argv_s = {bin, "sweep", sweep.string(), "-o", out.string(), "-j", "2", "-q"};
+  std::vector<std::string> argv_s = {bin, "sweep", sweep.string(), "-o", out.string(), "-j",
+                                     "2", "-q"};
   std::vector<char*> argv;
   for (std::string& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -177,7 +182,8 @@ TEST_F(Sweep, ShardsMergedEqualTheWholeSweep) {
   const fs::path sweep = WriteSweep(SmallSweep());
   ASSERT_EQ(RunSweep(sweep, "whole", {"-j", "2"}).exit_code, 0);
   for (int i = 0; i < 3; ++i) {
-    const RunResult r = RunSweep(sweep, "shard" + std::to_string(i), {"--shard", std::to_string(i) + "/3", "-j", "1"});
+    const RunResult r = RunSweep(sweep, "shard" + std::to_string(i),
+                                 {"--shard", std::to_string(i) + "/3", "-j", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto rows = Lines(Csv("shard" + std::to_string(i)));
     EXPECT_EQ(rows.size(), 21u);
@@ -196,19 +202,23 @@ TEST_F(Sweep, ShardsMergedEqualTheWholeSweep) {
 TEST_F(Sweep, MergeFailsOnAMissingOrRepeatedRow) {
   const fs::path sweep = WriteSweep(SmallSweep());
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(RunSweep(sweep, "s" + std::to_string(i), {"--shard", std::to_string(i) + "/2", "-j", "2"}).exit_code, 0);
+    ASSERT_EQ(
+        RunSweep(sweep, "s" + std::to_string(i), {"--shard", std::to_string(i) + "/2", "-j", "2"})
+            .exit_code,
+        0);
   }
   const RunResult missing =
       Meshsim({"merge", Dir("s0").string(), "-o", Dir("m1").string()}, tmp_.path());
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("30 of 60 configurations missing: 1, 3, 5"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("30 of 60 configurations missing: 1, 3, 5"), std::string::npos)
+      << missing.err;
   EXPECT_NE(missing.err.find("shard 1/2"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(Dir("m1") / "results.csv"));
 
   fs::copy(Dir("s1"), Dir("s1copy"));
-  const RunResult repeated = Meshsim(
-      {"merge", Dir("s0").string(), Dir("s1").string(), Dir("s1copy").string(), "-o", Dir("m2").string()},
-      tmp_.path());
+  const RunResult repeated = Meshsim({"merge", Dir("s0").string(), Dir("s1").string(),
+                                      Dir("s1copy").string(), "-o", Dir("m2").string()},
+                                     tmp_.path());
   EXPECT_EQ(repeated.exit_code, 2);
   EXPECT_NE(repeated.err.find("configuration 1 appears twice"), std::string::npos) << repeated.err;
 
@@ -218,8 +228,8 @@ TEST_F(Sweep, MergeFailsOnAMissingOrRepeatedRow) {
   std::string text;
   for (const std::string& r : rows) text += r + "\n";
   WriteFile(Dir("s1") / "results.csv", text);
-  const RunResult lost = Meshsim({"merge", Dir("s0").string(), Dir("s1").string(), "-o", Dir("m3").string()},
-                                 tmp_.path());
+  const RunResult lost = Meshsim(
+      {"merge", Dir("s0").string(), Dir("s1").string(), "-o", Dir("m3").string()}, tmp_.path());
   EXPECT_EQ(lost.exit_code, 2);
   EXPECT_NE(lost.err.find("1 of 60 configurations missing: 9"), std::string::npos) << lost.err;
 }
@@ -238,25 +248,27 @@ class BadSweep : public Sweep {
     EXPECT_FALSE(fs::exists(Dir("out") / "results.csv"));
   }
   std::string Head() const {
-    return "name: bad\nbase: " + Source("workloads/experiments/default.yaml").string() + "\naxes:\n";
+    return "name: bad\nbase: " + Source("workloads/experiments/default.yaml").string() +
+           "\naxes:\n";
   }
 };
 
 TEST_F(BadSweep, ValueOfTheWrongType) {
   const std::string path = (tmp_.path() / "sweep.yaml").string();
-  Expect(Head() + "  plan.tp: [1, x]\n", path + ":4:16: axes.plan.tp:", "expected an integer, found 'x'");
+  Expect(Head() + "  plan.tp: [1, x]\n",
+         path + ":4:16: axes.plan.tp:", "expected an integer, found 'x'");
 }
 
 TEST_F(BadSweep, UnknownKey) {
   const std::string path = (tmp_.path() / "sweep.yaml").string();
-  Expect(Head() + "  plan.zero: [0]\n  plan.tpp: [1, 2]\n", path + ":5:14: axes.plan.tpp:",
-         "unknown key");
+  Expect(Head() + "  plan.zero: [0]\n  plan.tpp: [1, 2]\n",
+         path + ":5:14: axes.plan.tpp:", "unknown key");
 }
 
 TEST_F(BadSweep, AutoWhereThereIsNoAuto) {
   const std::string path = (tmp_.path() / "sweep.yaml").string();
-  Expect(Head() + "  model.seq_len: auto\n", path + ":4:18: axes.model.seq_len:",
-         "auto is supported only for");
+  Expect(Head() + "  model.seq_len: auto\n",
+         path + ":4:18: axes.model.seq_len:", "auto is supported only for");
 }
 
 TEST_F(BadSweep, NotAList) {
@@ -276,7 +288,8 @@ TEST_F(BadSweep, BadShardAndSyntax) {
   const fs::path sweep = WriteSweep(SmallSweep());
   const RunResult r = RunSweep(sweep, "out", {"--shard", "3/3"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--shard: expected I/N with 0 <= I < N, found '3/3'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--shard: expected I/N with 0 <= I < N, found '3/3'"), std::string::npos)
+      << r.err;
 }
 
 // The planner's rows, read back from --csv: memory need per (tp, pp, dp, zero).
@@ -297,18 +310,22 @@ std::map<std::tuple<int, int, int, int>, double> PlanNeeds(const fs::path& csv) 
 }
 
 TEST_F(Sweep, PlannerShows70BDoesNotFitOneGpu) {
-  const RunResult r = Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(),
-                               "--cluster", Source("topologies/dgx-h100.yaml").string(), "--gpus", "1",
-                               "--budget-gib", "64"},
-                              tmp_.path());
+  const RunResult r =
+      Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(), "--cluster",
+               Source("topologies/dgx-h100.yaml").string(), "--gpus", "1", "--budget-gib", "64"},
+              tmp_.path());
   EXPECT_EQ(r.exit_code, 3) << r.err;  // nothing fits
   // Model states at 16 bytes/param: Llama-2 70B has 68.98e9 parameters (its config.json),
   // so 1103.6 GB; the whole need per GPU, with activations, is over 1120 GB.
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(16 B/param x 68\.98B params = ([0-9.]+) GB)")))
+  ASSERT_TRUE(
+      std::regex_search(r.out, m, std::regex(R"(16 B/param x 68\.98B params = ([0-9.]+) GB)")))
       << r.out;
   EXPECT_GE(std::stod(m[1]), 1100.0);
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(smallest need is [0-9.]+ GiB per GPU \(tp 1 pp 1 dp 1 ZeRO-0\) = ([0-9.]+) GB, over the 64 GiB budget by ([0-9.]+) GiB)")))
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(
+          R"(smallest need is [0-9.]+ GiB per GPU \(tp 1 pp 1 dp 1 ZeRO-0\) = ([0-9.]+) GB, over the 64 GiB budget by ([0-9.]+) GiB)")))
       << r.out;
   EXPECT_GE(std::stod(m[1]), 1120.0);
   EXPECT_GT(std::stod(m[2]), 1000.0);
@@ -327,10 +344,11 @@ fs::path AlphaBetaH100(const fs::path& dir) {
 
 TEST_F(Sweep, Planner70BOn64GpusListsFittingPlansAndSplittingLowersTheBar) {
   const fs::path csv = Dir("plan.csv");
-  const RunResult r = Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(),
-                               "--cluster", AlphaBetaH100(tmp_.path()).string(), "--gpus", "64",
-                               "--budget-gib", "64", "--csv", csv.string(), "-j", "2"},
-                              tmp_.path());
+  const RunResult r =
+      Meshsim({"plan", "--model", Source("workloads/models/llama2-70b.yaml").string(), "--cluster",
+               AlphaBetaH100(tmp_.path()).string(), "--gpus", "64", "--budget-gib", "64", "--csv",
+               csv.string(), "-j", "2"},
+              tmp_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("fits ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" 1  "), std::string::npos);
@@ -387,18 +405,22 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   auto dump = [&](const std::string& hash) {
-    return RunProgram(chromium, {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                          "--user-data-dir=" + Dir("profile").string(), "--virtual-time-budget=3000",
-                          "--dump-dom", "file://" + html.string() + hash},
-               tmp_.path());
+    return RunProgram(chromium,
+                      {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                       "--user-data-dir=" + Dir("profile").string(), "--virtual-time-budget=3000",
+                       "--dump-dom", "file://" + html.string() + hash},
+                      tmp_.path());
   };
   meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
   ASSERT_TRUE(t.ok());
   const meshsim::CsvTable& tab = t.value();
   auto row_of = [&](int tp, int pp, int dp, int zero) -> size_t {
     for (size_t i = 0; i < tab.rows.size(); ++i) {
-      auto n = [&](const char* c) { return static_cast<int>(tab.Number(i, tab.Column(c)).value_or(-1)); };
-      if (n("plan.tp") == tp && n("plan.pp") == pp && n("plan.dp") == dp && n("plan.zero") == zero) return i;
+      auto n = [&](const char* c) {
+        return static_cast<int>(tab.Number(i, tab.Column(c)).value_or(-1));
+      };
+      if (n("plan.tp") == tp && n("plan.pp") == pp && n("plan.dp") == dp && n("plan.zero") == zero)
+        return i;
     }
     return tab.rows.size();
   };
@@ -411,8 +433,11 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
     ASSERT_EQ(d.exit_code, 0) << d.err;
     const std::string& dom = d.out;
     ASSERT_NE(dom.find("id=\"step\""), std::string::npos) << dom.substr(0, 2000);
-    const std::string config = std::regex_search(dom, std::regex("data-config=\"" + tab.Cell(row, tab.Column("config")) + "\""))
-                                   ? "found" : "missing";
+    const std::string config =
+        std::regex_search(dom,
+                          std::regex("data-config=\"" + tab.Cell(row, tab.Column("config")) + "\""))
+            ? "found"
+            : "missing";
     EXPECT_EQ(config, "found") << "the page selected another plan";
     const double step = std::stod(Attr(dom, "step", "data-value"));
     const double mfu = std::stod(Attr(dom, "mfu", "data-value"));
@@ -424,7 +449,8 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
                 *tab.Number(row, tab.Column("peak_memory_gib")), 1e-9);
     // The name is text, not markup.
     EXPECT_EQ(dom.find("id=\"injected\""), std::string::npos);
-    EXPECT_NE(dom.find("evil&lt;/script&gt;&lt;img src=x id=injected&gt;&amp;amp;"), std::string::npos);
+    EXPECT_NE(dom.find("evil&lt;/script&gt;&lt;img src=x id=injected&gt;&amp;amp;"),
+              std::string::npos);
   }
 }
 

@@ -2,8 +2,6 @@
 // (trace.json) is well-formed and consistent with the summary, and summary.json carries
 // every key of SPEC.md's summary table.
 #include <gtest/gtest.h>
-
-#include "tests/e2e/meshsim_runner.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,12 +20,13 @@
 #include <utility>
 #include <vector>
 
+#include "tests/e2e/meshsim_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace meshsim::e2e;
 using nlohmann::json;
-
 
 // Parses JSON; a discarded value (is_discarded()) when the text is not valid JSON.
 json ParseJson(const std::string& text) { return json::parse(text, nullptr, false); }

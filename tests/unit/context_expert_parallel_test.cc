@@ -130,10 +130,12 @@ TEST(ExpertParallel, SkewSlowsTheStepAndNamesTheBusiestRank) {
   EXPECT_GT(skewed->replay.step_time, even->replay.step_time);
   int busiest = 0;
   for (int r = 1; r < 8; ++r) {
-    if (skewed->stats.ranks[r].compute_busy_s > skewed->stats.ranks[busiest].compute_busy_s) busiest = r;
+    if (skewed->stats.ranks[r].compute_busy_s > skewed->stats.ranks[busiest].compute_busy_s)
+      busiest = r;
   }
   EXPECT_EQ(skewed->mesh.CoordsOf(busiest).ep, 0);  // holds the hot expert
-  EXPECT_GT(skewed->stats.ranks[busiest].compute_busy_s, 1.2 * skewed->stats.ranks[1].compute_busy_s);
+  EXPECT_GT(skewed->stats.ranks[busiest].compute_busy_s,
+            1.2 * skewed->stats.ranks[1].compute_busy_s);
 }
 
 TEST(ExpertParallel, MoeParameterCountsTotalAndActive) {

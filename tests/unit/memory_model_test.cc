@@ -11,7 +11,9 @@
 namespace meshsim {
 namespace {
 
-TrainingSpec MixedPrecisionAdam() { return TrainingSpec{Dtype::kBf16, Optimizer::kAdam, GradAccumDtype::kSame}; }
+TrainingSpec MixedPrecisionAdam() {
+  return TrainingSpec{Dtype::kBf16, Optimizer::kAdam, GradAccumDtype::kSame};
+}
 
 TEST(ModelStates, AdamMixedPrecisionIs16BytesPerParam) {
   const ModelStateBytes b = ModelStates(1e9, 1, 0, MixedPrecisionAdam());

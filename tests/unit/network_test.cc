@@ -173,7 +173,8 @@ TEST(BenchCollective, BusBandwidthFactorsAreNcclTests) {
 }
 
 Experiment DefaultExperiment(const std::vector<std::string>& sets) {
-  auto e = LoadExperimentFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", sets);
+  auto e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", sets);
   EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().ToString());
   return e.value();
 }
@@ -189,8 +190,12 @@ TEST(WhatIf, StragglerSlowsTheStep) {
 
 TEST(WhatIf, DegradedNicSlowsCrossNodeTraffic) {
   // Pure data parallelism over two nodes: the gradient all-reduce crosses the NICs.
-  const std::vector<std::string> dp = {"plan.tp=1", "plan.pp=1", "plan.dp=16", "plan.zero=0",
-                                       "plan.sequence_parallel=false", "plan.global_batch=16"};
+  const std::vector<std::string> dp = {"plan.tp=1",
+                                       "plan.pp=1",
+                                       "plan.dp=16",
+                                       "plan.zero=0",
+                                       "plan.sequence_parallel=false",
+                                       "plan.global_batch=16"};
   const auto base = Simulate(DefaultExperiment(dp));
   Experiment degraded = DefaultExperiment(dp);
   for (int n = 0; n < 2; ++n) {
@@ -200,7 +205,8 @@ TEST(WhatIf, DegradedNicSlowsCrossNodeTraffic) {
     }
   }
   const auto slow = Simulate(degraded);
-  EXPECT_GT(slow->stats.ranks[0].breakdown.exposed_dp_s, 2 * base->stats.ranks[0].breakdown.exposed_dp_s);
+  EXPECT_GT(slow->stats.ranks[0].breakdown.exposed_dp_s,
+            2 * base->stats.ranks[0].breakdown.exposed_dp_s);
   EXPECT_GT(slow->replay.step_time, base->replay.step_time);
 }
 

@@ -52,7 +52,8 @@ TEST(DataParallel, ZeroOneReduceScattersThenGathersParameters) {
   const Experiment e = DataParallel(1, 1);
   const auto sim = Simulate(e);
   const double n = 8, psi = TotalParams(e.model);
-  const double expected = (GradientBytesPerParam(e.training) + kWeightBytesPerParam) * psi * (n - 1) / n;
+  const double expected =
+      (GradientBytesPerParam(e.training) + kWeightBytesPerParam) * psi * (n - 1) / n;
   EXPECT_NEAR(SentDp(*sim, 0), expected, 0.01 * expected);
 }
 
@@ -70,9 +71,9 @@ std::vector<std::pair<double, double>> Spans(const Simulation& sim, int rank, Pr
 }
 
 bool IsBackwardCompute(const Op& op) {
-  return op.kind == OpKind::kCompute &&
-         (op.tag == Tag::kAttentionBwd || op.tag == Tag::kMlpBwd || op.tag == Tag::kAttentionWgrad ||
-          op.tag == Tag::kMlpWgrad || op.tag == Tag::kEmbeddingBwd);
+  return op.kind == OpKind::kCompute && (op.tag == Tag::kAttentionBwd || op.tag == Tag::kMlpBwd ||
+                                         op.tag == Tag::kAttentionWgrad ||
+                                         op.tag == Tag::kMlpWgrad || op.tag == Tag::kEmbeddingBwd);
 }
 
 TEST(DataParallel, GradientBucketsOverlapBackwardAcrossNodes) {
@@ -105,15 +106,13 @@ TEST(Zero3, GathersEveryLayerInForwardAndBackwardWithPrefetch) {
   const Experiment e = DataParallel(1, 3);
   const auto sim = Simulate(e);
   for (int layer = 0; layer < e.model.layers; ++layer) {
-    const auto gathers = Spans(*sim, 0, [layer](const Op& op) {
-      return op.tag == Tag::kZeroGather && op.layer == layer;
-    });
+    const auto gathers = Spans(
+        *sim, 0, [layer](const Op& op) { return op.tag == Tag::kZeroGather && op.layer == layer; });
     EXPECT_EQ(gathers.size(), 2u) << "layer " << layer;  // forward and backward
   }
   // The gather of layer 1 runs while layer 0 computes (one-layer prefetch).
-  const auto gather1 = Spans(*sim, 0, [](const Op& op) {
-    return op.tag == Tag::kZeroGather && op.layer == 1;
-  });
+  const auto gather1 =
+      Spans(*sim, 0, [](const Op& op) { return op.tag == Tag::kZeroGather && op.layer == 1; });
   const auto layer0 = Spans(*sim, 0, [](const Op& op) {
     return op.kind == OpKind::kCompute && op.layer == 0 && op.tag == Tag::kMlpFwd;
   });

@@ -51,14 +51,15 @@ TEST(PipelineBubble, OneFOneBMatchesClosedForm) {
 TEST(PipelineBubble, InterleavedMatchesClosedForm) {
   const Replayed r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kInterleaved, 2));
   ASSERT_TRUE(r.result.completed) << r.result.stall;
-  EXPECT_NEAR(r.stats.bubble_fraction, ClosedFormBubble(4, 8, 2),
-              0.01 * ClosedFormBubble(4, 8, 2));
+  EXPECT_NEAR(r.stats.bubble_fraction, ClosedFormBubble(4, 8, 2), 0.01 * ClosedFormBubble(4, 8, 2));
   EXPECT_LT(r.stats.bubble_fraction, ClosedFormBubble(4, 8));
 }
 
 TEST(PipelineBubble, ShrinksWithMoreMicroBatches) {
-  const double few = ReplayExperiment(SmallPipeline(4, 4, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
-  const double many = ReplayExperiment(SmallPipeline(4, 16, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
+  const double few =
+      ReplayExperiment(SmallPipeline(4, 4, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
+  const double many =
+      ReplayExperiment(SmallPipeline(4, 16, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
   EXPECT_NEAR(few, ClosedFormBubble(4, 4), 0.01 * ClosedFormBubble(4, 4));
   EXPECT_NEAR(many, ClosedFormBubble(4, 16), 0.01 * ClosedFormBubble(4, 16));
 }
@@ -104,8 +105,8 @@ double PeakActivations(const ReplayResult& r, int rank) {
 }
 
 double ActivationsPerMicroBatchOnStage(const Experiment& e, int layers_on_stage) {
-  LayerShape shape{e.model.seq_len, e.plan.micro_batch, e.plan.tp, e.plan.sequence_parallel,
-                   e.plan.recompute, e.training.dtype};
+  LayerShape shape{e.model.seq_len,          e.plan.micro_batch, e.plan.tp,
+                   e.plan.sequence_parallel, e.plan.recompute,   e.training.dtype};
   return layers_on_stage * StoredActivationBytesPerLayer(e.model, shape);
 }
 
@@ -140,7 +141,8 @@ TEST(PipelineMemory, InterleavedAddsInFlightChunks) {
 }
 
 TEST(PipelineOrder, EveryStageRunsEachPassOnce) {
-  for (ScheduleKind kind : {ScheduleKind::kGpipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved}) {
+  for (ScheduleKind kind :
+       {ScheduleKind::kGpipe, ScheduleKind::kOneFOneB, ScheduleKind::kInterleaved}) {
     const int v = kind == ScheduleKind::kInterleaved ? 3 : 1;
     for (int stage = 0; stage < 4; ++stage) {
       const auto steps = StageOrder(kind, 4, v, 8, stage);

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "sim/config/loader.h"
-#include "sim/engine/simulation.h"
 #include "sim/engine/replay.h"
+#include "sim/engine/simulation.h"
 #include "sim/report/summary.h"
 #include "test_fixtures.h"
 

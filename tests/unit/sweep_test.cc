@@ -114,11 +114,14 @@ TEST(Enumerate, AutoVirtualStagesOnlyForTheInterleavedSchedule) {
   e.plan.dp = 2;
   const SweepSpec spec = OneGroup(e, {Auto("plan.schedule"), Auto("plan.virtual_stages")});
   std::vector<std::pair<ScheduleKind, int>> got;
-  for (const Configuration& c : Enumerate(spec)) got.push_back({c.plan.schedule, c.plan.virtual_stages});
+  for (const Configuration& c : Enumerate(spec))
+    got.push_back({c.plan.schedule, c.plan.virtual_stages});
   // 8 layers / pp 2 = 4 layers per stage: v in 1, 2, 4 when interleaved.
-  const std::vector<std::pair<ScheduleKind, int>> want = {
-      {ScheduleKind::kGpipe, 1}, {ScheduleKind::kOneFOneB, 1}, {ScheduleKind::kInterleaved, 1},
-      {ScheduleKind::kInterleaved, 2}, {ScheduleKind::kInterleaved, 4}};
+  const std::vector<std::pair<ScheduleKind, int>> want = {{ScheduleKind::kGpipe, 1},
+                                                          {ScheduleKind::kOneFOneB, 1},
+                                                          {ScheduleKind::kInterleaved, 1},
+                                                          {ScheduleKind::kInterleaved, 2},
+                                                          {ScheduleKind::kInterleaved, 4}};
   EXPECT_EQ(got, want);
 }
 
@@ -274,7 +277,8 @@ TEST(ResultsTable, SummaryColumnsAreTheSummarysDeterministicScalars) {
         }
       };
   walk(s, "");
-  for (const char* host : {"sim.wall_s", "sim.events_per_s", "sim.peak_rss_mib"}) scalars.erase(host);
+  for (const char* host : {"sim.wall_s", "sim.events_per_s", "sim.peak_rss_mib"})
+    scalars.erase(host);
   const std::set<std::string> columns(SummaryColumns().begin(), SummaryColumns().end());
   EXPECT_EQ(scalars, columns) << "a summary key was added or removed: update SummaryColumns()";
 }
@@ -303,28 +307,30 @@ TEST(ResultsTable, PartialLastLineIsDropped) {
 TEST(Analysis, ParetoFrontAndRanking) {
   CsvTable t;
   t.header = {"config", "status", "step_time_s", "peak_memory_gib"};
-  t.rows = {{"0", "ok", "3", "10"},   // front (least memory)
-            {"1", "ok", "2", "20"},   // front
+  t.rows = {{"0", "ok", "3", "10"},    // front (least memory)
+            {"1", "ok", "2", "20"},    // front
             {"2", "ok", "2.5", "25"},  // dominated by 1
             {"3", "oom", "1", "90"},   // not ok
-            {"4", "ok", "1", "40"},   // front (fastest)
+            {"4", "ok", "1", "40"},    // front (fastest)
             {"5", "invalid", "", ""}};
   EXPECT_EQ(RankByStepTime(t), (std::vector<size_t>{4, 1, 2, 0}));
   EXPECT_EQ(ParetoFront(t), (std::vector<size_t>{4, 1, 0}));
 }
 
 TEST(Runner, RowsComeInConfigurationOrderWhateverTheThreads) {
-  const SweepSpec spec = OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero")});
+  const SweepSpec spec =
+      OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero")});
   const std::vector<Configuration> configs = Enumerate(spec);
   const std::vector<std::string> columns = ResultColumns(spec);
   std::vector<size_t> todo(configs.size());
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   auto run = [&](int threads) {
     std::vector<CsvRow> rows;
-    EvaluateInOrder(spec, configs, columns, todo, threads, [&](size_t pos, CsvRow row, const RowInfo&) {
-      EXPECT_EQ(pos, rows.size());
-      rows.push_back(std::move(row));
-    });
+    EvaluateInOrder(spec, configs, columns, todo, threads,
+                    [&](size_t pos, CsvRow row, const RowInfo&) {
+                      EXPECT_EQ(pos, rows.size());
+                      rows.push_back(std::move(row));
+                    });
     return rows;
   };
   const std::vector<CsvRow> one = run(1);
