@@ -73,12 +73,11 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}\n", a.op, a.gpus,
                            c.gpu.kind, c.gpus_per_node, a.algorithm);
   std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14}\n", "size (B)", "time (us)",
-                           "algbw (GB/s)", "busbw (GB/s)", "busbw/NIC");
+                           "algbw (GB/s)", "busbw (GB/s)", "NIC (GB/s)");
   for (const auto& r : rows.value()) {
-    std::cout << fmt::format(
-        "{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14}\n", r.bytes, r.time_s * 1e6, r.algbw_gbps,
-        r.busbw_gbps,
-        r.busbw_per_nic_gbps > 0 ? fmt::format("{:.2f}", r.busbw_per_nic_gbps) : std::string("-"));
+    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14}\n", r.bytes,
+                             r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
+                             r.nic_gbps > 0 ? fmt::format("{:.2f}", r.nic_gbps) : std::string("-"));
   }
   return kOk;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/config/loader.h"
+#include "sim/core/atomic_file.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/chrome_trace.h"
 #include "sim/report/summary.h"
@@ -17,11 +18,6 @@ namespace meshsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-int ReportBadInput(const InputError& e) {
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
 
 // Parses "all" or a comma list of ranks and ranges ("0,3,8-15").
 Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
@@ -66,27 +62,11 @@ Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
   return ranks;
 }
 
-// Writes `content` through a temporary file renamed into place, so that a failed run
-// leaves no half-written file.
-bool WriteAtomically(const fs::path& path, const std::function<void(std::ostream&)>& content) {
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return false;
-    content(out);
-    if (!out.flush()) return false;
-  }
-  fs::rename(tmp, path, ec);
-  return !ec;
-}
-
 }  // namespace
 
 int Validate(const std::string& experiment, const std::vector<std::string>& sets) {
   Result<Experiment> e = LoadExperimentFile(experiment, sets);
-  if (!e.ok()) return ReportBadInput(e.error());
+  if (!e.ok()) return ReportError(e.error());
   const PlanSpec& p = e.value().plan;
   std::cout << "ok: " << e.value().name << ": " << p.Ranks() << " GPUs, tp " << p.tp << " pp "
             << p.pp << " dp " << p.dp << " cp " << p.cp << ", " << p.MicroBatches()
@@ -96,7 +76,7 @@ int Validate(const std::string& experiment, const std::vector<std::string>& sets
 
 int Run(const RunArgs& args) {
   Result<Experiment> loaded = LoadExperimentFile(args.experiment, args.sets);
-  if (!loaded.ok()) return ReportBadInput(loaded.error());
+  if (!loaded.ok()) return ReportError(loaded.error());
   const Experiment& e = loaded.value();
 
   const Mesh mesh(e.plan);
@@ -106,7 +86,7 @@ int Run(const RunArgs& args) {
       trace_ranks = DefaultTraceRanks(mesh);
     } else {
       Result<std::vector<int>> r = ParseRanks(args.trace_ranks, mesh.Size());
-      if (!r.ok()) return ReportBadInput(r.error());
+      if (!r.ok()) return ReportError(r.error());
       trace_ranks = r.value();
     }
   }
@@ -131,20 +111,19 @@ int Run(const RunArgs& args) {
       args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
   if (!args.no_trace) {
     const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
-    if (!WriteAtomically(trace, [&](std::ostream& o) { WriteChromeTrace(*sim, trace_ranks, o); })) {
-      std::cerr << "meshsim: error: cannot write " << trace.string() << "\n";
-      return kBadInput;
-    }
+    const Status written = WriteFileAtomically(trace.string(), [&](std::ostream& o) {
+      WriteChromeTrace(*sim, trace_ranks, o);
+      return true;
+    });
+    if (!written.ok()) return ReportError(written.error());
     spdlog::info("wrote {} ({} ranks)", trace.string(), trace_ranks.size());
   }
   if (args.summary == "-") {
     std::cout << summary.dump(2) << "\n";
   } else {
     const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
-    if (!WriteAtomically(path, [&](std::ostream& o) { o << summary.dump(2) << "\n"; })) {
-      std::cerr << "meshsim: error: cannot write " << path.string() << "\n";
-      return kBadInput;
-    }
+    const Status written = WriteFileAtomically(path.string(), summary.dump(2) + "\n");
+    if (!written.ok()) return ReportError(written.error());
     std::cout << HumanSummary(summary);
     spdlog::info("wrote {}", path.string());
   }

@@ -1,14 +1,13 @@
-// The meshsim subcommands. Each returns the process exit code (SPEC.md): 0 success,
-// 1 internal error, 2 bad input, 3 the plan does not fit in device memory.
+// The meshsim subcommands. Each returns the process exit code (exit_codes.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace meshsim::cli {
+#include "sim/cli/exit_codes.h"
 
-enum ExitCode { kOk = 0, kInternal = 1, kBadInput = 2, kDoesNotFit = 3 };
+namespace meshsim::cli {
 
 struct RunArgs {
   std::string experiment;

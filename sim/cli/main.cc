@@ -132,6 +132,11 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--gpus", plan.gpus, "number of GPUs")->required();
   plan_cmd->add_option("--budget-gib", plan.budget_gib,
                        "memory budget per GPU (default: the GPU's memory)");
+  plan_cmd->add_option("--headroom", plan.headroom_gib,
+                       "GiB per GPU to keep free: a plan fits in budget - headroom (default 0)");
+  plan_cmd->add_option("--set", plan.sets,
+                       "override a key of the base experiment: --set training.flash_attention=true "
+                       "(repeatable; not plan.tp/pp/dp/zero, which the planner varies)");
   plan_cmd->add_option("--top", plan.top, "rows shown (default 20; 0: all)");
   plan_cmd->add_option("--global-batch", plan.global_batch,
                        "sequences per step (default: the smallest multiple of N that is >= 64)");

@@ -7,6 +7,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
 #include "sim/cli/sweep_report.h"
+#include "sim/core/atomic_file.h"
 #include "sim/sweep/runner.h"
 
 namespace meshsim::cli {
@@ -15,8 +16,10 @@ namespace {
 namespace fs = std::filesystem;
 
 int Fail(const std::string& message) {
-  std::cerr << "meshsim: error: merge: " << message << "\n";
-  return kBadInput;
+  InputError e;
+  e.key = "merge";
+  e.message = message;
+  return ReportError(e);
 }
 
 }  // namespace
@@ -31,9 +34,9 @@ int Merge(const MergeArgs& args) {
   std::vector<Input> inputs;
   for (const std::string& dir : args.inputs) {
     Result<SweepManifest> m = ReadManifest(dir);
-    if (!m.ok()) return Fail(m.error().ToString());
+    if (!m.ok()) return ReportError(m.error());
     Result<CsvTable> t = ReadCsvFile((fs::path(dir) / "results.csv").string());
-    if (!t.ok()) return Fail(t.error().ToString());
+    if (!t.ok()) return ReportError(t.error());
     inputs.push_back({dir, m.value(), t.value()});
   }
   const SweepManifest& first = inputs.front().manifest;
@@ -104,15 +107,16 @@ int Merge(const MergeArgs& args) {
   std::string text = CsvLine(merged.header);
   for (const CsvRow& row : merged.rows) text += CsvLine(row);
   const std::string out_csv = (fs::path(args.outdir) / "results.csv").string();
-  if (!WriteFileAtomically(out_csv, text)) return Fail("cannot write " + out_csv);
+  if (Status s = WriteFileAtomically(out_csv, text); !s.ok()) return ReportError(s.error());
   SweepManifest m = first;
   m.shard_index = 0;
   m.shard_count = 1;
-  if (Status s = WriteManifest(args.outdir, m); !s.ok()) return Fail(s.error().ToString());
+  if (Status s = WriteManifest(args.outdir, m); !s.ok()) return ReportError(s.error());
   std::cout << fmt::format("merged {} folders: {} configurations of sweep {}\n", inputs.size(),
                            first.configurations, first.name);
-  if (!ReportSweep(merged, first.name, args.outdir, args.html, args.top, std::cout))
-    return kBadInput;
+  const Status reported =
+      ReportSweep(merged, first.name, args.outdir, args.html, args.top, std::cout);
+  if (!reported.ok()) return ReportError(reported.error());
   return kOk;
 }
 

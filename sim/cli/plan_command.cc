@@ -11,6 +11,7 @@
 #include "sim/cli/sweep_report.h"
 #include "sim/cli/terminal.h"
 #include "sim/config/loader.h"
+#include "sim/core/atomic_file.h"
 #include "sim/report/explorer_html.h"
 #include "sim/report/summary.h"
 #include "sim/schedule/model_states.h"
@@ -27,11 +28,6 @@ constexpr const char* kCategoryLetters = "WGOAB";
 // 256-colour foregrounds for weights, gradients, optimizer, activations, buffers.
 constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "38;5;73",
                                             "38;5;133"};
-
-int BadInput(const InputError& e) {
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
 
 // One plan as the table shows it.
 struct PlanRow {
@@ -136,22 +132,41 @@ std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
   return (p.fits ? pal.Green(word) : pal.Red(word)) + rest + std::string(pad, ' ');
 }
 
+// The planner's base experiment: the model and cluster files, the planner's keys and the
+// user's --set over them (which may not fix the axes the planner varies).
+Result<Experiment> PlannerBase(const PlanArgs& args) {
+  for (const std::string& set : args.sets) {
+    for (const std::string& key : PlannerAxisKeys()) {
+      if (set.rfind(key + "=", 0) != 0) continue;
+      InputError e;
+      e.file = "--set " + set;
+      e.key = key;
+      e.message = "the planner varies tp, pp, dp and zero itself; fix them with meshsim run";
+      return e;
+    }
+  }
+  Result<ClusterSpec> cluster = LoadClusterFile(args.cluster);
+  if (!cluster.ok()) return cluster.error();
+  PlannerOptions po;
+  po.gpus = args.gpus;
+  po.budget_gib = args.budget_gib;
+  po.headroom_gib = args.headroom_gib;
+  po.global_batch = args.global_batch;
+  Result<std::vector<KeyValue>> keys = PlannerKeys(cluster.value(), po);
+  if (!keys.ok()) return keys.error();
+  return ComposeExperiment("plan", args.model, args.cluster, keys.value(), "meshsim plan",
+                           args.sets);
+}
+
 }  // namespace
 
 int Plan(const PlanArgs& args) {
   RetainFreedMemory();
-  Result<ModelSpec> model = LoadModelFile(args.model);
-  if (!model.ok()) return BadInput(model.error());
-  Result<ClusterSpec> cluster = LoadClusterFile(args.cluster);
-  if (!cluster.ok()) return BadInput(cluster.error());
-  PlannerOptions po;
-  po.gpus = args.gpus;
-  po.budget_gib = args.budget_gib;
-  po.global_batch = args.global_batch;
-  Result<PlannerSpace> space = MakePlannerSpace(model.value(), cluster.value(), po);
-  if (!space.ok()) return BadInput(space.error());
-  const SweepSpec& spec = space.value().spec;
-  const std::vector<Configuration>& configs = space.value().configs;
+  Result<Experiment> base = PlannerBase(args);
+  if (!base.ok()) return ReportError(base.error());
+  const PlannerSpace space = MakePlannerSpace(base.value(), args.gpus);
+  const SweepSpec& spec = space.spec;
+  const std::vector<Configuration>& configs = space.configs;
   const Experiment& e = spec.groups.front().experiment;
   const double budget = e.cluster.gpu.memory_gib;
 
@@ -183,12 +198,13 @@ int Plan(const PlanArgs& args) {
   const double params = TotalParams(e.model);
   const ModelStateBytes states = ModelStates(params, 1, 0, e.training);
   const double bytes_per_param = states.Total() / params;
-  out << pal.Bold(fmt::format("meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {} "
-                              "GPU{}), budget {:.4g} GiB per GPU",
-                              e.model.name, params / 1e9, args.gpus, e.cluster.gpu.kind,
-                              e.cluster.nodes, e.cluster.nodes == 1 ? "" : "s",
-                              e.cluster.gpus_per_node, e.cluster.gpus_per_node == 1 ? "" : "s",
-                              budget))
+  out << pal.Bold(fmt::format(
+             "meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {} "
+             "GPU{}), budget {:.4g} GiB per GPU{}",
+             e.model.name, params / 1e9, args.gpus, e.cluster.gpu.kind, e.cluster.nodes,
+             e.cluster.nodes == 1 ? "" : "s", e.cluster.gpus_per_node,
+             e.cluster.gpus_per_node == 1 ? "" : "s", budget,
+             args.headroom_gib > 0 ? fmt::format(" ({:g} GiB kept free)", args.headroom_gib) : ""))
       << "\n";
   out << fmt::format(
       "model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
@@ -263,10 +279,7 @@ int Plan(const PlanArgs& args) {
   if (!args.csv.empty()) {
     std::string text = CsvLine(t.header);
     for (const CsvRow& r : t.rows) text += CsvLine(r);
-    if (!WriteFileAtomically(args.csv, text)) {
-      std::cerr << "meshsim: error: cannot write " << args.csv << "\n";
-      return kBadInput;
-    }
+    if (Status s = WriteFileAtomically(args.csv, text); !s.ok()) return ReportError(s.error());
   }
   if (!args.html.empty()) {
     std::ostringstream page;
@@ -276,9 +289,8 @@ int Plan(const PlanArgs& args) {
         "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
         rows.size(), fitting, budget, e.plan.global_batch, states.Total() / 1e9);
     WriteExplorerHtml(ExplorerData(t, title, subtitle), page);
-    if (!WriteFileAtomically(args.html, page.str())) {
-      std::cerr << "meshsim: error: cannot write " << args.html << "\n";
-      return kBadInput;
+    if (Status s = WriteFileAtomically(args.html, page.str()); !s.ok()) {
+      return ReportError(s.error());
     }
     out << "wrote " << args.html << "\n";
   }

@@ -17,11 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int BadInput(const InputError& e) {
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
-
 // "I/N" with 0 <= I < N.
 Result<std::pair<int, int>> ParseShard(const std::string& text) {
   InputError e;
@@ -58,18 +53,18 @@ int Sweep(const SweepArgs& args) {
   int shard_index = 0, shard_count = 1;
   if (!args.shard.empty()) {
     Result<std::pair<int, int>> s = ParseShard(args.shard);
-    if (!s.ok()) return BadInput(s.error());
+    if (!s.ok()) return ReportError(s.error());
     std::tie(shard_index, shard_count) = s.value();
   }
   if (args.threads < 0) {
     InputError e;
     e.key = "-j";
     e.message = "expected a number of threads >= 1, found " + std::to_string(args.threads);
-    return BadInput(e);
+    return ReportError(e);
   }
   RetainFreedMemory();
   Result<SweepSpec> loaded = LoadSweepFile(args.sweep);
-  if (!loaded.ok()) return BadInput(loaded.error());
+  if (!loaded.ok()) return ReportError(loaded.error());
   const SweepSpec& spec = loaded.value();
   const std::vector<Configuration> configs = Enumerate(spec);
 
@@ -80,17 +75,21 @@ int Sweep(const SweepArgs& args) {
   o.shard_index = shard_index;
   o.shard_count = shard_count;
   o.resume = args.resume;
+  if (o.resume && !args.quiet && !fs::exists(fs::path(o.outdir) / "results.csv")) {
+    std::cerr << "meshsim: --resume: " << (fs::path(o.outdir) / "results.csv").string()
+              << " does not exist; starting the sweep afresh\n";
+  }
   ProgressBar bar(!args.quiet && IsTerminal(stderr));
   o.progress = [&bar](const SweepProgress& p) {
     bar.Update(p.done, p.total, p.done - p.resumed, StatusCounts(p.by_status), p.done == p.total);
   };
   Result<SweepRunResult> run = RunSweep(spec, configs, o);
   bar.Finish();
-  if (!run.ok()) return BadInput(run.error());
+  if (!run.ok()) return ReportError(run.error());
   const SweepRunResult& r = run.value();
 
   Result<CsvTable> table = ReadCsvFile(r.results_csv);
-  if (!table.ok()) return BadInput(table.error());
+  if (!table.ok()) return ReportError(table.error());
   const CsvTable& t = table.value();
   std::array<int64_t, 4> all{};
   int64_t pruned = 0;
@@ -127,7 +126,8 @@ int Sweep(const SweepArgs& args) {
         p.simulated > 0 ? p.simulated_s / p.simulated : 0.0, fresh - p.simulated, p.other_s,
         fresh > p.simulated ? 1e6 * p.other_s / (fresh - p.simulated) : 0.0);
   }
-  if (!ReportSweep(t, spec.name, o.outdir, args.html, args.top, std::cout)) return kBadInput;
+  const Status reported = ReportSweep(t, spec.name, o.outdir, args.html, args.top, std::cout);
+  if (!reported.ok()) return ReportError(reported.error());
   return kOk;
 }
 

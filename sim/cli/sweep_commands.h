@@ -30,9 +30,11 @@ struct PlanArgs {
   std::string model;
   std::string cluster;
   int gpus = 0;
-  double budget_gib = 0;  // 0: the GPU's memory
-  int top = 20;           // rows shown; 0: all
-  int global_batch = 0;   // 0: planner default
+  double budget_gib = 0;          // 0: the GPU's memory
+  double headroom_gib = 0;        // kept free: a plan must fit in budget - headroom
+  std::vector<std::string> sets;  // --set overrides of the base experiment
+  int top = 20;                   // rows shown; 0: all
+  int global_batch = 0;           // 0: planner default
   int threads = 0;
   std::string html;
   std::string csv;

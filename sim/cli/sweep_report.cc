@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "sim/core/atomic_file.h"
 #include "sim/report/explorer_html.h"
 #include "sim/sweep/analysis.h"
 
@@ -23,6 +23,31 @@ std::string Fixed(const std::optional<double>& v, int digits, double scale = 1.0
   return v ? fmt::format("{:.{}f}", *v * scale, digits) : std::string("-");
 }
 
+// Why no row made the ranking: all invalid, all out of memory, or a mix.
+std::string NothingFitsMessage(const CsvTable& t) {
+  const int status = t.Column("status"), message = t.Column("message");
+  int invalid = 0, oom = 0, other = 0;
+  std::string example;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string& s = t.Cell(r, status);
+    if (s == "invalid") {
+      ++invalid;
+      if (example.empty()) example = t.Cell(r, message);
+    } else if (s == "oom") {
+      ++oom;
+    } else {
+      ++other;
+    }
+  }
+  if (t.rows.empty()) return "No configuration was evaluated.";
+  if (invalid == static_cast<int>(t.rows.size())) {
+    return fmt::format("No configuration is valid: all {} are invalid (e.g. {}).", invalid,
+                       example);
+  }
+  return fmt::format("No configuration fits in memory ({} out of memory, {} invalid{}).", oom,
+                     invalid, other > 0 ? fmt::format(", {} failed", other) : "");
+}
+
 }  // namespace
 
 void RetainFreedMemory() {
@@ -30,21 +55,6 @@ void RetainFreedMemory() {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);  // large arrays from the heap, not fresh mmaps
   mallopt(M_TRIM_THRESHOLD, 1 << 30);  // and kept there once freed
 #endif
-}
-
-bool WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::error_code ec;
-  const fs::path p(path);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return false;
-    out << content;
-    if (!out.flush()) return false;
-  }
-  fs::rename(tmp, p, ec);
-  return !ec;
 }
 
 void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream& out) {
@@ -95,12 +105,12 @@ void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream&
   for (const auto& line : cells) print(line);
 }
 
-bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& outdir,
-                 const std::string& html, int top, std::ostream& out) {
+Status ReportSweep(const CsvTable& t, const std::string& name, const std::string& outdir,
+                   const std::string& html, int top, std::ostream& out) {
   const std::vector<size_t> ranked = RankByStepTime(t);
   const std::vector<size_t> front = ParetoFront(t);
   if (ranked.empty()) {
-    out << "\nNo configuration fits in memory.\n";
+    out << "\n" << NothingFitsMessage(t) << "\n";
   } else {
     std::vector<size_t> head(ranked.begin(),
                              ranked.begin() + std::min<size_t>(ranked.size(), std::max(top, 1)));
@@ -113,10 +123,7 @@ bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& 
   std::string pareto = CsvLine(t.header);
   for (size_t r : front) pareto += CsvLine(t.rows[r]);
   const std::string pareto_path = (fs::path(outdir) / "pareto.csv").string();
-  if (!WriteFileAtomically(pareto_path, pareto)) {
-    std::cerr << "meshsim: error: cannot write " << pareto_path << "\n";
-    return false;
-  }
+  if (Status s = WriteFileAtomically(pareto_path, pareto); !s.ok()) return s;
   out << "\nwrote " << (fs::path(outdir) / "results.csv").string() << ", " << pareto_path;
   if (!html.empty()) {
     std::ostringstream page;
@@ -130,14 +137,11 @@ bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& 
       }
     }
     WriteExplorerHtml(ExplorerData(t, "sweep " + name, subtitle), page);
-    if (!WriteFileAtomically(html, page.str())) {
-      std::cerr << "\nmeshsim: error: cannot write " << html << "\n";
-      return false;
-    }
+    if (Status s = WriteFileAtomically(html, page.str()); !s.ok()) return s;
     out << ", " << html;
   }
   out << "\n";
-  return true;
+  return Ok{};
 }
 
 }  // namespace meshsim::cli

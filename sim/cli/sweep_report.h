@@ -5,15 +5,16 @@
 #include <ostream>
 #include <string>
 
+#include "sim/core/status.h"
 #include "sim/sweep/results_table.h"
 
 namespace meshsim::cli {
 
 // Prints the fastest `top` configurations and the Pareto front of `t`; writes
-// OUTDIR/pareto.csv and, if `html` is not empty, the explorer page. False (with a
-// message on stderr) if a file cannot be written.
-bool ReportSweep(const CsvTable& t, const std::string& name, const std::string& outdir,
-                 const std::string& html, int top, std::ostream& out);
+// OUTDIR/pareto.csv and, if `html` is not empty, the explorer page; an I/O error if a
+// file cannot be written.
+Status ReportSweep(const CsvTable& t, const std::string& name, const std::string& outdir,
+                   const std::string& html, int top, std::ostream& out);
 
 // A table of some rows for people: plan columns that vary, extra axes, results.
 void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream& out);
@@ -22,8 +23,5 @@ void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream&
 // similar size one after another, and glibc would otherwise return each one's large
 // arrays to the kernel and fault them in again (about 10% of a 530B sweep's time).
 void RetainFreedMemory();
-
-// Writes `content` through a temporary file renamed into place.
-bool WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace meshsim::cli

@@ -68,9 +68,22 @@ void DecodeWhatIf(YamlReader& cluster, ClusterSpec* c) {
   w.Finish();
 }
 
+// Fails when `r` holds an experiment (model:, cluster:, plan:) where a `what` file was
+// expected: the user passed the wrong file, and "layers: required key is missing" would
+// not say so.
+void RejectExperiment(const YamlReader& r, const std::string& what) {
+  if (!r.Has("plan") || !(r.Has("model") || r.Has("cluster"))) return;
+  std::string where = r.KeyPath("");  // "model." inside an experiment, "" for a file
+  if (!where.empty()) where.pop_back();
+  Fail(r.sources(), r.node(), where.empty() ? "(top level)" : where,
+       "expected a " + what + " YAML, found an experiment (it has model:, cluster: and plan:); " +
+           "pass the " + what + " file the experiment names");
+}
+
 }  // namespace
 
 ModelSpec DecodeModel(YamlReader& r) {
+  RejectExperiment(r, "model");
   ModelSpec m;
   r.GetString("name", &m.name, true);
   r.GetInt("layers", &m.layers, true);
@@ -123,6 +136,7 @@ ModelSpec DecodeModel(YamlReader& r) {
 }
 
 ClusterSpec DecodeCluster(YamlReader& r) {
+  RejectExperiment(r, "cluster");
   ClusterSpec c;
   r.GetString("name", &c.name, true);
   {

@@ -5,6 +5,7 @@
 
 #include "sim/config/decode.h"
 #include "sim/config/experiment_node.h"
+#include "sim/config/folder_name.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/hw/topology.h"
 #include "sim/plan/validate.h"
@@ -227,7 +228,7 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
   YamlReader exp(root, "", src);
   const fs::path dir = fs::path(path).parent_path();
   Experiment e;
-  exp.GetString("name", &e.name, true);
+  config::GetFolderName(exp, "name", &e.name);
 
   SubDoc model = Resolve(exp, "model", dir);
   ApplyOverrides(overrides, "model", model.node, &model.sources);
@@ -273,6 +274,29 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
 }
 
 }  // namespace config
+
+Result<Experiment> ComposeExperiment(const std::string& name, const std::string& model_path,
+                                     const std::string& cluster_path,
+                                     const std::vector<std::pair<std::string, std::string>>& keys,
+                                     const std::string& origin,
+                                     const std::vector<std::string>& sets) {
+  try {
+    YAML::Node root(YAML::NodeType::Map);
+    root["name"] = name;
+    root["model"] = model_path;
+    root["cluster"] = cluster_path;
+    for (const auto& [key, value] : keys) {
+      std::vector<std::string> path = SplitKey(key);
+      if (path.front() == "cluster") path.front() = "cluster_overrides";
+      SetPath(root, path, 0, config::LoadYamlText(value, origin));
+    }
+    return config::DecodeExperimentNode(root, origin, sets, false);
+  } catch (const ConfigError& e) {
+    return e.error;
+  } catch (const YAML::Exception& e) {
+    return config::FromYamlException(origin, e);
+  }
+}
 
 Result<ModelSpec> LoadModelFile(const std::string& path) {
   try {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/status.h"
@@ -28,5 +29,16 @@ struct LoadOptions {
 Result<Experiment> LoadExperimentFile(const std::string& path,
                                       const std::vector<std::string>& sets = {},
                                       const LoadOptions& options = {});
+
+// An experiment without an experiment file, as `meshsim plan` builds one: the model and
+// cluster files, then `keys` (dotted key, YAML value; "cluster.*" keys act as
+// cluster_overrides), then the --set `sets`. Errors in `keys` name `origin` (e.g.
+// "meshsim plan"); files and --set arguments are named as in LoadExperimentFile. The plan
+// is not validated (the caller varies it); the cluster's what-if links are checked.
+Result<Experiment> ComposeExperiment(const std::string& name, const std::string& model_path,
+                                     const std::string& cluster_path,
+                                     const std::vector<std::pair<std::string, std::string>>& keys,
+                                     const std::string& origin,
+                                     const std::vector<std::string>& sets = {});
 
 }  // namespace meshsim

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/config/experiment_node.h"
+#include "sim/config/folder_name.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/sweep/enumerate.h"
 
@@ -44,7 +45,7 @@ class SweepLoader {
     YAML::Node root = config::LoadYamlFile(path_);
     config::YamlReader top(root, "", src_);
     SweepSpec spec;
-    top.GetString("name", &spec.name, true);
+    config::GetFolderName(top, "name", &spec.name);
     top.Skip("base");
     top.Skip("axes");
     top.Finish();
@@ -80,10 +81,15 @@ class SweepLoader {
   void LoadAxes(config::YamlReader& top, SweepSpec* spec) {
     if (!top.Has("axes")) Fail(src_, top.node(), "axes", "required key is missing");
     const YAML::Node axes = top.Child("axes");
-    if (!axes.IsMap() || axes.size() == 0) {
+    if (!axes.IsMap()) {
       Fail(src_, axes, "axes",
            "expected a mapping of dotted keys to lists of values or auto, found " +
                config::Describe(axes));
+    }
+    if (axes.size() == 0) {
+      Fail(src_, axes, "axes",
+           "expected at least one axis (a dotted key with a list of values or auto, e.g. "
+           "plan.tp: [1, 2, 4]), found an empty mapping");
     }
     std::set<std::string> seen;
     for (const auto& kv : axes) {
@@ -100,6 +106,7 @@ class SweepLoader {
       const YAML::Node& v = kv.second;
       if (v.IsScalar() && v.Scalar() == "auto") {
         if (!SupportsAuto(key)) {
+          FailIfUnknownKey(key, kv.first, where);
           std::string keys;
           for (const std::string& k : AutoKeys()) keys += (keys.empty() ? "" : ", ") + k;
           Fail(src_, v, where, "auto is supported only for " + keys + "; give a list of values");
@@ -122,6 +129,18 @@ class SweepLoader {
       }
       spec->axes.push_back(std::move(axis));
       sources_.push_back(std::move(sources));
+    }
+  }
+
+  // Fails with the decoder's "unknown key" message when the base experiment has no `key`
+  // (checked by decoding it with key set to null: a known key then fails on its value
+  // instead, an unknown one in the check for unread keys).
+  void FailIfUnknownKey(const std::string& key, const YAML::Node& at, const std::string& where) {
+    try {
+      config::DecodeExperimentNode(YAML::Clone(base_), base_file_, {key + "=null"}, false);
+    } catch (const ConfigError& e) {
+      if (e.error.message.rfind("unknown key", 0) == 0) Fail(src_, at, where, e.error.message);
+    } catch (const YAML::Exception&) {
     }
   }
 

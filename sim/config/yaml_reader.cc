@@ -7,28 +7,40 @@
 #include <limits>
 #include <sstream>
 
+#include "sim/config/yaml_duplicates.h"
+
 namespace meshsim::config {
+
+namespace {
+
+// The entry of `by_key` for the longest prefix of the dotted `key` (the key itself, then
+// its parents: "a.b[0].c", "a.b[0]", "a.b", "a"), or nullptr.
+const std::string* LongestPrefixEntry(const std::map<std::string, std::string>& by_key,
+                                      std::string key) {
+  while (!key.empty()) {
+    const auto it = by_key.find(key);
+    if (it != by_key.end()) return &it->second;
+    const size_t cut = key.find_last_of(".[");
+    key = cut == std::string::npos ? std::string() : key.substr(0, cut);
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
           const std::string& message) {
   InputError e;
   e.key = key;
   e.message = message;
-  auto it = src.set_args.find(key);
-  if (it != src.set_args.end()) {
-    e.file = "--set " + it->second;
+  if (const std::string* arg = LongestPrefixEntry(src.set_args, key)) {
+    // Set on the command line (the key itself or a mapping above it): name the argument;
+    // positions inside its value would read as lines of a file.
+    e.file = "--set " + *arg;
   } else {
     // The file of the longest recorded prefix of the key (a merged subtree's origin).
-    e.file = src.file;
-    for (std::string prefix = key; !prefix.empty();) {
-      auto origin = src.origins.find(prefix);
-      if (origin != src.origins.end()) {
-        e.file = origin->second;
-        break;
-      }
-      const size_t cut = prefix.find_last_of(".[");
-      prefix = cut == std::string::npos ? std::string() : prefix.substr(0, cut);
-    }
+    const std::string* origin = LongestPrefixEntry(src.origins, key);
+    e.file = origin ? *origin : src.file;
     if (node.IsDefined() && node.Mark().line >= 0) {
       e.line = node.Mark().line + 1;
       e.column = node.Mark().column + 1;
@@ -172,7 +184,9 @@ YAML::Node LoadYamlFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    return YAML::Load(ss.str());
+    YAML::Node root = YAML::Load(ss.str());
+    CheckNoDuplicateKeys(root, path);
+    return root;
   } catch (const YAML::ParserException& ex) {
     InputError e;
     e.file = path;
@@ -185,7 +199,9 @@ YAML::Node LoadYamlFile(const std::string& path) {
 
 YAML::Node LoadYamlText(const std::string& text, const std::string& origin) {
   try {
-    return YAML::Load(text);
+    YAML::Node root = YAML::Load(text);
+    CheckNoDuplicateKeys(root, origin, /*in_file=*/false);
+    return root;
   } catch (const YAML::ParserException& ex) {
     InputError e;
     e.file = origin;

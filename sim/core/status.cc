@@ -17,4 +17,12 @@ std::string InputError::ToString() const {
   return out;
 }
 
+InputError IoError(const std::string& path, const std::string& message) {
+  InputError e;
+  e.kind = ErrorKind::kIo;
+  e.file = path;
+  e.message = message;
+  return e;
+}
+
 }  // namespace meshsim

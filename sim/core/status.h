@@ -1,8 +1,10 @@
-// Errors as values: what bad input produces below the CLI.
+// Errors as values: what bad input and failed file operations produce below the CLI.
 //
 // An InputError names where the problem is (file, line, column, dotted key) and what was
-// expected versus found. Fields that do not apply are left empty / zero. Result<T> holds
-// either a value or an InputError, in the spirit of std::expected.
+// expected versus found. Fields that do not apply are left empty / zero. Its kind says
+// whose fault it is: the input's (the CLI exits 2) or the host's, a file that cannot be
+// written or read although the input is fine (disk full, unwritable folder; exit 4).
+// Result<T> holds either a value or an InputError, in the spirit of std::expected.
 #pragma once
 
 #include <cassert>
@@ -12,7 +14,13 @@
 
 namespace meshsim {
 
+enum class ErrorKind {
+  kBadInput,  // the input is wrong: a user must change a file or an argument
+  kIo,        // the input is fine but the host failed a file operation
+};
+
 struct InputError {
+  ErrorKind kind = ErrorKind::kBadInput;
   std::string file;     // empty when not tied to a file
   int line = 0;         // 1-based; 0 when unknown
   int column = 0;       // 1-based; 0 when unknown
@@ -22,6 +30,9 @@ struct InputError {
   // "file:line:col: key: message", omitting the parts that are unknown.
   std::string ToString() const;
 };
+
+// A failed file operation on `path` (kind kIo), e.g. IoError("out/a.csv", "cannot write: ...").
+InputError IoError(const std::string& path, const std::string& message);
 
 template <typename T>
 class Result {

@@ -50,7 +50,7 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
     row.time_s = end.seconds();
     row.algbw_gbps = bytes / row.time_s / 1e9;
     row.busbw_gbps = row.algbw_gbps * BusBandwidthFactor(op, static_cast<int>(group.size()));
-    row.busbw_per_nic_gbps = nics > 0 ? row.busbw_gbps / nics : 0;
+    row.nic_gbps = nics > 0 ? network.InterNodeBytes() / (nodes_used * nics) / row.time_s / 1e9 : 0;
     rows.push_back(row);
   }
   return rows;

@@ -16,7 +16,11 @@ struct CollectiveBenchRow {
   double algbw_gbps = 0;  // bytes / time, GB/s
   double busbw_gbps = 0;  // nccl-tests: algbw x 2(n-1)/n (all-reduce), x (n-1)/n (all-gather,
                           // reduce-scatter, all-to-all), x 1 (sendrecv)
-  double busbw_per_nic_gbps = 0;  // busbw over the NICs of one node in use (0 inside a node)
+  // Mean egress rate of the NICs in use, GB/s: the bytes the collective sent into the
+  // fabric over (nodes x NICs per node in use) and the time; 0 inside one node. Unlike
+  // busbw / NICs it means the same for every operation (all-to-all included): how close
+  // each NIC came to its line rate.
+  double nic_gbps = 0;
 };
 
 // Runs `op` over GPUs 0..gpus-1 of `cluster` (resized to ceil(gpus / gpus_per_node)

@@ -14,13 +14,19 @@
 //    channel, so every NIC carries one channel each way.
 //  - hierarchical all-reduce: reduce-scatter in each node, then all-reduce of each
 //    1/g shard across nodes (a ring per local rank), then all-gather in each node.
-//  - tree all-reduce: as hierarchical, with a double binary tree across nodes (each tree
-//    carries half the shard, up then down; 2*ceil(log2 k) steps).
-//  - all-to-all: direct, every pair at once, 1/n of the buffer each.
+//  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC, each reducing and
+//    broadcasting 1/channels of the buffer, pipelined: a chain through the GPUs of every
+//    node (the whole slice up and down each NVLink hop) whose head joins a double binary
+//    tree across nodes (each tree carries half the slice, up and down);
+//    2*((g-1) intra-node + ceil(log2 k) inter-node) steps.
+//  - all-to-all: direct, every pair at once, 1/n of the buffer each; a transfer to another
+//    node is relayed over NVLink to the local GPU on the destination's rail (PXN), so
+//    that it crosses the fabric rail-aligned.
 //  - sendrecv: one flow.
-// The transfers of a phase carry equal bytes and run as one coflow (see RoutedPhase).
+// The transfers of a phase that carry equal bytes run as one coflow (see RoutedPhase).
 // AllReduceAlgorithm::kAuto picks, like NCCL's tuner, the algorithm with the smallest
-// alpha-beta estimate for this size and placement.
+// alpha-beta estimate for this size and placement, among ring and hierarchical (tree only
+// when asked for: its choice needs NCCL's per-protocol bandwidths, not modelled yet).
 #pragma once
 
 #include <map>
@@ -68,13 +74,18 @@ class FlowCollectiveNetwork final : public Network {
 
  private:
   struct Running;
-  // A phase runs as one coflow: its transfers move in lockstep (a ring advances at the
-  // pace of its slowest edge), so it is one flow over the union of their routes, a link
-  // counted once per transfer crossing it, carrying each transfer's bytes.
+  // The transfers of a phase that carry equal bytes run as one coflow: they move in
+  // lockstep (a ring advances at the pace of its slowest edge), so they are one flow over
+  // the union of their routes, a link counted once per transfer crossing it, carrying
+  // each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
+  // its cross-node edges) runs one coflow per size at once and ends with the last.
+  struct Coflow {
+    std::vector<int> route;  // concatenated routes of the transfers
+    double bytes = 0;        // per transfer
+  };
   struct RoutedPhase {
     double latency_s = 0;
-    std::vector<int> route;  // concatenated routes of the transfers; empty: no transfer
-    double bytes = 0;        // per transfer
+    std::vector<Coflow> coflows;  // empty: no transfer
   };
   using RoutedPlan = std::vector<RoutedPhase>;
   using PlanKey = std::tuple<int, std::vector<int>, double>;

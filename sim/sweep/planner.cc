@@ -1,41 +1,66 @@
 #include "sim/sweep/planner.h"
 
+#include <fmt/format.h>
+
 namespace meshsim {
+namespace {
+
+InputError Bad(const std::string& key, const std::string& message) {
+  InputError e;
+  e.key = key;
+  e.message = message;
+  return e;
+}
+
+}  // namespace
 
 int DefaultGlobalBatch(int gpus) { return gpus * ((64 + gpus - 1) / gpus); }
 
-Result<PlannerSpace> MakePlannerSpace(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const PlannerOptions& o) {
-  auto bad = [](const std::string& key, const std::string& message) {
-    InputError e;
-    e.key = key;
-    e.message = message;
-    return e;
-  };
-  if (o.gpus < 1) return bad("--gpus", "expected an integer >= 1, found " + std::to_string(o.gpus));
-  if (o.budget_gib < 0) return bad("--budget-gib", "expected a positive size in GiB");
-  if (o.global_batch < 0) return bad("--global-batch", "expected an integer >= 1");
-  Experiment e;
-  e.name = model.name + "-" + std::to_string(o.gpus) + "gpus";
-  e.model = model;
-  e.cluster = cluster;
+Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o) {
+  if (o.gpus < 1) return Bad("--gpus", "expected an integer >= 1, found " + std::to_string(o.gpus));
+  if (o.budget_gib < 0) return Bad("--budget-gib", "expected a positive size in GiB");
+  if (o.headroom_gib < 0) return Bad("--headroom", "expected a size in GiB >= 0");
+  if (o.global_batch < 0) return Bad("--global-batch", "expected an integer >= 1");
+  const double budget = o.budget_gib > 0 ? o.budget_gib : cluster.gpu.memory_gib;
+  if (o.headroom_gib >= budget) {
+    return Bad("--headroom", fmt::format("a headroom of {:g} GiB leaves nothing of the {:g} GiB "
+                                         "budget",
+                                         o.headroom_gib, budget));
+  }
+  std::vector<KeyValue> keys;
   if (o.gpus <= cluster.gpus_per_node) {
-    e.cluster.nodes = 1;
-    e.cluster.gpus_per_node = o.gpus;
+    keys.push_back({"cluster.nodes", "1"});
+    keys.push_back({"cluster.gpus_per_node", std::to_string(o.gpus)});
   } else if (o.gpus % cluster.gpus_per_node != 0) {
-    return bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole nodes of " +
+    return Bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole nodes of " +
                              std::to_string(cluster.gpus_per_node) + " GPUs (cluster " +
                              cluster.name + ")");
   } else {
-    e.cluster.nodes = o.gpus / cluster.gpus_per_node;
+    keys.push_back({"cluster.nodes", std::to_string(o.gpus / cluster.gpus_per_node)});
   }
-  if (o.budget_gib > 0) e.cluster.gpu.memory_gib = o.budget_gib;
-  e.plan.micro_batch = o.micro_batch;
-  e.plan.global_batch = o.global_batch > 0 ? o.global_batch : DefaultGlobalBatch(o.gpus);
-  e.plan.recompute = Recompute::kSelective;
-  e.plan.sequence_parallel = true;
-  e.plan.schedule = ScheduleKind::kOneFOneB;
+  if (o.budget_gib > 0 || o.headroom_gib > 0) {
+    keys.push_back({"cluster.gpu.memory_gib", fmt::format("{}", budget - o.headroom_gib)});
+  }
+  const int global_batch = o.global_batch > 0 ? o.global_batch : DefaultGlobalBatch(o.gpus);
+  keys.push_back({"plan.tp", "1"});
+  keys.push_back({"plan.pp", "1"});
+  keys.push_back({"plan.dp", std::to_string(o.gpus)});
+  keys.push_back({"plan.micro_batch", std::to_string(o.micro_batch)});
+  keys.push_back({"plan.global_batch", std::to_string(global_batch)});
+  keys.push_back({"plan.recompute", "selective"});
+  keys.push_back({"plan.sequence_parallel", "true"});
+  keys.push_back({"plan.schedule", "1f1b"});
+  return keys;
+}
 
+const std::vector<std::string>& PlannerAxisKeys() {
+  static const std::vector<std::string> keys = {"plan.tp", "plan.pp", "plan.dp", "plan.zero"};
+  return keys;
+}
+
+PlannerSpace MakePlannerSpace(const Experiment& base, int gpus) {
+  Experiment e = base;
+  e.name = e.model.name + "-" + std::to_string(gpus) + "gpus";
   PlannerSpace space;
   space.spec.name = e.name;
   for (const char* key : {"plan.tp", "plan.pp", "plan.zero"}) {

@@ -6,8 +6,16 @@
 //   recompute; sequence parallelism (used where tp > 1); 1F1B; bf16 with Adam (16 bytes of
 //   model state per parameter).
 // The cluster is resized to cover N GPUs (nodes = N / gpus_per_node, or one node of N
-// GPUs when N < gpus_per_node) and its GPU memory set to the budget.
+// GPUs when N < gpus_per_node) and its GPU memory set to the budget less the headroom.
+//
+// The planner's settings are dotted keys of an experiment (PlannerKeys), so the edge
+// builds its base experiment with the same decoder and checks as `meshsim run` (what-if
+// links on the resized cluster included), then applies the user's --set over them.
 #pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/core/status.h"
 #include "sim/sweep/enumerate.h"
@@ -16,19 +24,33 @@ namespace meshsim {
 
 struct PlannerOptions {
   int gpus = 1;
-  double budget_gib = 0;  // 0: the GPU's memory_gib
-  int global_batch = 0;   // 0: the default above
+  double budget_gib = 0;    // 0: the GPU's memory_gib
+  double headroom_gib = 0;  // kept free: a plan fits in budget - headroom
+  int global_batch = 0;     // 0: the default above
   int micro_batch = 1;
 };
+
+// A dotted experiment key and its value as YAML text, e.g. {"plan.micro_batch", "1"}.
+using KeyValue = std::pair<std::string, std::string>;
+
+// The keys the planner sets on the base experiment of `cluster` (nodes, gpus_per_node,
+// gpu.memory_gib under "cluster."; then the plan defaults above). Bad input: gpus < 1, a
+// GPU count that whole nodes cannot hold, a budget or headroom < 0, a headroom that
+// leaves no memory, a global batch < 0.
+Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o);
+
+// The keys the planner varies (its axes, and dp derived from them); --set may not fix
+// them.
+const std::vector<std::string>& PlannerAxisKeys();
 
 struct PlannerSpace {
   SweepSpec spec;
   std::vector<Configuration> configs;
 };
 
-// Bad input: gpus < 1, a GPU count that whole nodes cannot hold, a budget <= 0.
-Result<PlannerSpace> MakePlannerSpace(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const PlannerOptions& options);
+// The planner's configurations over `base` (an experiment decoded with PlannerKeys and
+// the user's overrides; its plan is not validated).
+PlannerSpace MakePlannerSpace(const Experiment& base, int gpus);
 
 int DefaultGlobalBatch(int gpus);
 

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/core/atomic_file.h"
+
 namespace meshsim {
 namespace {
 
@@ -110,17 +112,7 @@ Status WriteManifest(const std::string& outdir, const SweepManifest& m) {
   j["configurations"] = m.configurations;
   j["shard"] = {{"index", m.shard_index}, {"count", m.shard_count}};
   j["columns"] = m.columns;
-  const fs::path path = fs::path(outdir) / "sweep.json";
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << j.dump(2) << "\n";
-    if (!out.flush()) return FileError(tmp.string(), "cannot write file");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return FileError(path.string(), "cannot write file: " + ec.message());
-  return Ok{};
+  return WriteFileAtomically((fs::path(outdir) / "sweep.json").string(), j.dump(2) + "\n");
 }
 
 Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configuration>& configs,
@@ -131,7 +123,9 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
   const std::string csv_path = (outdir / "results.csv").string();
   std::error_code ec;
   fs::create_directories(outdir, ec);
-  if (!fs::is_directory(outdir)) return FileError(o.outdir, "cannot create the output folder");
+  if (!fs::is_directory(outdir)) {
+    return IoError(o.outdir, "cannot create the output folder: " + ec.message());
+  }
 
   SweepManifest manifest;
   manifest.name = spec.name;
@@ -198,12 +192,12 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
     }
     // Drop a partially written last line before appending.
     if (t.dropped_partial_line) fs::resize_file(csv_path, t.complete_bytes, ec);
-    if (ec) return FileError(csv_path, "cannot truncate the partial last line: " + ec.message());
+    if (ec) return IoError(csv_path, "cannot truncate the partial last line: " + ec.message());
   }
   if (Status s = WriteManifest(o.outdir, manifest); !s.ok()) return s.error();
 
   std::FILE* out = std::fopen(csv_path.c_str(), resuming ? "ab" : "wb");
-  if (!out) return FileError(csv_path, "cannot write file: " + std::string(std::strerror(errno)));
+  if (!out) return IoError(csv_path, "cannot write the file: " + std::string(std::strerror(errno)));
   if (!resuming) {
     const std::string header = CsvLine(columns);
     std::fwrite(header.data(), 1, header.size(), out);
@@ -233,7 +227,7 @@ Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configu
         if (o.progress) o.progress(result.progress);
       });
   const bool close_failed = std::fclose(out) != 0;
-  if (write_failed || close_failed) return FileError(csv_path, "cannot write file (disk full?)");
+  if (write_failed || close_failed) return IoError(csv_path, "cannot write the file (disk full?)");
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

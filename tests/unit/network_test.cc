@@ -142,7 +142,7 @@ TEST(Topology, UnknownOrDisconnectingLinkIsAnInputError) {
 double Busbw(const std::string& cluster, CommOp op, int gpus, double bytes, bool per_nic = false) {
   auto rows = BenchCollective(Bundled(cluster), op, gpus, bytes, bytes, AllReduceAlgorithm::kAuto);
   EXPECT_TRUE(rows.ok());
-  return per_nic ? rows.value().front().busbw_per_nic_gbps : rows.value().front().busbw_gbps;
+  return per_nic ? rows.value().front().nic_gbps : rows.value().front().busbw_gbps;
 }
 
 // nccl-tests' measurements (shared/validation): within 10 %.
@@ -219,6 +219,51 @@ TEST(Links, SummaryReportsLinkClassesWithBytes) {
   }
   EXPECT_TRUE(nvlink);
   EXPECT_TRUE(nic);
+}
+
+// Item 10 of the hardening issue: bench-collective by nccl-tests' definitions. Hand
+// derivations use dgx-h100.yaml: NVLink 450 GB/s x network 0.82 = 369 GB/s per GPU and
+// direction, NIC 50 GB/s x nic 0.94 = 47 GB/s, latencies 2 us (NVLink) and 5 us (NIC).
+// B = 1 GiB over 2 nodes x 8 GPUs.
+constexpr double kB = 1 << 30, kNv = 369e9, kNic = 47e9;
+
+CollectiveBenchRow BenchOnce(CommOp op, AllReduceAlgorithm algorithm) {
+  auto rows = BenchCollective(Bundled("dgx-h100.yaml"), op, 16, kB, kB, algorithm);
+  EXPECT_TRUE(rows.ok());
+  return rows.value().front();
+}
+
+TEST(BenchCollective, AllToAllCrossesTheFabricRailAligned) {
+  // Each GPU sends B/16 to each of the 8 GPUs of the other node: B/2 leaves the node per
+  // GPU. Relayed to the local GPU on the destination's rail (PXN), NIC j carries the
+  // B/16 of each of the 8 local GPUs to remote GPU j: B/2 per NIC, at 47 GB/s, plus one
+  // NIC latency (NVLink carries 14 x B/16 per GPU, 2.5 ms, not the bottleneck).
+  const CollectiveBenchRow r = BenchOnce(CommOp::kAllToAll, AllReduceAlgorithm::kAuto);
+  const double expected_s = (kB / 2) / kNic + 5e-6;  // 11.4278 ms
+  EXPECT_NEAR(r.time_s, expected_s, 1e-3 * expected_s);
+  // nccl-tests: algbw = B / time, busbw = algbw x (n-1)/n.
+  EXPECT_NEAR(r.algbw_gbps, kB / expected_s / 1e9, 0.1);            // 93.96
+  EXPECT_NEAR(r.busbw_gbps, kB / expected_s / 1e9 * 15 / 16, 0.1);  // 88.09
+  // Each NIC sends B/2 in that time: 47 GB/s less the latency's share.
+  EXPECT_NEAR(r.nic_gbps, (kB / 2) / expected_s / 1e9, 0.05);  // 46.98
+}
+
+TEST(BenchCollective, TreeAndHierarchicalAreDifferentAlgorithms) {
+  // Hierarchical: reduce-scatter in the node (7/8 B per GPU over NVLink, 7 steps of
+  // 2 us), ring all-reduce of each B/8 shard across the 2 nodes (B/8 per NIC, 2 steps of
+  // 5 us), all-gather in the node (as the reduce-scatter): three phases one after another.
+  const double hierarchical_s =
+      2 * (7.0 / 8 * kB / kNv + 7 * 2e-6) + (kB / 8 / kNic + 2 * 5e-6);  // 7.986 ms
+  // NCCL's tree: 8 channels of B/8, each a chain through the 8 GPUs of a node (B/8 up
+  // and down every hop) whose head joins the 2-node double binary tree (B/16 per tree and
+  // direction: B/8 per NIC). All pipelined in one phase. Each GPU is the head of one
+  // chain and the tail of another, so it sends 14 x B/8 over NVLink: the bottleneck.
+  // Latency: 2 x (7 x 2 us + ceil(log2 2) x 5 us) = 38 us.
+  const double tree_s = 14.0 / 8 * kB / kNv + 38e-6;  // 5.130 ms
+  EXPECT_NEAR(BenchOnce(CommOp::kAllReduce, AllReduceAlgorithm::kHierarchical).time_s,
+              hierarchical_s, 1e-3 * hierarchical_s);
+  EXPECT_NEAR(BenchOnce(CommOp::kAllReduce, AllReduceAlgorithm::kTree).time_s, tree_s,
+              1e-3 * tree_s);
 }
 
 }  // namespace

@@ -1,0 +1,17 @@
+// Exit codes of every subcommand, and the one way the CLI reports an error value.
+//
+// 0 success; 1 internal error (a bug in meshsim); 2 bad input (parse error, unknown key,
+// impossible plan, missing file); 3 the plan does not fit in device memory; 4 the host
+// failed a file operation although the input was fine (disk full, unwritable folder).
+#pragma once
+
+#include "sim/core/status.h"
+
+namespace meshsim::cli {
+
+enum ExitCode { kOk = 0, kInternal = 1, kBadInput = 2, kDoesNotFit = 3, kIoError = 4 };
+
+// Prints "meshsim: error: <e>" on stderr and returns kBadInput or kIoError by e.kind.
+int ReportError(const InputError& e);
+
+}  // namespace meshsim::cli
