@@ -1,9 +1,11 @@
 #include "sim/cli/commands.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/chrome_trace.h"
+#include "sim/report/gzip_stream.h"
 #include "sim/report/summary.h"
 
 namespace meshsim::cli {
@@ -67,19 +70,43 @@ Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
 }
 
 // Writes `content` through a temporary file renamed into place, so that a failed run
-// leaves no half-written file.
+// leaves no half-written file (nor the temporary one).
 bool WriteAtomically(const fs::path& path, const std::function<void(std::ostream&)>& content) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   const fs::path tmp = path.string() + ".tmp";
+  bool ok = false;
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return false;
     content(out);
-    if (!out.flush()) return false;
+    ok = static_cast<bool>(out.flush());
   }
-  fs::rename(tmp, path, ec);
-  return !ec;
+  if (ok) fs::rename(tmp, path, ec);
+  if (!ok || ec) fs::remove(tmp, ec);
+  return ok && !ec;
+}
+
+// The trace, gzip-compressed as it is written when `path` ends in ".gz".
+bool WriteTrace(const Simulation& sim, const std::vector<int>& ranks, const fs::path& path) {
+  const bool gzip = path.extension() == ".gz";
+  return WriteAtomically(path, [&](std::ostream& out) {
+    if (!gzip) {
+      WriteChromeTrace(sim, ranks, out);
+      return;
+    }
+    GzipOstream compressed(out);
+    WriteChromeTrace(sim, ranks, compressed);
+    if (!compressed.Finish()) out.setstate(std::ios::badbit);
+  });
+}
+
+// "trace: PATH (12.3 MB, 8 of 64 ranks)".
+std::string TraceLine(const fs::path& path, size_t ranks, int gpus) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  return fmt::format("trace: {} ({:.1f} MB, {} of {} ranks)\n", path.string(),
+                     ec ? 0.0 : static_cast<double>(size) / 1e6, ranks, gpus);
 }
 
 }  // namespace
@@ -129,23 +156,26 @@ int Run(const RunArgs& args) {
 
   const fs::path outdir =
       args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
+  std::string trace_line;
   if (!args.no_trace) {
     const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
-    if (!WriteAtomically(trace, [&](std::ostream& o) { WriteChromeTrace(*sim, trace_ranks, o); })) {
+    if (!WriteTrace(*sim, trace_ranks, trace)) {
       std::cerr << "meshsim: error: cannot write " << trace.string() << "\n";
       return kBadInput;
     }
-    spdlog::info("wrote {} ({} ranks)", trace.string(), trace_ranks.size());
+    trace_line = TraceLine(trace, trace_ranks.size(), mesh.Size());
   }
   if (args.summary == "-") {
     std::cout << summary.dump(2) << "\n";
+    // stdout holds the JSON alone; the trace line goes to stderr, unless -q.
+    if (spdlog::should_log(spdlog::level::warn)) std::cerr << trace_line;
   } else {
     const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
     if (!WriteAtomically(path, [&](std::ostream& o) { o << summary.dump(2) << "\n"; })) {
       std::cerr << "meshsim: error: cannot write " << path.string() << "\n";
       return kBadInput;
     }
-    std::cout << HumanSummary(summary);
+    std::cout << HumanSummary(summary) << trace_line;
     spdlog::info("wrote {}", path.string());
   }
   return summary["fits"].get<bool>() ? kOk : kDoesNotFit;

@@ -152,6 +152,30 @@ double Estimate(const Topology& topo, const std::vector<double>& capacity,
   return total;
 }
 
+// The same cluster with no link failed, if some what-if link failed (else null): the
+// reference for reroute accounting. Bandwidth factors alone do not change routes (they
+// are by hop count).
+std::shared_ptr<const Topology> HealthyTopology(const ClusterSpec& c) {
+  const auto& changes = c.what_if.links;
+  if (std::none_of(changes.begin(), changes.end(), [](const LinkChange& l) { return l.failed; })) {
+    return nullptr;
+  }
+  ClusterSpec healthy = c;
+  healthy.what_if.links.clear();
+  Result<std::shared_ptr<const Topology>> t = Topology::Build(healthy);
+  assert(t.ok() && "removing failures cannot disconnect a fabric that built");
+  return t.value();
+}
+
+// The links of `t` from src to dst, through `via` when it relays.
+std::vector<int> TransferRoute(const Topology& topo, const Transfer& t) {
+  if (t.via < 0) return topo.Route(t.src, t.dst, 0);
+  std::vector<int> route = topo.Route(t.src, t.via, 0);
+  const std::vector<int>& rest = topo.Route(t.via, t.dst, 0);
+  route.insert(route.end(), rest.begin(), rest.end());
+  return route;
+}
+
 std::vector<double> ClassEfficiency(const ClusterSpec& c) {
   std::vector<double> e(kLinkClassCount, c.NicEfficiency());
   e[static_cast<int>(LinkClass::kNvlink)] = c.efficiency.network;
@@ -215,7 +239,10 @@ FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              AllReduceAlgorithm algorithm)
     : cluster_(cluster),
       algorithm_(algorithm),
-      flows_(std::move(topology), ClassEfficiency(cluster)) {}
+      flows_(std::move(topology), ClassEfficiency(cluster)),
+      healthy_(HealthyTopology(cluster)) {
+  if (healthy_) detour_bytes_.assign(flows_.topology().links().size(), 0);
+}
 
 AllReduceAlgorithm FlowCollectiveNetwork::Choose(CommOp op, std::span<const int> gpus,
                                                  double bytes) const {
@@ -269,10 +296,43 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
       routed.route.insert(routed.route.end(), route->begin(), route->end());
       assert(routed.bytes == 0 || routed.bytes == t.bytes);
       routed.bytes = t.bytes;
+      if (healthy_) NoteReroute(t, *route, &routed);
     }
     plan->push_back(std::move(routed));
   }
   return plans_.emplace(std::move(key), plan).first->second;
+}
+
+void FlowCollectiveNetwork::NoteReroute(const Transfer& t, const std::vector<int>& route,
+                                        RoutedPhase* phase) const {
+  // Link ids agree between the two topologies: the same cluster builds the same links.
+  const std::vector<int> healthy = TransferRoute(*healthy_, t);
+  if (healthy == route) return;
+  ++phase->rerouted;
+  for (int l : route) {
+    if (std::find(healthy.begin(), healthy.end(), l) == healthy.end()) phase->detour.push_back(l);
+  }
+}
+
+void FlowCollectiveNetwork::CountReroutes(const RoutedPhase& phase) {
+  if (phase.rerouted == 0) return;
+  rerouted_bytes_ += phase.rerouted * phase.bytes;
+  for (int l : phase.detour) detour_bytes_[l] += phase.bytes;
+}
+
+Reroutes FlowCollectiveNetwork::Rerouted() const {
+  Reroutes out;
+  out.bytes = rerouted_bytes_;
+  std::map<std::string, double> by_name;  // both directions of a physical link together
+  const auto& links = flows_.topology().links();
+  for (size_t l = 0; l < detour_bytes_.size(); ++l) {
+    if (detour_bytes_[l] > 0) by_name[links[l].name] += detour_bytes_[l];
+  }
+  for (const auto& [name, bytes] : by_name) out.links.push_back({name, bytes});
+  std::stable_sort(
+      out.links.begin(), out.links.end(),
+      [](const Reroutes::Detour& a, const Reroutes::Detour& b) { return a.bytes > b.bytes; });
+  return out;
 }
 
 void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpus,
@@ -302,10 +362,12 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
     return;
   }
   flows_.StartFlowOnRoute(sim, &phase.route, phase.bytes, finish_phase);
+  CountReroutes(phase);
   // Mirrors load the network during this phase; nobody waits for them.
   for (const auto& mirror : run->mirrors) {
     if (index >= mirror->size() || (*mirror)[index].route.empty()) continue;
     flows_.StartFlowOnRoute(sim, &(*mirror)[index].route, (*mirror)[index].bytes, nullptr);
+    CountReroutes((*mirror)[index]);
   }
 }
 
