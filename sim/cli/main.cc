@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
                       "rank per pipeline stage, tp = dp = cp = 0)");
   run_cmd->add_flag("--no-trace", run.no_trace, "write no trace");
   run_cmd->add_option("--summary", run.summary,
-                      "summary file (default OUTDIR/summary.json); '-' prints the JSON to stdout");
+                      "summary file (default OUTDIR/summary.json); '-' prints the JSON to stdout "
+                      "(and the 'trace:' line to stderr)");
   run_cmd->add_flag("--reproducible", run.reproducible,
                     "write host timings (sim.wall_s, events_per_s, peak_rss_mib) as 0 so that "
                     "outputs are byte-identical across runs");
