@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build
   libyaml-cpp-dev libspdlog-dev libcli11-dev libboost-graph-dev nlohmann-json3-dev
+  zlib1g-dev                   # gzip traces (trace.json.gz)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   chromium fonts-dejavu-core   # headless browser for the HTML explorer's test

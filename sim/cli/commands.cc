@@ -1,9 +1,11 @@
 #include "sim/cli/commands.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "sim/core/atomic_file.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/chrome_trace.h"
+#include "sim/report/gzip_stream.h"
 #include "sim/report/summary.h"
 
 namespace meshsim::cli {
@@ -62,6 +65,27 @@ Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
   return ranks;
 }
 
+// The trace, gzip-compressed as it is written when `path` ends in ".gz".
+Status WriteTrace(const Simulation& sim, const std::vector<int>& ranks, const fs::path& path) {
+  const bool gzip = path.extension() == ".gz";
+  return WriteFileAtomically(path.string(), [&](std::ostream& out) {
+    if (!gzip) {
+      WriteChromeTrace(sim, ranks, out);
+      return true;
+    }
+    GzipOstream compressed(out);
+    WriteChromeTrace(sim, ranks, compressed);
+    return compressed.Finish();
+  });
+}
+
+// "trace: PATH (12.3 MB, 8 of 64 ranks)".
+std::string TraceLine(const fs::path& path, size_t ranks, int gpus) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  return fmt::format("trace: {} ({:.1f} MB, {} of {} ranks)\n", path.string(),
+                     ec ? 0.0 : static_cast<double>(size) / 1e6, ranks, gpus);
+}
 }  // namespace
 
 int Validate(const std::string& experiment, const std::vector<std::string>& sets) {
@@ -109,22 +133,22 @@ int Run(const RunArgs& args) {
 
   const fs::path outdir =
       args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
+  std::string trace_line;
   if (!args.no_trace) {
     const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
-    const Status written = WriteFileAtomically(trace.string(), [&](std::ostream& o) {
-      WriteChromeTrace(*sim, trace_ranks, o);
-      return true;
-    });
+    const Status written = WriteTrace(*sim, trace_ranks, trace);
     if (!written.ok()) return ReportError(written.error());
-    spdlog::info("wrote {} ({} ranks)", trace.string(), trace_ranks.size());
+    trace_line = TraceLine(trace, trace_ranks.size(), mesh.Size());
   }
   if (args.summary == "-") {
     std::cout << summary.dump(2) << "\n";
+    // stdout holds the JSON alone; the trace line goes to stderr, unless -q.
+    if (spdlog::should_log(spdlog::level::warn)) std::cerr << trace_line;
   } else {
     const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
     const Status written = WriteFileAtomically(path.string(), summary.dump(2) + "\n");
     if (!written.ok()) return ReportError(written.error());
-    std::cout << HumanSummary(summary);
+    std::cout << HumanSummary(summary) << trace_line;
     spdlog::info("wrote {}", path.string());
   }
   return summary["fits"].get<bool>() ? kOk : kDoesNotFit;

@@ -25,13 +25,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("experiment", run.experiment, "experiment YAML")->required();
   run_cmd->add_option("--set", run.sets, "override a key: --set plan.tp=4 (repeatable)");
   run_cmd->add_option("-o,--outdir", run.outdir, "output folder (default results/runs/<name>)");
-  run_cmd->add_option("--trace", run.trace, "trace file (default OUTDIR/trace.json)");
+  run_cmd->add_option("--trace", run.trace,
+                      "trace file (default OUTDIR/trace.json); a name ending in .gz "
+                      "(trace.json.gz) is written gzip-compressed");
   run_cmd->add_option("--trace-ranks", run.trace_ranks,
-                      "ranks to trace: all | 0,3,8-15 (default: all up to 64 GPUs, else one "
-                      "rank per pipeline stage)");
+                      "ranks to trace: all | 0,3,8-15 (default: all up to 8 GPUs, else one "
+                      "rank per pipeline stage, tp = dp = cp = 0)");
   run_cmd->add_flag("--no-trace", run.no_trace, "write no trace");
   run_cmd->add_option("--summary", run.summary,
-                      "summary file (default OUTDIR/summary.json); '-' prints the JSON to stdout");
+                      "summary file (default OUTDIR/summary.json); '-' prints the JSON to stdout "
+                      "(and the 'trace:' line to stderr)");
   run_cmd->add_flag("--reproducible", run.reproducible,
                     "write host timings (sim.wall_s, events_per_s, peak_rss_mib) as 0 so that "
                     "outputs are byte-identical across runs");

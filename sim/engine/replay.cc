@@ -149,6 +149,7 @@ class Replayer {
     result_.intra_node_bytes = network_.IntraNodeBytes();
     result_.inter_node_bytes = network_.InterNodeBytes();
     result_.links = network_.Usage(last.seconds());
+    result_.rerouted = network_.Rerouted();
     for (const RateSample& s : network_.RateSamples()) {
       result_.nic_samples.push_back({network_.LinkName(s.link), s.t, s.bytes_per_s});
     }

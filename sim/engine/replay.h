@@ -53,6 +53,7 @@ struct ReplayResult {
   double intra_node_bytes = 0;
   double inter_node_bytes = 0;
   std::vector<LinkUsage> links;  // per link class, then the busiest links
+  Reroutes rerouted;             // traffic moved by what-if link failures
   struct NicSample {
     std::string nic;
     SimTime t;

@@ -179,6 +179,30 @@ double Estimate(const Topology& topo, const std::vector<double>& capacity,
   return total;
 }
 
+// The same cluster with no link failed, if some what-if link failed (else null): the
+// reference for reroute accounting. Bandwidth factors alone do not change routes (they
+// are by hop count).
+std::shared_ptr<const Topology> HealthyTopology(const ClusterSpec& c) {
+  const auto& changes = c.what_if.links;
+  if (std::none_of(changes.begin(), changes.end(), [](const LinkChange& l) { return l.failed; })) {
+    return nullptr;
+  }
+  ClusterSpec healthy = c;
+  healthy.what_if.links.clear();
+  Result<std::shared_ptr<const Topology>> t = Topology::Build(healthy);
+  assert(t.ok() && "removing failures cannot disconnect a fabric that built");
+  return t.value();
+}
+
+// The links of `t` from src to dst, through `via` when it relays.
+std::vector<int> TransferRoute(const Topology& topo, const Transfer& t) {
+  if (t.via < 0) return topo.Route(t.src, t.dst, 0);
+  std::vector<int> route = topo.Route(t.src, t.via, 0);
+  const std::vector<int>& rest = topo.Route(t.via, t.dst, 0);
+  route.insert(route.end(), rest.begin(), rest.end());
+  return route;
+}
+
 std::vector<double> ClassEfficiency(const ClusterSpec& c) {
   std::vector<double> e(kLinkClassCount, c.NicEfficiency());
   e[static_cast<int>(LinkClass::kNvlink)] = c.efficiency.network;
@@ -242,7 +266,10 @@ FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              AllReduceAlgorithm algorithm)
     : cluster_(cluster),
       algorithm_(algorithm),
-      flows_(std::move(topology), ClassEfficiency(cluster)) {}
+      flows_(std::move(topology), ClassEfficiency(cluster)),
+      healthy_(HealthyTopology(cluster)) {
+  if (healthy_) detour_bytes_.assign(flows_.topology().links().size(), 0);
+}
 
 AllReduceAlgorithm FlowCollectiveNetwork::Choose(CommOp op, std::span<const int> gpus,
                                                  double bytes) const {
@@ -297,12 +324,48 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
       const std::vector<int>* route = RouteOf(t);
       auto same = std::find_if(routed.coflows.begin(), routed.coflows.end(),
                                [&t](const Coflow& f) { return f.bytes == t.bytes; });
-      if (same == routed.coflows.end()) same = routed.coflows.insert(same, Coflow{{}, t.bytes});
+      if (same == routed.coflows.end()) {
+        same = routed.coflows.insert(same, Coflow{});
+        same->bytes = t.bytes;
+      }
       same->route.insert(same->route.end(), route->begin(), route->end());
+      if (healthy_) NoteReroute(t, *route, &*same);
     }
     plan->push_back(std::move(routed));
   }
   return plans_.emplace(std::move(key), plan).first->second;
+}
+
+void FlowCollectiveNetwork::NoteReroute(const Transfer& t, const std::vector<int>& route,
+                                        Coflow* phase) const {
+  // Link ids agree between the two topologies: the same cluster builds the same links.
+  const std::vector<int> healthy = TransferRoute(*healthy_, t);
+  if (healthy == route) return;
+  ++phase->rerouted;
+  for (int l : route) {
+    if (std::find(healthy.begin(), healthy.end(), l) == healthy.end()) phase->detour.push_back(l);
+  }
+}
+
+void FlowCollectiveNetwork::CountReroutes(const Coflow& phase) {
+  if (phase.rerouted == 0) return;
+  rerouted_bytes_ += phase.rerouted * phase.bytes;
+  for (int l : phase.detour) detour_bytes_[l] += phase.bytes;
+}
+
+Reroutes FlowCollectiveNetwork::Rerouted() const {
+  Reroutes out;
+  out.bytes = rerouted_bytes_;
+  std::map<std::string, double> by_name;  // both directions of a physical link together
+  const auto& links = flows_.topology().links();
+  for (size_t l = 0; l < detour_bytes_.size(); ++l) {
+    if (detour_bytes_[l] > 0) by_name[links[l].name] += detour_bytes_[l];
+  }
+  for (const auto& [name, bytes] : by_name) out.links.push_back({name, bytes});
+  std::stable_sort(
+      out.links.begin(), out.links.end(),
+      [](const Reroutes::Detour& a, const Reroutes::Detour& b) { return a.bytes > b.bytes; });
+  return out;
 }
 
 void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpus,
@@ -334,12 +397,14 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
   run->outstanding = static_cast<int>(phase.coflows.size());
   for (const Coflow& f : phase.coflows) {
     flows_.StartFlowOnRoute(sim, &f.route, f.bytes, finish_phase);
+    CountReroutes(f);
   }
   // Mirrors load the network during this phase; nobody waits for them.
   for (const auto& mirror : run->mirrors) {
     if (index >= mirror->size()) continue;
     for (const Coflow& f : (*mirror)[index].coflows) {
       flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
+      CountReroutes(f);
     }
   }
 }

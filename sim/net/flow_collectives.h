@@ -27,6 +27,9 @@
 // AllReduceAlgorithm::kAuto picks, like NCCL's tuner, the algorithm with the smallest
 // alpha-beta estimate for this size and placement, among ring and hierarchical (tree only
 // when asked for: its choice needs NCCL's per-protocol bandwidths, not modelled yet).
+// With failed what-if links, each transfer's route is compared once (when its collective
+// is first planned) with the route it takes in the healthy fabric; the bytes of those
+// that differ are counted as they run (Rerouted). Without failures nothing is compared.
 #pragma once
 
 #include <map>
@@ -68,6 +71,7 @@ class FlowCollectiveNetwork final : public Network {
   void WatchNics(const std::vector<int>& nodes) override;
   const std::vector<RateSample>& RateSamples() const override { return samples_; }
   std::string LinkName(int link) const override;
+  Reroutes Rerouted() const override;
   double IntraNodeBytes() const override;
   double InterNodeBytes() const override;
   FlowNetwork& flows() { return flows_; }
@@ -80,8 +84,10 @@ class FlowCollectiveNetwork final : public Network {
   // each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
   // its cross-node edges) runs one coflow per size at once and ends with the last.
   struct Coflow {
-    std::vector<int> route;  // concatenated routes of the transfers
-    double bytes = 0;        // per transfer
+    std::vector<int> route;   // concatenated routes of the transfers
+    double bytes = 0;         // per transfer
+    int rerouted = 0;         // transfers whose route differs from the healthy fabric's
+    std::vector<int> detour;  // their links that the healthy routes do not use
   };
   struct RoutedPhase {
     double latency_s = 0;
@@ -95,6 +101,9 @@ class FlowCollectiveNetwork final : public Network {
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
   void RunPhase(Simulator& sim, std::shared_ptr<Running> run);
+  // Compares a transfer's route with its healthy route; adds a detour to `phase`.
+  void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
+  void CountReroutes(const Coflow& phase);
 
   // Routes through a relay GPU, by (src, via, dst); node-based so pointers stay valid.
   std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
@@ -104,6 +113,10 @@ class FlowCollectiveNetwork final : public Network {
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
   std::vector<RateSample> samples_;
+  // The fabric with no link failed, when some what-if link failed; null otherwise.
+  std::shared_ptr<const Topology> healthy_;
+  double rerouted_bytes_ = 0;
+  std::vector<double> detour_bytes_;  // per directed link; sized only with healthy_
 };
 
 }  // namespace meshsim

@@ -21,6 +21,20 @@ struct LinkUsage {
   int links = 1;        // physical directed links aggregated here
 };
 
+// Traffic that what-if link failures moved off the path it takes in the healthy fabric.
+struct Reroutes {
+  struct Detour {
+    std::string name;  // physical link (both directions), as in cluster.what_if.links
+    double bytes = 0;  // rerouted bytes it carried
+  };
+  // Bytes of transfers (replayed and mirrored) whose route differs from the route the
+  // same transfer takes with no link failed.
+  double bytes = 0;
+  // The links of those routes that the healthy routes do not use, busiest first (ties by
+  // name). A rerouted transfer counts on every such link it crosses.
+  std::vector<Detour> links;
+};
+
 // A link's total throughput from time `t` on.
 struct RateSample {
   int link = 0;
@@ -49,6 +63,8 @@ class Network {
                      std::function<void()> done, std::span<const std::vector<int>> mirrors) = 0;
   // Per link class, then the busiest individual links; busy_s up to `until`.
   virtual std::vector<LinkUsage> Usage(double step_s) const = 0;
+  // Traffic rerouted around failed links so far. Models without routes reroute nothing.
+  virtual Reroutes Rerouted() const { return {}; }
   // Bytes put on intra-node and inter-node links so far (all ranks, mirrors included).
   virtual double IntraNodeBytes() const = 0;
   virtual double InterNodeBytes() const = 0;

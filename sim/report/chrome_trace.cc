@@ -95,11 +95,11 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
 
 std::vector<int> DefaultTraceRanks(const Mesh& mesh) {
   std::vector<int> ranks;
-  if (mesh.Size() <= 64) {
+  if (mesh.Size() <= kTraceAllRanksUpTo) {
     for (int r = 0; r < mesh.Size(); ++r) ranks.push_back(r);
     return ranks;
   }
-  for (int s = 0; s < mesh.Degree(Axis::kPp) && ranks.size() < 64; ++s) {
+  for (int s = 0; s < mesh.Degree(Axis::kPp); ++s) {
     ranks.push_back(mesh.RankOf(0, 0, 0, s));
   }
   return ranks;

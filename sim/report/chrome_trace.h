@@ -13,8 +13,10 @@
 
 namespace meshsim {
 
-// The ranks traced by default: all of them up to 64 GPUs; beyond that one rank per
-// pipeline stage (tp = dp = cp = 0), at most 64.
+// The ranks traced by default: all of them up to kTraceAllRanksUpTo GPUs; beyond that
+// one rank per pipeline stage (tp = dp = cp = 0), whose pipeline is replayed anyway, so
+// that a trace of a large run stays small enough for a browser (Perfetto UI) to open.
+inline constexpr int kTraceAllRanksUpTo = 8;
 std::vector<int> DefaultTraceRanks(const Simulation& sim);
 std::vector<int> DefaultTraceRanks(const Mesh& mesh);
 

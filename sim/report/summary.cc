@@ -73,6 +73,77 @@ Json Links(const Simulation& sim) {
   return list;
 }
 
+std::string DescribeChange(const LinkChange& c) {
+  if (c.failed) return c.link + " failed";
+  return fmt::format("{} at {:.4g}% bandwidth", c.link, 100 * c.bandwidth_factor);
+}
+
+// What-if link changes and the traffic they moved (present only with such changes).
+Json Rerouted(const Simulation& sim) {
+  const ClusterSpec& c = sim.experiment.cluster;
+  Json changes = Json::array();
+  for (const LinkChange& l : c.what_if.links) changes.push_back(DescribeChange(l));
+  Json links = Json::array();
+  for (const Reroutes::Detour& d : sim.replay.rerouted.links) {
+    links.push_back({{"name", d.name}, {"bytes", d.bytes}});
+  }
+  Json j;
+  j["what_if"] = std::move(changes);
+  j["ignored"] = c.network_model == NetworkModelKind::kAlphaBeta;
+  j["bytes"] = sim.replay.rerouted.bytes;
+  j["links"] = std::move(links);
+  return j;
+}
+
+// "1.23 GB", "45.6 MB", "789 kB".
+std::string Bytes(double b) {
+  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
+  return fmt::format("{:.3g} kB", b / 1e3);
+}
+
+// "  what-if ..." for people: the changes, and the rerouted traffic and its busiest detours.
+std::string WhatIfLine(const Json& r) {
+  std::string changes;
+  for (const Json& c : r["what_if"]) {
+    changes += (changes.empty() ? "" : ", ") + c.get<std::string>();
+  }
+  std::string out = "  what-if          " + changes;
+  if (r["ignored"].get<bool>()) {
+    return out + ": ignored by network_model alpha_beta (no routes; use flow)\n";
+  }
+  const double bytes = r["bytes"].get<double>();
+  if (bytes <= 0) return out + "; no traffic rerouted\n";
+  out += "; " + Bytes(bytes) + " rerouted over ";
+  constexpr size_t kShown = 4;
+  const Json& links = r["links"];
+  for (size_t i = 0; i < links.size() && i < kShown; ++i) {
+    out += fmt::format("{}{} ({})", i ? ", " : "", links[i]["name"].get<std::string>(),
+                       Bytes(links[i]["bytes"].get<double>()));
+  }
+  if (links.size() > kShown) out += fmt::format(" and {} more links", links.size() - kShown);
+  return out + "\n";
+}
+
+// Every part of time_breakdown_s, in its order: the exposed communication classes on one
+// line ("exposed comm  tp 0.0123 s, ..."), the others on the "critical path" line, with
+// the precision of the step time so that the printed parts add up to it.
+std::string BreakdownLines(const Json& t) {
+  std::string path, comm;
+  for (const auto& [key, value] : t.items()) {
+    std::string name = key;
+    std::string* line = &path;
+    if (name.starts_with("exposed_")) {
+      name = name.substr(8);
+      if (name.ends_with("_comm")) name.resize(name.size() - 5);
+      line = &comm;
+    }
+    std::replace(name.begin(), name.end(), '_', ' ');
+    *line += fmt::format("{}{} {:.4f} s", line->empty() ? "" : ", ", name, value.get<double>());
+  }
+  return "  critical path    " + path + "\n  exposed comm     " + comm + "\n";
+}
+
 }  // namespace
 
 Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
@@ -122,6 +193,7 @@ Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
   j["time_breakdown_s"] = TimeBreakdownJson(sim.stats.ranks[sim.stats.critical_rank].breakdown);
   if (options.devices) j["devices"] = Devices(sim);
   j["links"] = Links(sim);
+  if (!e.cluster.what_if.links.empty()) j["rerouted"] = Rerouted(sim);
   const double wall = options.reproducible ? 0.0 : sim.wall_s;
   j["sim"] = {{"events", sim.replay.events},
               {"ops", sim.program.OpCount()},
@@ -144,12 +216,7 @@ std::string HumanSummary(const Json& s) {
                      s["tflops_per_gpu"].get<double>(), 100 * s["mfu"].get<double>(),
                      100 * s["hfu"].get<double>());
   out += fmt::format("  pipeline bubble  {:.1f}%\n", 100 * s["bubble_fraction"].get<double>());
-  out += fmt::format(
-      "  critical path    compute {:.3f}s, exposed tp {:.3f}s, pp {:.3f}s, dp {:.3f}s, "
-      "bubble {:.3f}s, optimizer {:.3f}s\n",
-      t["compute"].get<double>(), t["exposed_tp_comm"].get<double>(),
-      t["exposed_pp_comm"].get<double>(), t["exposed_dp_comm"].get<double>(),
-      t["bubble"].get<double>(), t["optimizer"].get<double>());
+  out += BreakdownLines(t);
   out += fmt::format(
       "  peak memory      {:.2f} GiB of {:.0f} GiB ({}) on rank {}: weights {:.2f}, grads {:.2f}, "
       "optimizer {:.2f}, activations {:.2f}, buffers {:.2f}\n",
@@ -157,6 +224,7 @@ std::string HumanSummary(const Json& s) {
       s["fits"].get<bool>() ? "fits" : "DOES NOT FIT", s["worst_memory_rank"].get<int>(),
       m["weights"].get<double>(), m["gradients"].get<double>(), m["optimizer"].get<double>(),
       m["activations"].get<double>(), m["buffers"].get<double>());
+  if (s.contains("rerouted")) out += WhatIfLine(s["rerouted"]);
   out += fmt::format("  simulated        {} events in {:.3f} s\n",
                      s["sim"]["events"].get<uint64_t>(), s["sim"]["wall_s"].get<double>());
   return out;

@@ -19,7 +19,9 @@ struct SummaryOptions {
 
 nlohmann::ordered_json BuildSummary(const Simulation& sim, const SummaryOptions& options = {});
 
-// A few lines for people: step time, throughput, MFU, bubble, memory against budget.
+// A few lines for people: step time, throughput, MFU, bubble, every part of
+// time_breakdown_s (printed to the step time's precision, so they add up to it), memory
+// against budget, and with what-if link changes the traffic they rerouted.
 std::string HumanSummary(const nlohmann::ordered_json& summary);
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

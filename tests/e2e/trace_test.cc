@@ -1,9 +1,12 @@
 // End-to-end tests of `meshsim run` outputs on the default experiment: the Chrome trace
-// (trace.json) is well-formed and consistent with the summary, and summary.json carries
-// every key of SPEC.md's summary table.
+// (trace.json, or gzip-compressed trace.json.gz) is well-formed and consistent with the
+// summary, the default traced ranks, summary.json carries every key of SPEC.md's summary
+// table, the human summary prints every part of the time split, and what-if link
+// failures report the traffic they rerouted.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -115,6 +118,7 @@ TEST_F(TraceTest, CompleteEventsCarryNumericFieldsAndArgs) {
 }
 
 TEST_F(TraceTest, ProcessNamesGiveEachGpusRankAndNode) {
+  Run({"--trace-ranks", "all"});
   std::map<int, std::string> names;
   for (const json& e : Events("M")) {
     if (e.value("name", "") == "process_name") {
@@ -178,10 +182,182 @@ TEST_F(TraceTest, HasMemoryCountersForEveryTracedGpu) {
   EXPECT_EQ(pids, TracedPids());
 }
 
-TEST_F(TraceTest, TracesEveryGpuByDefault) {
-  std::set<int> expected;
-  for (int r = 0; r < summary_["gpus"].get<int>(); ++r) expected.insert(r);
-  EXPECT_EQ(TracedPids(), expected);
+// The default experiment has 16 GPUs, tp 2 x dp 2 per stage, 4 stages: ranks 0, 4, 8, 12
+// are the stages' ranks with tp = dp = cp = 0.
+TEST_F(TraceTest, TracesOneRankPerStageAbove8Gpus) {
+  EXPECT_EQ(TracedPids(), (std::set<int>{0, 4, 8, 12}));
+}
+
+// 64 GPUs (8 nodes, dp 8): still one process per stage.
+TEST_F(TraceTest, TracesOneRankPerStageOf64Gpus) {
+  Run({"--set", "cluster.nodes=8", "--set", "plan.dp=8"});
+  ASSERT_EQ(summary_["gpus"], 64);
+  EXPECT_EQ(TracedPids(), (std::set<int>{0, 16, 32, 48}));
+}
+
+TEST_F(TraceTest, TracesEveryGpuUpTo8) {
+  Run({"--set", "cluster.nodes=1", "--set", "plan.dp=1"});
+  ASSERT_EQ(summary_["gpus"], 8);
+  EXPECT_EQ(TracedPids(), (std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+// "trace: PATH (S MB, R of N ranks)" on stdout after the human summary.
+TEST_F(TraceTest, PrintsTheTracesPathSizeAndRanks) {
+  const fs::path trace = outdir() / "trace.json";
+  const std::string line = "trace: " + trace.string() + " (";
+  const size_t at = run_.out.find(line);
+  ASSERT_NE(at, std::string::npos) << run_.out;
+  std::smatch m;
+  const std::string rest = run_.out.substr(at + line.size());
+  ASSERT_TRUE(std::regex_search(rest, m, std::regex(R"(^([0-9]+\.[0-9]) MB, 4 of 16 ranks\)\n)")))
+      << rest;
+  EXPECT_NEAR(std::stod(m[1]), fs::file_size(trace) / 1e6, 0.05 + 1e-9);
+}
+
+// Gunzips a file with zlib; empty if it cannot.
+std::string Gunzip(const fs::path& path) {
+  gzFile in = gzopen(path.c_str(), "rb");
+  if (in == nullptr) return "";
+  std::string out;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(in, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  const bool ok = n == 0;
+  gzclose(in);
+  return ok ? out : "";
+}
+
+TEST_F(TraceTest, GzipTraceGunzipsToThePlainTrace) {
+  const std::string plain = ReadFile(outdir() / "trace.json");
+  const fs::path gz = dir_.path() / "gz" / "trace.json.gz";
+  Run({"--trace", gz.string()});
+  const std::string packed = ReadFile(gz);
+  ASSERT_GE(packed.size(), 18u);
+  EXPECT_EQ(packed.substr(0, 2), "\x1f\x8b") << "gzip magic";
+  EXPECT_LT(packed.size() * 5, plain.size()) << "JSON events compress well";
+  const std::string unpacked = Gunzip(gz);
+  EXPECT_TRUE(unpacked == plain) << "gunzipped " << unpacked.size() << " bytes, plain "
+                                 << plain.size();
+  EXPECT_FALSE(ParseJson(unpacked).is_discarded());
+  EXPECT_FALSE(fs::exists(gz.string() + ".tmp"));
+  EXPECT_NE(run_.out.find("trace: " + gz.string() + " ("), std::string::npos) << run_.out;
+}
+
+// The human summary's time split: "critical path    compute 1.2345 s, bubble ..." and
+// "exposed comm     tp 0.0123 s, ...". Returns the parts by name.
+std::map<std::string, double> PrintedBreakdown(const std::string& out) {
+  std::map<std::string, double> parts;
+  std::istringstream lines(out);
+  std::string line;
+  const std::regex part(R"(([a-z]+) ([0-9]+\.[0-9]{4}) s)");
+  while (std::getline(lines, line)) {
+    const bool path = line.starts_with("  critical path ");
+    const bool comm = line.starts_with("  exposed comm ");
+    if (!path && !comm) continue;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), part);
+         it != std::sregex_iterator(); ++it) {
+      parts[(comm ? "exposed_" + (*it)[1].str() + "_comm" : (*it)[1].str())] = std::stod((*it)[2]);
+    }
+  }
+  return parts;
+}
+
+double PrintedStepTime(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex(R"(step time +([0-9]+\.[0-9]{4}) s)"))) return -1;
+  return std::stod(m[1]);
+}
+
+// Every class of time_breakdown_s is printed, and the printed parts (4 decimals, like
+// the step time) add up to the printed step time within their rounding: 8 parts of at
+// most 0.00005 s each, plus the step time's own.
+void ExpectPrintedBreakdownAddsUp(const RunResult& run, const json& summary,
+                                  const std::string& which) {
+  const std::map<std::string, double> parts = PrintedBreakdown(run.out);
+  double sum = 0;
+  for (const auto& [key, seconds] : summary["time_breakdown_s"].items()) {
+    ASSERT_TRUE(parts.count(key)) << which << ": " << key << " not printed in\n" << run.out;
+    EXPECT_NEAR(parts.at(key), seconds.get<double>(), 0.00005 + 1e-12) << which << " " << key;
+    sum += parts.at(key);
+  }
+  EXPECT_EQ(parts.size(), summary["time_breakdown_s"].size()) << run.out;
+  const double step = PrintedStepTime(run.out);
+  ASSERT_GT(step, 0) << run.out;
+  EXPECT_NEAR(sum, step, 9 * 0.00005 + 1e-9) << which << "\n" << run.out;
+}
+
+TEST_F(TraceTest, PrintedBreakdownOfAMoeRunAddsUp) {
+  RunResult run = RunMeshsim(
+      {"run",
+       (fs::path(MESHSIM_SOURCE_DIR) / "workloads/experiments/mixtral-8x7b-ep8.yaml").string(),
+       "-o", (dir_.path() / "moe").string(), "--no-trace", "--reproducible", "-q"},
+      dir_.path());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json summary = ParseJson(ReadFile(dir_.path() / "moe" / "summary.json"));
+  ASSERT_GT(summary["time_breakdown_s"]["exposed_ep_comm"].get<double>(), 0.0)
+      << "the test needs exposed expert-parallel traffic";
+  ExpectPrintedBreakdownAddsUp(run, summary, "mixtral-8x7b-ep8");
+}
+
+TEST_F(TraceTest, PrintedBreakdownOfACpRunAddsUp) {
+  // cp 4 x pp 4 on 16 GPUs: with FlashAttention the ring attention's KV transfers are
+  // not all hidden behind the shorter attention kernels.
+  Run({"--set", "plan.cp=4", "--set", "plan.tp=1", "--set", "plan.dp=1", "--set",
+       "training.flash_attention=true", "--no-trace"});
+  ASSERT_GT(summary_["time_breakdown_s"]["exposed_cp_comm"].get<double>(), 0.0)
+      << "the test needs exposed context-parallel traffic";
+  ExpectPrintedBreakdownAddsUp(run_, summary_, "cp 4");
+}
+
+// Two leaves (switch_ports 8: one node per leaf), 8 spines. Pipeline transfers between
+// the nodes leave leaf0 for spine (destination) mod 8; with leaf0.spine2 failed, the
+// choice is among 7 spines, so they move to other spines.
+const std::vector<std::string> kFatTree = {"--set", "cluster.inter_node.kind=fat_tree", "--set",
+                                           "cluster.inter_node.switch_ports=8"};
+const std::vector<std::string> kFailLeaf0Spine2 = {
+    "--set", "cluster.what_if={links: [{link: leaf0.spine2, failed: true}]}"};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(TraceTest, FailedLeafSpineLinkReportsReroutedTraffic) {
+  Run(Concat(kFatTree, {"--no-trace"}));
+  EXPECT_FALSE(summary_.contains("rerouted")) << "healthy run";
+  EXPECT_EQ(run_.out.find("what-if"), std::string::npos) << run_.out;
+  Run(Concat(Concat(kFatTree, kFailLeaf0Spine2), {"--no-trace"}));
+  ASSERT_TRUE(summary_.contains("rerouted")) << summary_.dump(2);
+  const json& r = summary_["rerouted"];
+  EXPECT_EQ(r["what_if"], json::array({"leaf0.spine2 failed"}));
+  EXPECT_EQ(r["ignored"], false);
+  EXPECT_GT(r["bytes"].get<double>(), 0.0);
+  ASSERT_FALSE(r["links"].empty());
+  double previous = INFINITY;
+  for (const json& l : r["links"]) {
+    const std::string name = l["name"].get<std::string>();
+    EXPECT_TRUE(std::regex_match(name, std::regex("leaf[01]\\.spine[0-7]"))) << name;
+    EXPECT_NE(name, "leaf0.spine2");
+    EXPECT_GT(l["bytes"].get<double>(), 0.0);
+    EXPECT_LE(l["bytes"].get<double>(), previous) << "busiest first";
+    previous = l["bytes"].get<double>();
+  }
+  const std::string first = r["links"][0]["name"].get<std::string>();
+  EXPECT_NE(run_.out.find("  what-if          leaf0.spine2 failed; "), std::string::npos)
+      << run_.out;
+  EXPECT_NE(run_.out.find(" rerouted over " + first + " ("), std::string::npos) << run_.out;
+}
+
+TEST_F(TraceTest, AlphaBetaSaysItIgnoresLinkFailures) {
+  Run(Concat(Concat(kFatTree, kFailLeaf0Spine2),
+             {"--set", "cluster.network_model=alpha_beta", "--no-trace"}));
+  ASSERT_TRUE(summary_.contains("rerouted"));
+  EXPECT_EQ(summary_["rerouted"]["ignored"], true);
+  EXPECT_EQ(summary_["rerouted"]["bytes"], 0.0);
+  EXPECT_NE(run_.out.find("what-if          leaf0.spine2 failed: ignored by network_model "
+                          "alpha_beta"),
+            std::string::npos)
+      << run_.out;
 }
 
 TEST_F(TraceTest, HasNicThroughputCountersInANetworkProcess) {
@@ -281,6 +457,18 @@ TEST_F(TraceTest, SummaryDashPrintsJsonOnStdout) {
   const json printed = ParseJson(run_.out);
   ASSERT_FALSE(printed.is_discarded()) << "stdout is not JSON: " << run_.out;
   EXPECT_EQ(printed, from_file);
+}
+
+// Without -q the trace line goes to stderr then, so that stdout stays JSON.
+TEST_F(TraceTest, SummaryDashPrintsTheTraceLineOnStderr) {
+  const RunResult r = RunMeshsim(
+      {"run", kDefaultExperiment, "-o", (dir_.path() / "dash").string(), "--summary", "-"},
+      dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(ParseJson(r.out).is_discarded()) << r.out;
+  EXPECT_NE(r.err.find("trace: " + (dir_.path() / "dash" / "trace.json").string() + " ("),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(TraceTest, SetOverrideChangesTheSummary) {

@@ -210,6 +210,58 @@ TEST(WhatIf, DegradedNicSlowsCrossNodeTraffic) {
   EXPECT_GT(slow->replay.step_time, base->replay.step_time);
 }
 
+// Four one-GPU nodes, one NIC each, two per leaf (switch_ports 2): leaf0 holds GPUs 0-1,
+// leaf1 GPUs 2-3, each leaf has ceil(2 / 1) = 2 uplinks, to spine0 and spine1.
+ClusterSpec TwoLeaves() {
+  ClusterSpec c = testing::OneNode(1);
+  c.nodes = 4;
+  c.inter_node.kind = InterNodeKind::kFatTree;
+  c.inter_node.nics_per_node = 1;
+  c.inter_node.switch_ports = 2;
+  return c;
+}
+
+// Runs `times` sendrecvs of `bytes` from GPU 0 to GPU 2 and returns what was rerouted.
+Reroutes SendRecvReroutes(const ClusterSpec& c, double bytes, int times) {
+  auto topo = Topology::Build(c).value();
+  FlowCollectiveNetwork net(c, topo, AllReduceAlgorithm::kRing);
+  Simulator sim;
+  const std::vector<int> pair{0, 2};
+  for (int i = 0; i < times; ++i) net.Start(sim, CommOp::kSendRecv, pair, bytes, [] {}, {});
+  sim.Run();
+  return net.Rerouted();
+}
+
+// GPU 0 -> GPU 2 leaves leaf0 for spine (dst + 0) mod 2 = spine0 among [spine0, spine1],
+// then leaf1. With leaf0.spine0 failed it takes spine1: leaf0 -> spine1 (link
+// leaf0.spine1) and spine1 -> leaf1 (link leaf1.spine1) are the detour, each carrying
+// every rerouted byte: 2 sendrecvs x 1 GB = 2 GB.
+TEST(WhatIf, FailedUplinkReroutesOverTheOtherSpine) {
+  ClusterSpec c = TwoLeaves();
+  EXPECT_EQ(SendRecvReroutes(c, 1e9, 2).bytes, 0.0);  // healthy: nothing to compare
+  c.what_if.links.push_back({"leaf0.spine0", 1.0, true});
+  const Reroutes r = SendRecvReroutes(c, 1e9, 2);
+  EXPECT_DOUBLE_EQ(r.bytes, 2e9);
+  ASSERT_EQ(r.links.size(), 2u);
+  // Equal bytes: by name.
+  EXPECT_EQ(r.links[0].name, "leaf0.spine1");
+  EXPECT_DOUBLE_EQ(r.links[0].bytes, 2e9);
+  EXPECT_EQ(r.links[1].name, "leaf1.spine1");
+  EXPECT_DOUBLE_EQ(r.links[1].bytes, 2e9);
+}
+
+// leaf0.spine1 is not on GPU 0 -> GPU 2's healthy route; with it failed, spine0 is the
+// only next hop, the same as before: nothing is rerouted. A slower link (bandwidth_factor)
+// changes no route either.
+TEST(WhatIf, LinksOffThePathOrSlowerRerouteNothing) {
+  ClusterSpec c = TwoLeaves();
+  c.what_if.links.push_back({"leaf0.spine1", 1.0, true});
+  EXPECT_EQ(SendRecvReroutes(c, 1e9, 1).bytes, 0.0);
+  EXPECT_TRUE(SendRecvReroutes(c, 1e9, 1).links.empty());
+  c.what_if.links = {{"leaf0.spine0", 0.5, false}};
+  EXPECT_EQ(SendRecvReroutes(c, 1e9, 1).bytes, 0.0);
+}
+
 TEST(Links, SummaryReportsLinkClassesWithBytes) {
   const auto sim = Simulate(DefaultExperiment({}));
   bool nvlink = false, nic = false;
