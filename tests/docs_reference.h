@@ -145,7 +145,8 @@ inline DocTables ReadDocTables(const fs::path& repo) {
 // Compares what the program has (`actual`: name -> the set its row belongs in) with the
 // union of the documented `sets`, both ways. Returns one message per difference, saying
 // what to add or remove where. `what` names the kind of name ("YAML key", "option of
-// `meshsim run`"); `source` says where the program's names came from.
+// `meshsim run`"); `source` says where the program's names came from, as a noun phrase
+// ("`meshsim run --help`", "what the sweep loader reads").
 inline std::vector<std::string> CompareWithDocs(const DocTables& t, const std::string& what,
                                                 const std::map<std::string, std::string>& actual,
                                                 const std::vector<std::string>& sets,
@@ -155,9 +156,9 @@ inline std::vector<std::string> CompareWithDocs(const DocTables& t, const std::s
     bool found = false;
     for (const std::string& s : sets) found = found || t.Find(s, key) != nullptr;
     if (!found) {
-      out.push_back(what + " `" + key + "` (" + source + ") is not documented: add a row `| `" +
-                    key + "` | ... |` to a table under `<!-- reference: " + set + " -->` in " +
-                    t.FileOf(set));
+      out.push_back(what + " `" + key + "`, found in " + source +
+                    ", is not documented: add a row for it (first cell `" + key +
+                    "`) to a table under <!-- reference: " + set + " --> in " + t.FileOf(set));
     }
   }
   for (const std::string& s : sets) {
@@ -166,8 +167,8 @@ inline std::vector<std::string> CompareWithDocs(const DocTables& t, const std::s
     for (const DocRow& row : it->second) {
       if (!actual.count(row.key)) {
         out.push_back(row.file + ":" + std::to_string(row.line) + ": " + what + " `" + row.key +
-                      "` is documented in table '" + s + "' but " + source +
-                      " does not have it: remove the row, or fix its name");
+                      "` is documented in table '" + s + "' but is not found in " + source +
+                      ": remove the row, or fix its name");
       }
     }
   }

@@ -35,7 +35,7 @@ struct Sources {
 // while a KeyRecorder is alive, every key that a YamlReader on the same thread reads
 // (Get*), opens (Map) or marks known (Skip) is recorded, by the file its reader came
 // from and its dotted path, with list indices written as [] (cluster.what_if.links[].link).
-// Recorders nest (the innermost records). When none is alive, recording costs one test
+// Recorders nest as scopes do (the innermost records). When none is alive, recording costs one test
 // per key read.
 class KeyRecorder {
  public:
@@ -54,8 +54,9 @@ class KeyRecorder {
 
   // The recorder alive on this thread, or nullptr.
   static KeyRecorder* Active();
-  // Records `key` (its list indices are normalised here). The first kind recorded for a
-  // key stays; required accumulates.
+  // Records `key` (its list indices are normalised here). The first non-empty kind
+  // recorded for a key stays (a Skip and a later Get* give the Get*'s); required
+  // accumulates.
   void Note(const std::string& file, const std::string& key, const std::string& kind, bool required,
             const std::vector<std::string>& choices = {});
 
@@ -102,7 +103,7 @@ class YamlReader {
       GetString(key, &s, required);
       return;
     }
-    GetString(key, &s, true);
+    s = Required(key, true).Scalar();  // as GetString, without recording it as required
     std::string names;
     for (const auto& [name, value] : choices) {
       if (name == s) {

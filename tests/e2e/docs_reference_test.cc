@@ -124,15 +124,15 @@ void Walk(const nlohmann::json& j, const std::string& prefix,
 
 // Compares the keys of a JSON file with the table `set`, both ways, and each key's type
 // with the type column (an integer may be documented as a number).
-void ExpectJsonMatches(const fs::path& file, const std::string& set, const DocTables& docs) {
+void ExpectJsonMatches(const fs::path& file, const std::string& set, const std::string& source,
+                       const DocTables& docs) {
   ASSERT_TRUE(fs::exists(file)) << file;
   const nlohmann::json j = nlohmann::json::parse(ReadFile(file));
   std::map<std::string, std::set<std::string>> keys;
   Walk(j, "", &keys);
   std::map<std::string, std::string> actual;
   for (const auto& [key, types] : keys) actual[key] = set;
-  std::vector<std::string> problems =
-      CompareWithDocs(docs, set + " key", actual, {set}, "meshsim's " + set);
+  std::vector<std::string> problems = CompareWithDocs(docs, set + " key", actual, {set}, source);
   for (const auto& [key, types] : keys) {
     const meshsim::docs::DocRow* row = docs.Find(set, key);
     if (!row || row->cells.size() < 2) continue;
@@ -161,11 +161,13 @@ class DocsReferenceRun : public ::testing::Test {
 };
 
 TEST_F(DocsReferenceRun, SummaryKeysMatchTheDocs) {
-  ExpectJsonMatches(dir_.path() / "summary.json", "summary.json", Docs());
+  ExpectJsonMatches(dir_.path() / "summary.json", "summary.json",
+                    "the summary.json of docs/examples/every-key.yaml", Docs());
 }
 
 TEST_F(DocsReferenceRun, TraceKeysMatchTheDocs) {
-  ExpectJsonMatches(dir_.path() / "trace.json", "trace.json", Docs());
+  ExpectJsonMatches(dir_.path() / "trace.json", "trace.json",
+                    "the trace.json of docs/examples/every-key.yaml", Docs());
 }
 
 std::vector<std::string> CsvHeader(const std::string& text) {
@@ -193,11 +195,13 @@ TEST(DocsReference, SweepOutputsMatchTheDocs) {
     columns[c == "training.dtype" ? "<axis>" : c] = "results.csv";
   }
   EXPECT_EQ(columns.size(), header.size()) << "a column appears twice";
-  const std::vector<std::string> problems = CompareWithDocs(
-      docs, "results.csv column", columns, {"results.csv"}, "meshsim sweep's results.csv");
+  const std::vector<std::string> problems =
+      CompareWithDocs(docs, "results.csv column", columns, {"results.csv"},
+                      "the results.csv of docs/examples/every-key-sweep.yaml");
   EXPECT_TRUE(problems.empty()) << problems.size() << " difference(s):" << JoinLines(problems);
   EXPECT_EQ(CsvHeader(ReadFile(out / "pareto.csv")), header) << "pareto.csv has other columns";
-  ExpectJsonMatches(out / "sweep.json", "sweep.json", docs);
+  ExpectJsonMatches(out / "sweep.json", "sweep.json",
+                    "the sweep.json of docs/examples/every-key-sweep.yaml", docs);
 }
 
 TEST(DocsReference, BenchCollectiveCsvColumnsMatchTheDocs) {
@@ -211,7 +215,7 @@ TEST(DocsReference, BenchCollectiveCsvColumnsMatchTheDocs) {
   for (const std::string& c : CsvHeader(r.out)) columns[c] = "bench-collective.csv";
   const std::vector<std::string> problems =
       CompareWithDocs(Docs(), "bench-collective --csv column", columns, {"bench-collective.csv"},
-                      "meshsim bench-collective --csv");
+                      "the output of meshsim bench-collective --csv");
   EXPECT_TRUE(problems.empty()) << problems.size() << " difference(s):" << JoinLines(problems);
 }
 

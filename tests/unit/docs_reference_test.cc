@@ -141,7 +141,8 @@ TEST(DocsReference, RecorderRecordsWhatTheDecoderAsks) {
   EXPECT_EQ(keys.at("b").kind, "mapping");
   EXPECT_EQ(keys.at("b.c").kind, "choice");
   EXPECT_EQ(keys.at("b.c").choices, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(keys.at("b.d").kind, "");  // skipped: read by hand
+  EXPECT_FALSE(keys.at("b.c").required);  // present, but the decoder has a default
+  EXPECT_EQ(keys.at("b.d").kind, "");     // skipped: read by hand
   EXPECT_EQ(keys.at("b.d[].e").kind, "number");
 }
 
@@ -169,7 +170,7 @@ TEST(DocsReference, ExperimentKeysMatchTheDecoders) {
     ASSERT_TRUE(e.ok()) << e.error().ToString();
   }
   ExpectMatches(t, recorder.All(), kExperimentSets, ExperimentSet,
-                "the experiment, model and cluster decoders");
+                "what the experiment, model and cluster decoders read");
 }
 
 TEST(DocsReference, SweepKeysMatchTheSweepLoader) {
@@ -187,7 +188,9 @@ TEST(DocsReference, SweepKeysMatchTheSweepLoader) {
       // An inline base is read from the sweep file too: its keys are the experiment's.
       for (const auto& [key, asked] : keys) {
         if (!t.Find("sweep", key) && !t.Find(ExperimentSet(key), key)) {
-          problems.push_back(file + ": YAML key `" + key + "` is not documented in docs/yaml.md");
+          problems.push_back(file + ": YAML key `" + key +
+                             "` is not documented: add it to the experiment, model or cluster "
+                             "table of docs/yaml.md");
         }
       }
     } else {
@@ -197,15 +200,15 @@ TEST(DocsReference, SweepKeysMatchTheSweepLoader) {
   EXPECT_TRUE(problems.empty()) << JoinLines(problems);
   ExpectMatches(
       t, sweep_keys, {"sweep"}, [](const std::string&) { return std::string("sweep"); },
-      "the sweep loader");
+      "what the sweep loader reads");
 }
 
 TEST(DocsReference, AutoKeysMatchTheSweepEnumerator) {
   const DocTables t = docs::ReadDocTables(kRepo);
   std::map<std::string, std::string> actual;
   for (const std::string& key : AutoKeys()) actual[key] = "sweep.auto";
-  const std::vector<std::string> problems =
-      CompareWithDocs(t, "sweep key with auto", actual, {"sweep.auto"}, "sim/sweep/enumerate.cc");
+  const std::vector<std::string> problems = CompareWithDocs(
+      t, "sweep key with auto", actual, {"sweep.auto"}, "AutoKeys() of sim/sweep/enumerate.cc");
   EXPECT_TRUE(problems.empty()) << JoinLines(problems);
 }
 
