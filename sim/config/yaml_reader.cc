@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <regex>
 #include <sstream>
 
 #include "sim/config/yaml_duplicates.h"
@@ -12,6 +13,8 @@
 namespace meshsim::config {
 
 namespace {
+
+thread_local KeyRecorder* active_recorder = nullptr;
 
 // The entry of `by_key` for the longest prefix of the dotted `key` (the key itself, then
 // its parents: "a.b[0].c", "a.b[0]", "a.b", "a"), or nullptr.
@@ -27,6 +30,38 @@ const std::string* LongestPrefixEntry(const std::map<std::string, std::string>& 
 }
 
 }  // namespace
+
+KeyRecorder::KeyRecorder() : previous_(active_recorder) { active_recorder = this; }
+
+KeyRecorder::~KeyRecorder() { active_recorder = previous_; }
+
+KeyRecorder* KeyRecorder::Active() { return active_recorder; }
+
+void KeyRecorder::Note(const std::string& file, const std::string& key, const std::string& kind,
+                       bool required, const std::vector<std::string>& choices) {
+  static const std::regex index(R"(\[[0-9]+\])");
+  Key& k = by_file_[file][std::regex_replace(key, index, "[]")];
+  if (k.kind.empty()) {
+    k.kind = kind;
+    k.choices = choices;
+  }
+  k.required = k.required || required;
+}
+
+KeyRecorder::Keys KeyRecorder::All() const {
+  Keys all;
+  for (const auto& [file, keys] : by_file_) {
+    for (const auto& [key, k] : keys) {
+      Key& merged = all[key];
+      if (merged.kind.empty()) {
+        merged.kind = k.kind;
+        merged.choices = k.choices;
+      }
+      merged.required = merged.required || k.required;
+    }
+  }
+  return all;
+}
 
 void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
           const std::string& message) {
@@ -72,6 +107,17 @@ bool YamlReader::Has(const std::string& key) const { return static_cast<bool>(no
 
 YAML::Node YamlReader::Child(const std::string& key) const { return node_[key]; }
 
+void YamlReader::Note(const std::string& key, const char* kind, bool required) const {
+  if (KeyRecorder* recorder = KeyRecorder::Active()) {
+    recorder->Note(src_.file, KeyPath(key), kind, required);
+  }
+}
+
+void YamlReader::Skip(const std::string& key) {
+  Note(key, "", false);
+  known_.insert(key);
+}
+
 YAML::Node YamlReader::Required(const std::string& key, bool required) {
   known_.insert(key);
   YAML::Node child = node_[key];
@@ -107,6 +153,7 @@ bool ParseDouble(const std::string& s, double* out) {
 }  // namespace
 
 void YamlReader::GetInt64(const std::string& key, int64_t* out, bool required) {
+  Note(key, "integer", required);
   YAML::Node n = Required(key, required);
   if (!n) return;
   if (!ParseInt64(n.Scalar(), out)) {
@@ -124,6 +171,7 @@ void YamlReader::GetInt(const std::string& key, int* out, bool required) {
 }
 
 void YamlReader::GetDouble(const std::string& key, double* out, bool required) {
+  Note(key, "number", required);
   YAML::Node n = Required(key, required);
   if (!n) return;
   if (!ParseDouble(n.Scalar(), out)) {
@@ -132,6 +180,7 @@ void YamlReader::GetDouble(const std::string& key, double* out, bool required) {
 }
 
 void YamlReader::GetBool(const std::string& key, bool* out, bool required) {
+  Note(key, "boolean", required);
   YAML::Node n = Required(key, required);
   if (!n) return;
   const std::string& s = n.Scalar();
@@ -145,12 +194,14 @@ void YamlReader::GetBool(const std::string& key, bool* out, bool required) {
 }
 
 void YamlReader::GetString(const std::string& key, std::string* out, bool required) {
+  Note(key, "string", required);
   YAML::Node n = Required(key, required);
   if (!n) return;
   *out = n.Scalar();
 }
 
 YamlReader YamlReader::Map(const std::string& key) {
+  Note(key, "mapping", false);
   known_.insert(key);
   return YamlReader(node_[key], KeyPath(key), src_);
 }

@@ -31,6 +31,45 @@ struct Sources {
   std::map<std::string, std::string> set_args;
 };
 
+// A test instrument, so that the reference in docs/ can be checked against the decoders:
+// while a KeyRecorder is alive, every key that a YamlReader on the same thread reads
+// (Get*), opens (Map) or marks known (Skip) is recorded, by the file its reader came
+// from and its dotted path, with list indices written as [] (cluster.what_if.links[].link).
+// Recorders nest as scopes do (the innermost records). When none is alive, recording costs one test
+// per key read.
+class KeyRecorder {
+ public:
+  // What a decoder asked of one key.
+  struct Key {
+    std::string kind;  // integer | number | boolean | string | choice | mapping | "" (Skip)
+    std::vector<std::string> choices;  // the names a choice accepts
+    bool required = false;             // a Get* that fails when the key is absent
+  };
+  using Keys = std::map<std::string, Key>;  // dotted key -> what was asked
+
+  KeyRecorder();
+  ~KeyRecorder();
+  KeyRecorder(const KeyRecorder&) = delete;
+  KeyRecorder& operator=(const KeyRecorder&) = delete;
+
+  // The recorder alive on this thread, or nullptr.
+  static KeyRecorder* Active();
+  // Records `key` (its list indices are normalised here). The first non-empty kind
+  // recorded for a key stays (a Skip and a later Get* give the Get*'s); required
+  // accumulates.
+  void Note(const std::string& file, const std::string& key, const std::string& kind, bool required,
+            const std::vector<std::string>& choices = {});
+
+  // File (Sources::file of the reader) -> keys read from it.
+  const std::map<std::string, Keys>& by_file() const { return by_file_; }
+  // Every key, whatever file it came from.
+  Keys All() const;
+
+ private:
+  KeyRecorder* previous_;
+  std::map<std::string, Keys> by_file_;
+};
+
 [[noreturn]] void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
                        const std::string& message);
 std::string Describe(const YAML::Node& node);  // "'abc'", "a mapping", "a list", "nothing"
@@ -54,12 +93,17 @@ class YamlReader {
   template <typename E>
   void GetEnum(const std::string& key, const std::vector<std::pair<std::string, E>>& choices,
                E* out, bool required = false) {
+    if (KeyRecorder* recorder = KeyRecorder::Active()) {
+      std::vector<std::string> names;
+      for (const auto& choice : choices) names.push_back(choice.first);
+      recorder->Note(src_.file, KeyPath(key), "choice", required, names);
+    }
     std::string s;
     if (!Has(key)) {
       GetString(key, &s, required);
       return;
     }
-    GetString(key, &s, true);
+    s = Required(key, true).Scalar();  // as GetString, without recording it as required
     std::string names;
     for (const auto& [name, value] : choices) {
       if (name == s) {
@@ -73,7 +117,7 @@ class YamlReader {
   // A nested mapping; marks the key known. Fails if present but not a mapping.
   YamlReader Map(const std::string& key);
   // Marks a key known without reading it.
-  void Skip(const std::string& key) { known_.insert(key); }
+  void Skip(const std::string& key);
   // Fails on the first key that was never read.
   void Finish() const;
 
@@ -82,6 +126,7 @@ class YamlReader {
 
  private:
   YAML::Node Required(const std::string& key, bool required);
+  void Note(const std::string& key, const char* kind, bool required) const;
   YAML::Node node_;
   std::string prefix_;
   const Sources& src_;
