@@ -159,6 +159,11 @@ void DecodeModel(const Args& a, MegatronImport* out) {
         "vocab 51200: no --vocab-size or --padded-vocab-size (GPT-2's 50257 "
         "padded; meshsim does not read tokenizer files)");
   }
+  if (!a.Flag("--disable-bias-linear")) {
+    out->notes.push_back(
+        "biases not counted: Megatron adds them to the linear layers unless "
+        "--disable-bias-linear (under 0.1% of the parameters)");
+  }
   m.tied_embeddings = !a.Flag("--untie-embeddings-and-output-weights");
   if (m.tied_embeddings) {
     out->notes.push_back(

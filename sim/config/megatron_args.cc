@@ -54,6 +54,8 @@ const std::vector<FlagInfo> kTable = {
     {"--vocab-size", kOne, kMapped, ""},
     {"--make-vocab-size-divisible-by", kOne, kMapped, ""},
     {"--untie-embeddings-and-output-weights", kSwitch, kMapped, ""},
+    {"--disable-bias-linear", kSwitch, kMapped, ""},  // a header note when absent
+    {"--add-bias-linear", kSwitch, kMapped, ""},
     {"--num-experts", kOne, kMapped, ""},
     {"--moe-router-topk", kOne, kMapped, ""},
     {"--moe-ffn-hidden-size", kOne, kMapped, ""},
@@ -294,8 +296,7 @@ const std::vector<FlagInfo> kTable = {
     {"--squared-relu", kSwitch, kNoEffect, ""},  // 2 matrices, as ffn_kind gelu
     {"--openai-gelu", kSwitch, kNoEffect, ""},
     {"--onnx-safe", kOne, kNoEffect, ""},
-    {"--disable-bias-linear", kSwitch, kNoEffect, ""},  // meshsim counts no biases anyway
-    {"--add-bias-linear", kSwitch, kNoEffect, ""},
+
     {"--no-persist-layer-norm", kSwitch, kNoEffect, ""},
     {"--no-gradient-reduce-div-fusion", kSwitch, kNoEffect, ""},
     {"--cross-entropy-loss-fusion", kSwitch, kNoEffect, ""},
