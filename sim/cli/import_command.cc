@@ -167,6 +167,19 @@ bool MegatronText(const std::vector<std::string>& words, std::string* text, std:
   return true;
 }
 
+// The importer's warnings, once the experiment is written (a bad input prints only its
+// error): unknown flags in one line, then each approximation and each flag not modelled.
+void WarnMegatron(const MegatronImport& run) {
+  if (!run.unknown.empty()) {
+    std::string list;
+    for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
+    spdlog::warn("{}: ignored {} flag(s) meshsim does not know: {}", kMegatronSource,
+                 run.unknown.size(), list);
+  }
+  for (const std::string& w : run.warnings) spdlog::warn("{}: {}", kMegatronSource, w);
+  for (const std::string& f : run.not_modelled) spdlog::warn("{}: {}", kMegatronSource, f);
+}
+
 }  // namespace
 
 int ImportHf(const ImportHfArgs& args) {
@@ -183,16 +196,19 @@ int ImportHf(const ImportHfArgs& args) {
   if (!args.name.empty()) options.command += " --name " + Quoted(args.name);
   Result<HfImport> imported = ImportHfConfig(text, options);
   if (!imported.ok()) return BadInput(imported.error());
-  for (const std::string& w : imported.value().warnings) spdlog::warn("{}: {}", args.config, w);
-
   const std::string yaml = HfModelYaml(imported.value(), options);
-  return Emit(yaml, args.output, [](const std::string& path) {
+  const int code = Emit(yaml, args.output, [](const std::string& path) {
     Result<ModelSpec> back = LoadModelFile(path);
     if (back.ok()) return static_cast<int>(kOk);
     std::cerr << "meshsim: internal error: the imported model does not load: "
               << back.error().ToString() << "\n";
     return static_cast<int>(kInternal);
   });
+  // The approximations, each on stderr (they are in the file's header too).
+  if (code == kOk) {
+    for (const std::string& w : imported.value().warnings) spdlog::warn("{}: {}", args.config, w);
+  }
+  return code;
 }
 
 int ImportMegatron(const ImportMegatronArgs& args) {
@@ -212,19 +228,11 @@ int ImportMegatron(const ImportMegatronArgs& args) {
       ResolveMegatronWorld(&run, spec.value().gpus_per_node, args.nodes, &gpus_per_node_override);
   if (!nodes.ok()) return BadInput(nodes.error());
 
-  if (!run.unknown.empty()) {
-    std::string list;
-    for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
-    spdlog::warn("{}: ignored {} flag(s) meshsim does not model: {}", kMegatronSource,
-                 run.unknown.size(), list);
-  }
-  for (const std::string& w : run.warnings) spdlog::warn("{}: {}", kMegatronSource, w);
-
   std::string name = args.name;
   if (name.empty()) name = args.output.empty() ? "megatron" : fs::path(args.output).stem().string();
   const std::string yaml = MegatronExperimentYaml(run, name, ClusterReference(cluster, args.output),
                                                   nodes.value(), gpus_per_node_override);
-  return Emit(yaml, args.output, [](const std::string& path) {
+  const int code = Emit(yaml, args.output, [](const std::string& path) {
     Result<Experiment> back = LoadExperimentFile(path);
     if (back.ok()) return static_cast<int>(kOk);
     // Name the Megatron flag behind the experiment key that failed.
@@ -236,6 +244,8 @@ int ImportMegatron(const ImportMegatronArgs& args) {
     e.line = e.column = 0;
     return BadInput(e);
   });
+  if (code == kOk) WarnMegatron(run);
+  return code;
 }
 
 }  // namespace meshsim::cli

@@ -54,22 +54,36 @@ std::string Describe(const json& v) {
 
 enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek };
 
+// Which linear layers of a family carry biases (the model schema counts none).
+struct Biases {
+  bool qkv;            // Q, K and V projections, whatever the config says (Qwen2)
+  bool attention;      // default of the config's `attention_bias` (QKV and output
+                       // projections): false for Llama-style models, true for GPT-NeoX
+  bool mlp;            // default of the config's `mlp_bias`
+  const char* source;  // how the family sets them, for the warning
+};
+
 struct Family {
   const char* model_type;
   const char* architecture;
   bool gated_mlp;  // gate and up projections (3 matrices) whatever the activation
   MoeStyle moe;
+  Biases biases;
 };
 
+constexpr Biases kNoBiases = {false, false, false, "attention_bias / mlp_bias"};
+constexpr Biases kQwen2Biases = {true, false, false, "the Qwen2 family"};
+constexpr Biases kNeoxBiases = {false, true, true, "GPT-NeoX"};
+
 constexpr Family kFamilies[] = {
-    {"llama", "LlamaForCausalLM", true, MoeStyle::kNone},
-    {"mistral", "MistralForCausalLM", true, MoeStyle::kNone},
-    {"mixtral", "MixtralForCausalLM", true, MoeStyle::kMixtral},
-    {"qwen2", "Qwen2ForCausalLM", true, MoeStyle::kNone},
-    {"qwen2_moe", "Qwen2MoeForCausalLM", true, MoeStyle::kQwen2Moe},
-    {"deepseek_v2", "DeepseekV2ForCausalLM", true, MoeStyle::kDeepseek},
-    {"deepseek_v3", "DeepseekV3ForCausalLM", true, MoeStyle::kDeepseek},
-    {"gpt_neox", "GPTNeoXForCausalLM", false, MoeStyle::kNone},
+    {"llama", "LlamaForCausalLM", true, MoeStyle::kNone, kNoBiases},
+    {"mistral", "MistralForCausalLM", true, MoeStyle::kNone, kNoBiases},
+    {"mixtral", "MixtralForCausalLM", true, MoeStyle::kMixtral, kNoBiases},
+    {"qwen2", "Qwen2ForCausalLM", true, MoeStyle::kNone, kQwen2Biases},
+    {"qwen2_moe", "Qwen2MoeForCausalLM", true, MoeStyle::kQwen2Moe, kQwen2Biases},
+    {"deepseek_v2", "DeepseekV2ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
+    {"deepseek_v3", "DeepseekV3ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
+    {"gpt_neox", "GPTNeoXForCausalLM", false, MoeStyle::kNone, kNeoxBiases},
 };
 
 std::string SupportedTypes() {
@@ -248,6 +262,9 @@ void DecodeQwen2Moe(const Fields& f, ModelSpec* m, HfImport* out) {
                               std::to_string(m->moe_ffn_hidden) + "; approximated as " +
                               std::to_string(m->shared_experts) + " shared experts");
     }
+    out->warnings.push_back("not counted: the shared-expert gate (a hidden_size x 1 projection: " +
+                            std::to_string(m->hidden) +
+                            " parameters per MoE layer; its compute is not modelled either)");
   }
   // Qwen2-MoE: layer i is sparse when (i + 1) % decoder_sparse_step == 0.
   const int step = f.Int32Or("decoder_sparse_step", 1, 1);
@@ -295,6 +312,17 @@ std::string Percent(double x) {
   return buf;
 }
 
+// DeepSeek-V3's multi-token-prediction module: not part of the model schema.
+void WarnMtp(const Fields& f, HfImport* out) {
+  const int mtp = f.Int32Or("num_nextn_predict_layers", 0, 0);
+  if (mtp == 0) return;
+  out->warnings.push_back(
+      "not counted: the multi-token-prediction module (num_nextn_predict_layers " +
+      std::to_string(mtp) +
+      "), as in the published parameter count; training with it would add its layers' "
+      "parameters and compute, which are not modelled");
+}
+
 void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
   m->experts = f.Int32Or("n_routed_experts", 0, 0);
   if (m->experts > 0) {
@@ -328,6 +356,36 @@ void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
          " and " + FormatParams(approx.active - delta) + ")";
   }
   out->warnings.push_back(w);
+}
+
+// The linear layers' biases, which the model schema does not count: a warning with their
+// number when the family or the config (attention_bias, mlp_bias) has them.
+void WarnBiases(const Fields& f, const Family& fam, HfImport* out) {
+  const ModelSpec& m = out->model;
+  const double h = static_cast<double>(m.hidden);
+  const double qkv = h + 2.0 * static_cast<double>(m.KvDim());
+  const bool attention = f.BoolOr("attention_bias", fam.biases.attention);
+  const bool mlp = f.BoolOr("mlp_bias", fam.biases.mlp);
+  double per_layer = 0;
+  std::string where;
+  if (attention) {
+    per_layer += qkv + h;
+    where = "the Q, K, V and output projections";
+  } else if (fam.biases.qkv) {
+    per_layer += qkv;
+    where = "the Q, K and V projections";
+  }
+  if (mlp) {
+    per_layer += static_cast<double>(m.ffn_hidden) * (m.FfnMatrices() - 1) + h;
+    where += std::string(where.empty() ? "" : " and ") + "the MLP";
+  }
+  if (per_layer == 0) return;
+  const double all = per_layer * m.layers;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.2g%%", 100 * all / CountParams(m).total);
+  out->warnings.push_back("not counted: the biases of " + where + " (" + fam.biases.source +
+                          "): " + FormatParams(all) + " parameters, " + share +
+                          " of the model, and their element-wise work");
 }
 
 std::string DefaultName(const Fields& f, const HfImportOptions& o, const std::string& model_type) {
@@ -388,6 +446,7 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
       break;
     case MoeStyle::kDeepseek:
       DecodeDeepseek(f, &m, &out);
+      WarnMtp(f, &out);
       break;
     case MoeStyle::kNone:
       break;
@@ -401,6 +460,7 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
     out.warnings.push_back("no layer is MoE: dense_layers " + std::to_string(m.dense_layers) +
                            " >= num_hidden_layers " + std::to_string(m.layers));
   }
+  WarnBiases(f, fam, &out);
   if (f.Has("head_dim") && f.IntOr("head_dim", 0, 1) != m.HeadDim()) {
     out.warnings.push_back(
         "head_dim " + std::to_string(f.IntOr("head_dim", 0, 1)) +
@@ -433,6 +493,8 @@ std::string FormatParams(double params) {
   char buf[32];
   if (params >= 1e9) {
     std::snprintf(buf, sizeof buf, "%.2fB", params / 1e9);
+  } else if (params < 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1fk", params / 1e3);
   } else {
     std::snprintf(buf, sizeof buf, "%.1fM", params / 1e6);
   }

@@ -17,6 +17,12 @@
 //       multi-head attention with num_attention_heads heads (a warning gives the error);
 //   gpt_neox (GPTNeoXForCausalLM): dense, non-gated MLP (gelu for gelu/gelu_new).
 //
+// Approximations, each one line of HfImport::warnings: MLA; head_dim != hidden/heads; a
+// sliding_window shorter than seq_len; a shared-expert size that is not a multiple of the
+// expert size; not counted: biases (Qwen2's Q/K/V, GPT-NeoX's, attention_bias /
+// mlp_bias), Qwen2-MoE's shared-expert gate, DeepSeek's multi-token-prediction module;
+// a non-SiLU gated or non-GeLU plain activation.
+//
 // Every problem is an InputError naming the file, the JSON field and, where the field
 // occurs once in the text, its line and column; JSON syntax errors carry line:column.
 #pragma once
@@ -67,7 +73,7 @@ std::string YamlScalar(const std::string& s);
 // `text` as YAML comment lines ("# ..."), wrapped at 90 columns.
 std::string YamlComment(const std::string& text);
 
-// "405.9B", "12.88B", "124.4M": a parameter count for humans.
+// "405.9B", "12.88B", "124.4M", "129.0k": a parameter count for humans.
 std::string FormatParams(double params);
 
 }  // namespace meshsim

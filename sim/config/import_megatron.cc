@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -10,6 +12,8 @@
 
 #include "sim/config/import_hf.h"
 #include "sim/config/megatron_args.h"
+#include "sim/schedule/model_states.h"
+#include "sim/workload/param_count.h"
 
 namespace meshsim {
 namespace {
@@ -123,7 +127,8 @@ void DecodeModel(const Args& a, MegatronImport* out) {
                             ", which the model schema assumes: attention is approximate");
   }
   const bool swiglu = a.Flag("--swiglu");
-  m.ffn_kind = swiglu ? FfnKind::kSwiglu : FfnKind::kGelu;
+  // --quick-geglu is gated too (3 matrices) but keeps the 4*hidden default.
+  m.ffn_kind = swiglu || a.Flag("--quick-geglu") ? FfnKind::kSwiglu : FfnKind::kGelu;
   const int64_t default_ffn = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
   m.ffn_hidden = a.Int("--ffn-hidden-size", default_ffn, 1);
   if (!a.Has("--ffn-hidden-size")) {
@@ -153,6 +158,11 @@ void DecodeModel(const Args& a, MegatronImport* out) {
     out->notes.push_back(
         "vocab 51200: no --vocab-size or --padded-vocab-size (GPT-2's 50257 "
         "padded; meshsim does not read tokenizer files)");
+  }
+  if (!a.Flag("--disable-bias-linear")) {
+    out->notes.push_back(
+        "biases not counted: Megatron adds them to the linear layers unless "
+        "--disable-bias-linear (under 0.1% of the parameters)");
   }
   m.tied_embeddings = !a.Flag("--untie-embeddings-and-output-weights");
   if (m.tied_embeddings) {
@@ -195,10 +205,22 @@ void DecodeRecompute(const Args& a, MegatronImport* out) {
     granularity = a.Choice("--recompute-granularity", {"full", "selective"}, "");
   } else if (a.Flag("--recompute-activations")) {
     granularity = "selective";
+  } else if (a.Flag("--checkpoint-activations")) {
+    granularity = "full";
+    out->notes.push_back(
+        "recompute full: --checkpoint-activations, Megatron-LM's flag for full recomputation "
+        "before --recompute-granularity");
   }
   p.recompute = granularity == "full"        ? Recompute::kFull
                 : granularity == "selective" ? Recompute::kSelective
                                              : Recompute::kNone;
+  const std::vector<std::string> modules = a.List("--recompute-modules");
+  if (p.recompute == Recompute::kSelective && !modules.empty() &&
+      modules != std::vector<std::string>{"core_attn"}) {
+    out->not_modelled.push_back("--recompute-modules " + a.String("--recompute-modules", "") +
+                                " is not modelled: meshsim's selective recomputation re-runs "
+                                "the attention core only (core_attn, Megatron's default)");
+  }
   const std::string method =
       a.Has("--recompute-method") ? a.Choice("--recompute-method", {"uniform", "block"}, "") : "";
   const int layers = a.Int32("--recompute-num-layers", 1, 1);
@@ -210,6 +232,96 @@ void DecodeRecompute(const Args& a, MegatronImport* out) {
     out->warnings.push_back("--recompute-method " + method + " --recompute-num-layers " +
                             N(layers) + " is modelled as full recomputation of every layer");
   }
+}
+
+// ZeRO stage from the distributed optimizer or an FSDP flavour.
+void DecodeSharding(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  p.zero = a.Flag("--use-distributed-optimizer") ? 1 : 0;
+  if (a.Flag("--use-megatron-fsdp") || a.Flag("--use-custom-fsdp")) {
+    const std::vector<std::string> strategies = {"no_shard", "optim", "optim_grads",
+                                                 "optim_grads_params"};
+    const std::string s =
+        a.Choice("--data-parallel-sharding-strategy", strategies, "optim_grads_params");
+    p.zero =
+        static_cast<int>(std::find(strategies.begin(), strategies.end(), s) - strategies.begin());
+    out->notes.push_back("zero " + N(p.zero) + ": Megatron FSDP with sharding strategy " + s);
+  } else if (a.Flag("--use-torch-fsdp2")) {
+    const bool reshard = !a.Flag("--torch-fsdp2-no-reshard-after-forward");
+    p.zero = reshard ? 3 : 2;
+    out->notes.push_back(std::string("zero ") + (reshard ? "3" : "2") + ": PyTorch FSDP2" +
+                         (reshard ? "" : " without resharding after forward"));
+  }
+  const int instances = a.Int32("--num-distributed-optimizer-instances", 1, 1);
+  if (instances > 1) {
+    out->not_modelled.push_back("--num-distributed-optimizer-instances " + N(instances) +
+                                " is not modelled: meshsim shards the optimizer over all "
+                                "dp*cp ranks (one instance)");
+  }
+}
+
+// --overlap-p2p-communication (older Megatron-LM: off by default) and
+// --no-overlap-p2p-communication (newer: on by default); interleaved schedule only.
+void DecodeOverlapP2p(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  const bool on = a.Flag("--overlap-p2p-communication");
+  const bool off = a.Flag("--no-overlap-p2p-communication");
+  if (on && off) {
+    Fail("--overlap-p2p-communication",
+         "given together with --no-overlap-p2p-communication; expected one of them");
+  }
+  p.overlap_p2p = on && p.schedule == ScheduleKind::kInterleaved;
+  if (on && !p.overlap_p2p) {
+    out->notes.push_back(
+        "overlap_p2p off: --overlap-p2p-communication needs the interleaved schedule "
+        "(Megatron turns it off too)");
+  } else if (!on && !off && p.schedule == ScheduleKind::kInterleaved) {
+    out->notes.push_back(
+        "overlap_p2p off: no --overlap-p2p-communication (newer Megatron-LM overlaps by "
+        "default and has --no-overlap-p2p-communication instead; add the flag to model that)");
+  }
+}
+
+// MoE flags that meshsim checks against what it models (experts not split by TP,
+// all-to-all dispatch, grouped expert GEMMs) and the capacity factor.
+void DecodeMoePlan(const Args& a, MegatronImport* out) {
+  const ModelSpec& m = out->model;
+  PlanSpec& p = out->plan;
+  const int etp = a.Int32("--expert-tensor-parallel-size", p.tp, 1);
+  if (a.Has("--moe-token-dispatcher-type")) {
+    a.Choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"}, "");
+  }
+  if (m.experts == 0) return;
+  if (etp != 1) {
+    out->not_modelled.push_back(
+        (a.Has("--expert-tensor-parallel-size")
+             ? "--expert-tensor-parallel-size " + N(etp)
+             : "expert tensor parallelism " + N(etp) +
+                   " (Megatron's default without --expert-tensor-parallel-size: tp)") +
+        " is not modelled: meshsim does not split experts by TP (expert tensor parallelism 1)");
+  }
+  const std::string dispatcher = a.String("--moe-token-dispatcher-type", "allgather");
+  if (p.ep > 1 && dispatcher == "allgather") {
+    out->not_modelled.push_back(
+        std::string(a.Has("--moe-token-dispatcher-type")
+                        ? "--moe-token-dispatcher-type allgather"
+                        : "the allgather token dispatcher (Megatron's default without "
+                          "--moe-token-dispatcher-type)") +
+        " is not modelled: meshsim dispatches tokens with all-to-all over the ep ranks "
+        "(--moe-token-dispatcher-type alltoall)");
+  } else if (p.ep > 1 && dispatcher == "flex") {
+    out->not_modelled.push_back(
+        "--moe-token-dispatcher-type flex is not modelled: meshsim dispatches tokens with "
+        "NCCL-style all-to-all over the ep ranks (no DeepEP / HybridEP kernels)");
+  }
+  const int local = std::max(1, m.experts / p.ep);
+  if (local > 1 && !a.Flag("--moe-grouped-gemm")) {
+    out->not_modelled.push_back(
+        "expert GEMMs one expert at a time (no --moe-grouped-gemm) are not modelled: meshsim "
+        "times the " +
+        N(local) + " local experts as one grouped GEMM per weight matrix");
+  }
+  p.moe_capacity_factor = a.Positive("--moe-expert-capacity-factor", 0.0);
 }
 
 void DecodePlan(const Args& a, MegatronImport* out) {
@@ -226,6 +338,13 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   if (p.sequence_parallel && p.tp == 1) {
     p.sequence_parallel = false;
     out->notes.push_back("sequence_parallel off: tp is 1 (Megatron disables it too)");
+  }
+  const std::vector<std::string> cp_comm = a.List("--cp-comm-type");
+  if (p.cp > 1 && std::any_of(cp_comm.begin(), cp_comm.end(),
+                              [](const std::string& t) { return t != "p2p"; })) {
+    out->not_modelled.push_back("--cp-comm-type " + a.String("--cp-comm-type", "") +
+                                " is not modelled: meshsim runs context parallelism as ring "
+                                "attention passing K/V chunks point to point (p2p)");
   }
   p.schedule = ScheduleKind::kOneFOneB;
   p.virtual_stages = 1;
@@ -246,9 +365,60 @@ void DecodePlan(const Args& a, MegatronImport* out) {
     p.virtual_stages = a.Int32("--num-virtual-stages-per-pipeline-rank", 1, 1);
   }
   if (p.virtual_stages > 1) p.schedule = ScheduleKind::kInterleaved;
-  p.zero = a.Flag("--use-distributed-optimizer") ? 1 : 0;
-  p.overlap_p2p = a.Flag("--overlap-p2p-communication");
+  DecodeOverlapP2p(a, out);
+  DecodeSharding(a, out);
+  out->overlap_grad_reduce = a.Flag("--overlap-grad-reduce");
+  out->ddp_bucket_params = a.Int("--ddp-bucket-size", 0, 1);
   DecodeRecompute(a, out);
+  DecodeMoePlan(a, out);
+}
+
+// Flash attention: --use-flash-attn, or an --attention-backend that runs a fused kernel
+// (auto picks Transformer Engine's fused or flash attention unless --transformer-impl local).
+void DecodeAttention(const Args& a, MegatronImport* out) {
+  TrainingSpec& t = out->training;
+  const std::string impl =
+      a.Choice("--transformer-impl", {"transformer_engine", "local", "inference_optimized"},
+               "transformer_engine");
+  t.flash_attention = a.Flag("--use-flash-attn");
+  if (a.Has("--attention-backend")) {
+    const std::string backend =
+        a.Choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}, "");
+    const bool fused =
+        backend == "flash" || backend == "fused" || (backend == "auto" && impl != "local");
+    t.flash_attention = t.flash_attention || fused;
+    if (backend == "auto") {
+      out->notes.push_back(std::string("flash_attention ") + (fused ? "true" : "false") +
+                           ": --attention-backend auto " +
+                           (fused ? "picks Transformer Engine's fused or flash attention"
+                                  : "with --transformer-impl local is unfused"));
+    }
+  } else if (!t.flash_attention) {
+    out->notes.push_back(
+        "flash_attention false: no --use-flash-attn or --attention-backend (newer Megatron-LM "
+        "defaults to --attention-backend auto, a fused kernel with Transformer Engine; add it "
+        "if the run used one)");
+  }
+}
+
+// Gradient buffers: Megatron keeps fp32 main_grad with --bf16 (unless --grad-reduce-in-bf16)
+// or --accumulate-allreduce-grads-in-fp32; with --fp16 alone they are fp16.
+void DecodeGradients(const Args& a, MegatronImport* out) {
+  TrainingSpec& t = out->training;
+  const bool fp32 = a.Flag("--accumulate-allreduce-grads-in-fp32");
+  if (a.Flag("--grad-reduce-in-bf16") && !fp32) {
+    t.grad_accum_dtype = GradAccumDtype::kSame;
+    out->notes.push_back("grad_accum_dtype same: --grad-reduce-in-bf16");
+    return;
+  }
+  t.grad_accum_dtype = GradAccumDtype::kFp32;
+  if (t.dtype == Dtype::kFp16 && !fp32) {
+    out->warnings.push_back(
+        "--fp16 without --accumulate-allreduce-grads-in-fp32: Megatron keeps fp16 gradient "
+        "buffers (reduced in fp16) and fp32 copies for the optimizer step (20 bytes per "
+        "parameter with Adam); meshsim models fp32 gradient buffers (grad_accum_dtype fp32: 18 "
+        "bytes per parameter, reduced in fp32)");
+  }
 }
 
 void DecodeTraining(const Args& a, MegatronImport* out) {
@@ -266,9 +436,28 @@ void DecodeTraining(const Args& a, MegatronImport* out) {
         "no --bf16, --fp16 or --fp8-format: Megatron would train in fp32, "
         "which meshsim does not model; using bf16");
   }
-  t.optimizer = a.Choice("--optimizer", {"adam", "sgd"}, "adam") == "sgd" ? Optimizer::kSgd
-                                                                          : Optimizer::kAdam;
-  t.grad_accum_dtype = GradAccumDtype::kFp32;
+  const std::string recipe = a.Choice(
+      "--fp8-recipe", {"delayed", "tensorwise", "mxfp8", "blockwise", "custom"}, "delayed");
+  if (t.dtype == Dtype::kFp8 && recipe != "delayed" && recipe != "tensorwise") {
+    out->not_modelled.push_back("--fp8-recipe " + recipe +
+                                " is not modelled: meshsim times FP8 GEMMs at the GPU's fp8 "
+                                "peak with per-tensor scaling (the delayed recipe)");
+  }
+  const std::string optimizer = a.String("--optimizer", "adam");
+  t.optimizer = optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
+  if (optimizer != "adam" && optimizer != "sgd") {
+    out->not_modelled.push_back("--optimizer " + optimizer +
+                                " is not modelled: meshsim models Adam (12 bytes of optimizer "
+                                "state per parameter and its update kernels)");
+  }
+  if (a.String("--cuda-graph-impl", "none") != "none") {
+    out->not_modelled.push_back("--cuda-graph-impl " + a.String("--cuda-graph-impl", "") +
+                                " is not modelled: meshsim charges the cluster's "
+                                "kernel_overhead_us to every kernel, as launches without CUDA "
+                                "graphs cost");
+  }
+  DecodeGradients(a, out);
+  DecodeAttention(a, out);
 }
 
 MegatronImport Parse(const std::string& text) {
@@ -282,6 +471,47 @@ MegatronImport Parse(const std::string& text) {
   DecodePlan(a, &out);
   DecodeTraining(a, &out);
   return out;
+}
+
+// "160", "0.4", "701243": megabytes as the YAML writes them.
+std::string Megabytes(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+// The DP gradient bucket as Megatron-Core forms it: with --overlap-grad-reduce,
+// --ddp-bucket-size parameters or max(40M, 1M * dp*cp); without it one bucket per model
+// chunk, reduced once the backward pass is over.
+void ResolveBucket(MegatronImport* run) {
+  PlanSpec& p = run->plan;
+  const double grad_bytes = GradientBytesPerParam(run->training);
+  const int64_t replicas = static_cast<int64_t>(p.dp) * p.cp;
+  if (run->overlap_grad_reduce) {
+    const bool given = run->ddp_bucket_params > 0;
+    const int64_t params =
+        given ? run->ddp_bucket_params : std::max<int64_t>(40'000'000, 1'000'000 * replicas);
+    p.dp_bucket_bytes = static_cast<int64_t>(static_cast<double>(params) * grad_bytes);
+    run->notes.push_back(
+        "dp_bucket_mb " + Megabytes(p.dp_bucket_bytes) + ": " + N(params) + " parameters (" +
+        (given ? std::string("--ddp-bucket-size")
+               : "Megatron's default max(40M, 1M * dp*cp) with --overlap-grad-reduce") +
+        ") of " + N(static_cast<long long>(grad_bytes)) + "-byte gradients");
+    return;
+  }
+  const double all = CountParams(run->model).total * grad_bytes;
+  p.dp_bucket_bytes = static_cast<int64_t>(std::ceil(all / 1e6)) * 1'000'000;
+  run->notes.push_back(
+      "dp_bucket_mb " + Megabytes(p.dp_bucket_bytes) +
+      ", all of the model's gradients: without --overlap-grad-reduce Megatron "
+      "reduces them in one bucket after the backward pass" +
+      (run->ddp_bucket_params > 0 ? " (--ddp-bucket-size applies only with it)" : ""));
+  if (replicas > 1 && p.schedule == ScheduleKind::kInterleaved) {
+    run->warnings.push_back(
+        "without --overlap-grad-reduce Megatron reduces the gradients after the whole backward "
+        "pass; meshsim reduces each model chunk's gradients when that chunk's last backward "
+        "ends, overlapped with the other chunks' backward");
+  }
 }
 
 }  // namespace
@@ -338,6 +568,7 @@ Result<int> ResolveMegatronWorld(MegatronImport* run, int gpus_per_node, int nod
     run->notes.push_back("global_batch = micro_batch * dp = " + N(p.global_batch) +
                          " (Megatron's default without --global-batch-size)");
   }
+  ResolveBucket(run);
   return nodes;
 }
 
@@ -355,10 +586,11 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
                    args);
   for (const std::string& n : run.notes) o << YamlComment(n + ".");
   for (const std::string& w : run.warnings) o << YamlComment("Approximation: " + w + ".");
+  for (const std::string& f : run.not_modelled) o << YamlComment(f + ".");
   if (!run.unknown.empty()) {
     std::string list;
     for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
-    o << YamlComment("Not modelled (unknown flags): " + list + ".");
+    o << YamlComment("Unknown flags, ignored: " + list + ".");
   }
   ModelSpec model = run.model;
   model.name = name;
@@ -388,11 +620,20 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "  micro_batch: " << p.micro_batch << "\n"
     << "  global_batch: " << p.global_batch << "\n"
     << "  mesh_order: [tp, cp, ep, dp, pp]\n";
+  o << "  dp_bucket_mb: " << Megabytes(p.dp_bucket_bytes) << "\n";
   if (p.overlap_p2p) o << "  overlap_p2p: true\n";
+  if (p.moe_capacity_factor > 0) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.15g", p.moe_capacity_factor);
+    o << "  moe_capacity_factor: " << factor << "\n";
+  }
+  const TrainingSpec& t = run.training;
   o << "training:\n"
-    << "  dtype: " << DtypeName(run.training.dtype) << "\n"
-    << "  optimizer: " << (run.training.optimizer == Optimizer::kSgd ? "sgd" : "adam") << "\n"
-    << "  grad_accum_dtype: fp32\n";
+    << "  dtype: " << DtypeName(t.dtype) << "\n"
+    << "  optimizer: " << (t.optimizer == Optimizer::kSgd ? "sgd" : "adam") << "\n"
+    << "  grad_accum_dtype: " << (t.grad_accum_dtype == GradAccumDtype::kFp32 ? "fp32" : "same")
+    << "\n";
+  if (t.flash_attention) o << "  flash_attention: true\n";
   return o.str();
 }
 
@@ -408,6 +649,9 @@ std::string MegatronFlagOf(const std::string& key) {
       {"plan.virtual_stages", "--num-layers-per-virtual-pipeline-stage"},
       {"plan.micro_batch", "--micro-batch-size"},
       {"plan.global_batch", "--global-batch-size"},
+      {"plan.zero", "--use-distributed-optimizer"},
+      {"plan.dp_bucket_mb", "--ddp-bucket-size"},
+      {"plan.moe_capacity_factor", "--moe-expert-capacity-factor"},
       {"model.layers", "--num-layers"},
       {"model.hidden", "--hidden-size"},
       {"model.heads", "--num-attention-heads"},

@@ -1,138 +1,498 @@
 #include "sim/config/megatron_args.h"
 
+#include <cassert>
+
 namespace meshsim {
 namespace megatron_internal {
 namespace {
 
-// Flags meshsim reads. Value flags take the next word (or --flag=value).
-const std::set<std::string> kValueFlags = {"--num-layers",
-                                           "--hidden-size",
-                                           "--num-attention-heads",
-                                           "--num-query-groups",
-                                           "--ffn-hidden-size",
-                                           "--kv-channels",
-                                           "--seq-length",
-                                           "--encoder-seq-length",
-                                           "--max-position-embeddings",
-                                           "--padded-vocab-size",
-                                           "--vocab-size",
-                                           "--make-vocab-size-divisible-by",
-                                           "--tensor-model-parallel-size",
-                                           "--pipeline-model-parallel-size",
-                                           "--context-parallel-size",
-                                           "--expert-model-parallel-size",
-                                           "--num-experts",
-                                           "--moe-router-topk",
-                                           "--moe-ffn-hidden-size",
-                                           "--moe-shared-expert-intermediate-size",
-                                           "--moe-layer-freq",
-                                           "--micro-batch-size",
-                                           "--global-batch-size",
-                                           "--recompute-granularity",
-                                           "--recompute-method",
-                                           "--recompute-num-layers",
-                                           "--num-layers-per-virtual-pipeline-stage",
-                                           "--num-virtual-stages-per-pipeline-rank",
-                                           "--fp8-format",
-                                           "--optimizer",
-                                           "--world-size"};
-const std::set<std::string> kBoolFlags = {"--group-query-attention",
-                                          "--swiglu",
-                                          "--untie-embeddings-and-output-weights",
-                                          "--sequence-parallel",
-                                          "--recompute-activations",
-                                          "--use-distributed-optimizer",
-                                          "--bf16",
-                                          "--fp16",
-                                          "--overlap-p2p-communication"};
-// Flags that change nothing meshsim models (learning rate, data, logging, fusions, ...):
-// accepted without a warning.
-const std::set<std::string> kHarmlessFlags = {"--lr",
-                                              "--min-lr",
-                                              "--lr-decay-style",
-                                              "--lr-decay-iters",
-                                              "--lr-decay-samples",
-                                              "--lr-warmup-iters",
-                                              "--lr-warmup-samples",
-                                              "--lr-warmup-fraction",
-                                              "--weight-decay",
-                                              "--clip-grad",
-                                              "--adam-beta1",
-                                              "--adam-beta2",
-                                              "--adam-eps",
-                                              "--init-method-std",
-                                              "--hidden-dropout",
-                                              "--attention-dropout",
-                                              "--train-iters",
-                                              "--train-samples",
-                                              "--eval-iters",
-                                              "--eval-interval",
-                                              "--log-interval",
-                                              "--save-interval",
-                                              "--save",
-                                              "--load",
-                                              "--data-path",
-                                              "--vocab-file",
-                                              "--merge-file",
-                                              "--tokenizer-type",
-                                              "--tokenizer-model",
-                                              "--split",
-                                              "--seed",
-                                              "--distributed-backend",
-                                              "--use-mcore-models",
-                                              "--transformer-impl",
-                                              "--normalization",
-                                              "--position-embedding-type",
-                                              "--rotary-base",
-                                              "--rotary-percent",
-                                              "--use-rotary-position-embeddings",
-                                              "--disable-bias-linear",
-                                              "--no-masked-softmax-fusion",
-                                              "--use-flash-attn",
-                                              "--attention-softmax-in-fp32",
-                                              "--overlap-grad-reduce",
-                                              "--overlap-param-gather",
-                                              "--no-gradient-accumulation-fusion",
-                                              "--accumulate-allreduce-grads-in-fp32",
-                                              "--loss-scale",
-                                              "--initial-loss-scale",
-                                              "--min-loss-scale",
-                                              "--loss-scale-window",
-                                              "--hysteresis",
-                                              "--tensorboard-dir",
-                                              "--log-params-norm",
-                                              "--log-num-zeros-in-grad",
-                                              "--log-throughput",
-                                              "--timing-log-level",
-                                              "--no-bias-gelu-fusion",
-                                              "--no-bias-dropout-fusion",
-                                              "--no-async-tensor-model-parallel-allreduce",
-                                              "--norm-epsilon",
-                                              "--layernorm-epsilon",
-                                              "--apply-layernorm-1p",
-                                              "--no-position-embedding",
-                                              "--moe-router-load-balancing-type",
-                                              "--moe-aux-loss-coeff",
-                                              "--moe-grouped-gemm",
-                                              "--moe-token-dispatcher-type",
-                                              "--moe-z-loss-coeff",
-                                              "--wandb-project",
-                                              "--wandb-exp-name",
-                                              "--exit-duration-in-mins",
-                                              "--exit-interval",
-                                              "--use-checkpoint-args",
-                                              "--fp8-margin",
-                                              "--fp8-interval",
-                                              "--fp8-amax-history-len",
-                                              "--fp8-amax-compute-algo",
-                                              "--rampup-batch-size",
-                                              "--no-load-optim",
-                                              "--no-load-rng",
-                                              "--finetune",
-                                              "--data-cache-path",
-                                              "--num-workers"};
+constexpr FlagArity kSwitch = FlagArity::kSwitch;
+constexpr FlagArity kOne = FlagArity::kOne;
+constexpr FlagArity kList = FlagArity::kList;
+constexpr FlagUse kMapped = FlagUse::kMapped;
+constexpr FlagUse kNotModelled = FlagUse::kNotModelled;
+constexpr FlagUse kNoEffect = FlagUse::kNoEffect;
+
+// Assumptions shared by several flags.
+constexpr const char* kEvenSplit =
+    "meshsim splits the layers evenly over the pipeline stages (Megatron's default), with the "
+    "embedding on the first stage and the output layer and loss on the last";
+constexpr const char* kFused =
+    "meshsim's element-wise kernel times assume Megatron's fused kernels (its default)";
+constexpr const char* kMla =
+    "Multi-head Latent Attention is approximated as multi-head attention with "
+    "--num-attention-heads heads of hidden/heads (parameters and FLOPs approximate)";
+constexpr const char* kOffload = "meshsim keeps everything in device memory; nothing is offloaded";
+constexpr const char* kPrecisionOptimizer =
+    "meshsim's optimizer keeps fp32 master weights and fp32 Adam moments (12 bytes per "
+    "parameter)";
+constexpr const char* kCudaGraphs =
+    "meshsim charges the cluster's kernel_overhead_us to every kernel, as launches without "
+    "CUDA graphs cost";
+constexpr const char* kOtherModel =
+    "meshsim models a decoder-only transformer of --num-layers identical layers";
+
+// Every flag meshsim knows. (a) kMapped: import_megatron.cc reads it; (b) kNotModelled:
+// warned; (c) kNoEffect: accepted silently. Names as Megatron-LM spells them
+// (megatron/training/arguments.py and the dataclasses it turns into flags), older names
+// included.
+const std::vector<FlagInfo> kTable = {
+    // ---- (a) mapped: the model ----
+    {"--num-layers", kOne, kMapped, ""},
+    {"--hidden-size", kOne, kMapped, ""},
+    {"--num-attention-heads", kOne, kMapped, ""},
+    {"--group-query-attention", kSwitch, kMapped, ""},
+    {"--num-query-groups", kOne, kMapped, ""},
+    {"--kv-channels", kOne, kMapped, ""},
+    {"--ffn-hidden-size", kOne, kMapped, ""},
+    {"--swiglu", kSwitch, kMapped, ""},
+    {"--quick-geglu", kSwitch, kMapped, ""},
+    {"--seq-length", kOne, kMapped, ""},
+    {"--encoder-seq-length", kOne, kMapped, ""},
+    {"--max-position-embeddings", kOne, kMapped, ""},
+    {"--padded-vocab-size", kOne, kMapped, ""},
+    {"--vocab-size", kOne, kMapped, ""},
+    {"--make-vocab-size-divisible-by", kOne, kMapped, ""},
+    {"--untie-embeddings-and-output-weights", kSwitch, kMapped, ""},
+    {"--disable-bias-linear", kSwitch, kMapped, ""},  // a header note when absent
+    {"--add-bias-linear", kSwitch, kMapped, ""},
+    {"--num-experts", kOne, kMapped, ""},
+    {"--moe-router-topk", kOne, kMapped, ""},
+    {"--moe-ffn-hidden-size", kOne, kMapped, ""},
+    {"--moe-shared-expert-intermediate-size", kOne, kMapped, ""},
+    {"--moe-layer-freq", kOne, kMapped, ""},
+    // ---- (a) mapped: the plan ----
+    {"--world-size", kOne, kMapped, ""},  // meshsim's own: Megatron gets it from the launcher
+    {"--tensor-model-parallel-size", kOne, kMapped, ""},
+    {"--pipeline-model-parallel-size", kOne, kMapped, ""},
+    {"--context-parallel-size", kOne, kMapped, ""},
+    {"--cp-comm-type", kList, kMapped, ""},
+    {"--expert-model-parallel-size", kOne, kMapped, ""},
+    {"--expert-tensor-parallel-size", kOne, kMapped, ""},
+    {"--micro-batch-size", kOne, kMapped, ""},
+    {"--global-batch-size", kOne, kMapped, ""},
+    {"--sequence-parallel", kSwitch, kMapped, ""},
+    {"--recompute-activations", kSwitch, kMapped, ""},
+    {"--checkpoint-activations", kSwitch, kMapped, ""},  // Megatron-LM before 2022: full
+    {"--recompute-granularity", kOne, kMapped, ""},
+    {"--recompute-method", kOne, kMapped, ""},
+    {"--recompute-num-layers", kOne, kMapped, ""},
+    {"--recompute-modules", kList, kMapped, ""},
+    {"--num-layers-per-virtual-pipeline-stage", kOne, kMapped, ""},
+    {"--num-virtual-stages-per-pipeline-rank", kOne, kMapped, ""},
+    {"--overlap-p2p-communication", kSwitch, kMapped, ""},
+    {"--no-overlap-p2p-communication", kSwitch, kMapped, ""},
+    {"--use-distributed-optimizer", kSwitch, kMapped, ""},
+    {"--num-distributed-optimizer-instances", kOne, kMapped, ""},
+    {"--use-megatron-fsdp", kSwitch, kMapped, ""},
+    {"--use-custom-fsdp", kSwitch, kMapped, ""},
+    {"--data-parallel-sharding-strategy", kOne, kMapped, ""},
+    {"--use-torch-fsdp2", kSwitch, kMapped, ""},
+    {"--torch-fsdp2-no-reshard-after-forward", kSwitch, kMapped, ""},
+    {"--overlap-grad-reduce", kSwitch, kMapped, ""},
+    {"--ddp-bucket-size", kOne, kMapped, ""},
+    {"--moe-token-dispatcher-type", kOne, kMapped, ""},
+    {"--moe-grouped-gemm", kSwitch, kMapped, ""},
+    {"--moe-expert-capacity-factor", kOne, kMapped, ""},
+    // ---- (a) mapped: training ----
+    {"--bf16", kSwitch, kMapped, ""},
+    {"--fp16", kSwitch, kMapped, ""},
+    {"--fp8-format", kOne, kMapped, ""},
+    {"--fp8-recipe", kOne, kMapped, ""},
+    {"--optimizer", kOne, kMapped, ""},
+    {"--accumulate-allreduce-grads-in-fp32", kSwitch, kMapped, ""},
+    {"--grad-reduce-in-bf16", kSwitch, kMapped, ""},
+    {"--use-flash-attn", kSwitch, kMapped, ""},
+    {"--attention-backend", kOne, kMapped, ""},
+    {"--transformer-impl", kOne, kMapped, ""},
+    {"--cuda-graph-impl", kOne, kMapped, ""},
+
+    // ---- (b) not modelled: the pipeline split ----
+    {"--decoder-first-pipeline-num-layers", kOne, kNotModelled, kEvenSplit},
+    {"--decoder-last-pipeline-num-layers", kOne, kNotModelled, kEvenSplit},
+    {"--num-layers-in-first-pipeline-stage", kOne, kNotModelled, kEvenSplit},
+    {"--num-layers-in-last-pipeline-stage", kOne, kNotModelled, kEvenSplit},
+    {"--account-for-embedding-in-pipeline-split", kSwitch, kNotModelled, kEvenSplit},
+    {"--account-for-loss-in-pipeline-split", kSwitch, kNotModelled, kEvenSplit},
+    {"--pipeline-model-parallel-layout", kOne, kNotModelled, kEvenSplit},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", kOne, kNotModelled,
+     "meshsim's interleaved schedule runs groups of pp micro-batches per chunk (Megatron's "
+     "default)"},
+    {"--overlap-p2p-communication-warmup-flush", kSwitch, kNotModelled,
+     "the warm-up and flush phases send and receive as in the steady phase"},
+    {"--no-scatter-gather-tensors-in-pipeline", kSwitch, kNotModelled,
+     "without sequence parallelism each TP rank sends 1/tp of the activation and the receiver "
+     "all-gathers it (Megatron's default scatter-gather)"},
+    // ---- (b) not modelled: overlap and scheduling of communication ----
+    {"--tp-comm-overlap", kSwitch, kNotModelled,
+     "TP collectives run between the GEMMs, not overlapped with them (except the input "
+     "gradient's reduction during wgrad, Megatron's default)"},
+    {"--no-async-tensor-model-parallel-allreduce", kSwitch, kNotModelled,
+     "the input gradient's TP reduction overlaps the wgrad GEMM (Megatron's default)"},
+    {"--overlap-param-gather", kSwitch, kNotModelled,
+     "the distributed optimizer's parameter all-gather runs after the optimizer step, exposed"},
+    {"--overlap-param-gather-with-optimizer-step", kSwitch, kNotModelled,
+     "the distributed optimizer's parameter all-gather runs after the optimizer step, exposed"},
+    {"--ddp-num-buckets", kOne, kNotModelled,
+     "buckets of --ddp-bucket-size parameters, or Megatron's default size"},
+    {"--delay-wgrad-compute", kSwitch, kNotModelled,
+     "weight gradients are computed right after the input gradients"},
+    {"--defer-embedding-wgrad-compute", kSwitch, kNotModelled,
+     "the output layer's weight gradient is computed with its input gradient"},
+    {"--overlap-moe-expert-parallel-comm", kSwitch, kNotModelled,
+     "MoE all-to-alls are not overlapped with another micro-batch's compute"},
+    {"--moe-shared-expert-overlap", kSwitch, kNotModelled,
+     "the shared experts run after the routed experts, not during the token dispatch"},
+    {"--hierarchical-context-parallel-sizes", kList, kNotModelled,
+     "context parallelism is one ring over the cp ranks (p2p)"},
+    {"--hybrid-context-parallel", kSwitch, kNotModelled,
+     "context parallelism splits every sequence evenly over the cp ranks"},
+    {"--use-ring-exchange-p2p", kSwitch, kNotModelled, "pipeline transfers are NCCL send/receive"},
+    // ---- (b) not modelled: kernels ----
+    {"--no-masked-softmax-fusion", kSwitch, kNotModelled, kFused},
+    {"--no-bias-gelu-fusion", kSwitch, kNotModelled, kFused},
+    {"--no-bias-swiglu-fusion", kSwitch, kNotModelled, kFused},
+    {"--no-bias-dropout-fusion", kSwitch, kNotModelled, kFused},
+    {"--no-rope-fusion", kSwitch, kNotModelled, kFused},
+    {"--no-gradient-accumulation-fusion", kSwitch, kNotModelled,
+     "the wgrad GEMMs accumulate into the gradient buffer (Megatron's fused default)"},
+    {"--deterministic-mode", kSwitch, kNotModelled,
+     "the default (non-deterministic, faster) kernels"},
+    {"--enable-cuda-graph", kSwitch, kNotModelled, kCudaGraphs},
+    {"--external-cuda-graph", kSwitch, kNotModelled, kCudaGraphs},
+    {"--fp32-residual-connection", kSwitch, kNotModelled,
+     "the residual stream is stored in the training dtype"},
+    // ---- (b) not modelled: memory ----
+    {"--cpu-offloading", kSwitch, kNotModelled, kOffload},
+    {"--fine-grained-activation-offloading", kSwitch, kNotModelled, kOffload},
+    {"--optimizer-cpu-offload", kSwitch, kNotModelled, kOffload},
+    {"--distribute-saved-activations", kSwitch, kNotModelled,
+     "a fully recomputed layer keeps its whole input on every TP rank (split by sequence "
+     "parallelism only)"},
+    {"--moe-layer-recompute", kSwitch, kNotModelled,
+     "MoE layers are recomputed as --recompute-granularity says, like the others"},
+    {"--use-precision-aware-optimizer", kSwitch, kNotModelled, kPrecisionOptimizer},
+    {"--main-grads-dtype", kOne, kNotModelled,
+     "gradients as training.grad_accum_dtype (fp32 unless --fp16 or --grad-reduce-in-bf16)"},
+    {"--main-params-dtype", kOne, kNotModelled, kPrecisionOptimizer},
+    {"--exp-avg-dtype", kOne, kNotModelled, kPrecisionOptimizer},
+    {"--exp-avg-sq-dtype", kOne, kNotModelled, kPrecisionOptimizer},
+    // ---- (b) not modelled: precision ----
+    {"--fp8-param-gather", kSwitch, kNotModelled,
+     "parameters are gathered in 16 bits (2 bytes per parameter)"},
+    {"--fp4-format", kOne, kNotModelled,
+     "GEMMs in the dtype of --bf16 / --fp16 / --fp8-format; FP4 is not modelled"},
+    {"--fp4-recipe", kOne, kNotModelled, "FP4 is not modelled"},
+    {"--fp4-param-gather", kSwitch, kNotModelled, "FP4 is not modelled"},
+    {"--first-last-layers-bf16", kSwitch, kNotModelled,
+     "every layer's GEMMs run in FP8 with --fp8-format"},
+    // ---- (b) not modelled: the architecture ----
+    {"--multi-latent-attention", kSwitch, kNotModelled, kMla},
+    {"--q-lora-rank", kOne, kNotModelled, kMla},
+    {"--kv-lora-rank", kOne, kNotModelled, kMla},
+    {"--qk-head-dim", kOne, kNotModelled, kMla},
+    {"--qk-pos-emb-head-dim", kOne, kNotModelled, kMla},
+    {"--v-head-dim", kOne, kNotModelled, kMla},
+    {"--mtp-num-layers", kOne, kNotModelled,
+     "no multi-token-prediction layers (their compute and parameters are not counted)"},
+    {"--window-size", kOne, kNotModelled,
+     "attention is full causal attention over the sequence (no sliding window)"},
+    {"--window-attn-skip-freq", kOne, kNotModelled,
+     "attention is full causal attention over the sequence (no sliding window)"},
+    {"--add-qkv-bias", kSwitch, kNotModelled, "biases are not counted (parameters or FLOPs)"},
+    {"--qk-layernorm", kSwitch, kNotModelled,
+     "no LayerNorm on queries and keys (its parameters and time are not counted)"},
+    {"--moe-shared-expert-gate", kSwitch, kNotModelled,
+     "the shared-expert gate (hidden parameters per MoE layer) is not counted"},
+    {"--moe-pad-expert-input-to-capacity", kSwitch, kNotModelled,
+     "experts compute on the tokens routed to them, not padded to the capacity"},
+    {"--moe-use-upcycling", kSwitch, kNotModelled,
+     "the model is the MoE model of the flags, trained from the start"},
+    {"--encoder-num-layers", kOne, kNotModelled, kOtherModel},
+    {"--decoder-num-layers", kOne, kNotModelled, kOtherModel},
+    {"--spec", kList, kNotModelled, kOtherModel},
+    {"--hybrid-override-pattern", kOne, kNotModelled, kOtherModel},
+    {"--hybrid-layer-pattern", kOne, kNotModelled, kOtherModel},
+    {"--is-hybrid-model", kSwitch, kNotModelled, kOtherModel},
+    {"--heterogeneous-layers-config-path", kOne, kNotModelled, kOtherModel},
+    {"--heterogeneous-layers-config-encoded-json", kOne, kNotModelled, kOtherModel},
+    {"--experimental-attention-variant", kOne, kNotModelled, kOtherModel},
+    {"--linear-attention-freq", kOne, kNotModelled, kOtherModel},
+    {"--enable-mhc-connections", kSwitch, kNotModelled, kOtherModel},
+    {"--yaml-cfg", kOne, kNotModelled,
+     "only the flags on the command line are read, not this YAML file"},
+
+    // ---- (c) no effect on the simulated step ----
+    // Learning rate, optimizer hyper-parameters, regularisation, initialisation.
+    {"--lr", kOne, kNoEffect, ""},
+    {"--min-lr", kOne, kNoEffect, ""},
+    {"--decoupled-lr", kOne, kNoEffect, ""},
+    {"--decoupled-min-lr", kOne, kNoEffect, ""},
+    {"--warmup", kOne, kNoEffect, ""},
+    {"--weight-decay", kOne, kNoEffect, ""},
+    {"--start-weight-decay", kOne, kNoEffect, ""},
+    {"--end-weight-decay", kOne, kNoEffect, ""},
+    {"--weight-decay-incr-style", kOne, kNoEffect, ""},
+    {"--apply-wd-to-qk-layernorm", kSwitch, kNoEffect, ""},
+    {"--clip-grad", kOne, kNoEffect, ""},
+    {"--init-method-std", kOne, kNoEffect, ""},
+    {"--init-method-xavier-uniform", kSwitch, kNoEffect, ""},
+    {"--hidden-dropout", kOne, kNoEffect, ""},
+    {"--attention-dropout", kOne, kNoEffect, ""},
+    {"--seed", kOne, kNoEffect, ""},
+    {"--data-parallel-random-init", kSwitch, kNoEffect, ""},
+    {"--loss-scale", kOne, kNoEffect, ""},
+    {"--initial-loss-scale", kOne, kNoEffect, ""},
+    {"--min-loss-scale", kOne, kNoEffect, ""},
+    {"--loss-scale-window", kOne, kNoEffect, ""},
+    {"--hysteresis", kOne, kNoEffect, ""},
+    {"--fp8-margin", kOne, kNoEffect, ""},
+    {"--fp8-interval", kOne, kNoEffect, ""},
+    {"--fp8-amax-history-len", kOne, kNoEffect, ""},
+    {"--fp8-amax-compute-algo", kOne, kNoEffect, ""},
+    {"--no-fp8-wgrad", kSwitch, kNoEffect, ""},
+    {"--num-layers-at-start-in-bf16", kOne, kNoEffect, ""},
+    {"--num-layers-at-end-in-bf16", kOne, kNoEffect, ""},
+    {"--moe-router-load-balancing-type", kList, kNoEffect, ""},
+    {"--moe-aux-loss-coeff", kList, kNoEffect, ""},
+    {"--moe-z-loss-coeff", kOne, kNoEffect, ""},
+    {"--moe-input-jitter-eps", kOne, kNoEffect, ""},
+    {"--moe-router-pre-softmax", kSwitch, kNoEffect, ""},
+    {"--moe-router-score-function", kOne, kNoEffect, ""},
+    {"--moe-router-topk-scaling-factor", kOne, kNoEffect, ""},
+    {"--moe-router-enable-expert-bias", kSwitch, kNoEffect, ""},
+    {"--moe-router-bias-update-rate", kOne, kNoEffect, ""},
+    {"--moe-router-num-groups", kOne, kNoEffect, ""},
+    {"--moe-router-group-topk", kOne, kNoEffect, ""},
+    {"--moe-router-dtype", kOne, kNoEffect, ""},
+    {"--moe-router-fusion", kSwitch, kNoEffect, ""},
+    {"--moe-permute-fusion", kSwitch, kNoEffect, ""},
+    {"--moe-token-drop-policy", kOne, kNoEffect, ""},
+    {"--moe-per-layer-logging", kSwitch, kNoEffect, ""},
+    {"--moe-use-legacy-grouped-gemm", kSwitch, kNoEffect, ""},
+    // Numerics that cost no modelled time: norms, positions, activations of the same shape.
+    {"--normalization", kOne, kNoEffect, ""},
+    {"--norm-epsilon", kOne, kNoEffect, ""},
+    {"--layernorm-epsilon", kOne, kNoEffect, ""},
+    {"--apply-layernorm-1p", kSwitch, kNoEffect, ""},
+    {"--apply-residual-connection-post-layernorm", kSwitch, kNoEffect, ""},
+    {"--apply-query-key-layer-scaling", kSwitch, kNoEffect, ""},
+    {"--attention-softmax-in-fp32", kSwitch, kNoEffect, ""},
+    {"--no-attention-softmax-in-fp32", kSwitch, kNoEffect, ""},
+    {"--position-embedding-type", kOne, kNoEffect, ""},
+    {"--use-rotary-position-embeddings", kSwitch, kNoEffect, ""},
+    {"--no-position-embedding", kSwitch, kNoEffect, ""},
+    {"--rotary-base", kOne, kNoEffect, ""},
+    {"--rotary-percent", kOne, kNoEffect, ""},
+    {"--rotary-interleaved", kSwitch, kNoEffect, ""},
+    {"--rotary-seq-len-interpolation-factor", kOne, kNoEffect, ""},
+    {"--rotary-scaling-factor", kOne, kNoEffect, ""},
+    {"--use-rope-scaling", kSwitch, kNoEffect, ""},
+    {"--rope-scaling-factor", kOne, kNoEffect, ""},
+    {"--rope-type", kOne, kNoEffect, ""},
+    {"--no-rope-freq", kOne, kNoEffect, ""},
+    {"--mscale", kOne, kNoEffect, ""},
+    {"--mscale-all-dim", kOne, kNoEffect, ""},
+    {"--squared-relu", kSwitch, kNoEffect, ""},  // 2 matrices, as ffn_kind gelu
+    {"--openai-gelu", kSwitch, kNoEffect, ""},
+    {"--onnx-safe", kOne, kNoEffect, ""},
+
+    {"--no-persist-layer-norm", kSwitch, kNoEffect, ""},
+    {"--no-gradient-reduce-div-fusion", kSwitch, kNoEffect, ""},
+    {"--cross-entropy-loss-fusion", kSwitch, kNoEffect, ""},
+    {"--cross-entropy-fusion-impl", kOne, kNoEffect, ""},
+    {"--fp16-lm-cross-entropy", kSwitch, kNoEffect, ""},
+    {"--calculate-per-token-loss", kSwitch, kNoEffect, ""},
+    {"--use-legacy-models", kSwitch, kNoEffect, ""},
+    {"--use-mcore-models", kSwitch, kNoEffect, ""},
+    {"--use-te-rng-tracker", kSwitch, kNoEffect, ""},
+    {"--te-rng-tracker", kSwitch, kNoEffect, ""},
+    {"--use-cpu-initialization", kSwitch, kNoEffect, ""},
+    {"--no-initialization", kSwitch, kNoEffect, ""},
+    {"--init-model-with-meta-device", kSwitch, kNoEffect, ""},
+    // Sub-options of features that are warned or mapped through their main flag.
+    {"--tp-comm-overlap-cfg", kOne, kNoEffect, ""},
+    {"--tp-comm-bootstrap-backend", kOne, kNoEffect, ""},
+    {"--cpu-offloading-num-layers", kOne, kNoEffect, ""},
+    {"--optimizer-offload-fraction", kOne, kNoEffect, ""},
+    {"--cuda-graph-warmup-steps", kOne, kNoEffect, ""},
+    {"--cuda-graph-scope", kList, kNoEffect, ""},
+    {"--cuda-graph-modules", kList, kNoEffect, ""},
+    {"--moe-deepep-num-sms", kOne, kNoEffect, ""},
+    {"--moe-flex-dispatcher-backend", kOne, kNoEffect, ""},
+    {"--moe-enable-deepep", kSwitch, kNoEffect, ""},  // with --moe-token-dispatcher-type flex
+    {"--align-grad-reduce", kSwitch, kNoEffect, ""},
+    {"--no-align-grad-reduce", kSwitch, kNoEffect, ""},
+    {"--no-align-param-gather", kSwitch, kNoEffect, ""},
+    {"--ddp-average-in-collective", kSwitch, kNoEffect, ""},
+    {"--ddp-pad-buckets-for-high-nccl-busbw", kSwitch, kNoEffect, ""},
+    {"--outer-dp-sharding-strategy", kOne, kNoEffect, ""},
+    {"--megatron-fsdp-version", kOne, kNoEffect, ""},
+    {"--fsdp-double-buffer", kSwitch, kNoEffect, ""},
+    {"--use-nccl-ub", kSwitch, kNoEffect, ""},
+    {"--checkpoint-num-layers", kOne, kNoEffect, ""},
+    {"--distribute-checkpointed-activations", kSwitch, kNoEffect, ""},
+    // Launch, data, tokenizer, training length, evaluation, checkpoints, logging.
+    {"--distributed-backend", kOne, kNoEffect, ""},
+    {"--distributed-timeout-minutes", kOne, kNoEffect, ""},
+    {"--local-rank", kOne, kNoEffect, ""},
+    {"--local_rank", kOne, kNoEffect, ""},
+    {"--DDP-impl", kOne, kNoEffect, ""},
+    {"--use-contiguous-buffers-in-local-ddp", kSwitch, kNoEffect, ""},
+    {"--no-contiguous-buffers-in-local-ddp", kSwitch, kNoEffect, ""},
+    {"--disable-gloo-process-groups", kSwitch, kNoEffect, ""},
+    {"--empty-unused-memory-level", kOne, kNoEffect, ""},
+    {"--manual-gc", kSwitch, kNoEffect, ""},
+    {"--manual-gc-interval", kOne, kNoEffect, ""},
+    {"--no-check-for-nan-in-loss-and-grad", kSwitch, kNoEffect, ""},
+    {"--check-weight-hash-across-dp-replicas-interval", kOne, kNoEffect, ""},
+    {"--rampup-batch-size", kList, kNoEffect, ""},  // the steady step is simulated
+    {"--train-iters", kOne, kNoEffect, ""},
+    {"--train-samples", kOne, kNoEffect, ""},
+    {"--batch-size", kOne, kNoEffect, ""},
+    {"--split", kOne, kNoEffect, ""},
+    {"--vocab-file", kOne, kNoEffect, ""},
+    {"--merge-file", kOne, kNoEffect, ""},
+    {"--vocab-extra-ids", kOne, kNoEffect, ""},
+    {"--mock-data", kSwitch, kNoEffect, ""},
+    {"--num-workers", kOne, kNoEffect, ""},
+    {"--dataloader-type", kOne, kNoEffect, ""},
+    {"--reset-position-ids", kSwitch, kNoEffect, ""},
+    {"--reset-attention-mask", kSwitch, kNoEffect, ""},
+    {"--eod-mask-loss", kSwitch, kNoEffect, ""},
+    {"--no-create-attention-mask-in-dataloader", kSwitch, kNoEffect, ""},
+    {"--no-mmap-bin-files", kSwitch, kNoEffect, ""},
+    {"--num-dataset-builder-threads", kOne, kNoEffect, ""},
+    {"--sample-rate", kOne, kNoEffect, ""},
+    {"--mask-prob", kOne, kNoEffect, ""},
+    {"--short-seq-prob", kOne, kNoEffect, ""},
+    {"--finetune", kSwitch, kNoEffect, ""},
+    {"--no-load-optim", kSwitch, kNoEffect, ""},
+    {"--no-load-rng", kSwitch, kNoEffect, ""},
+    {"--no-save-optim", kSwitch, kNoEffect, ""},
+    {"--no-save-rng", kSwitch, kNoEffect, ""},
+    {"--use-checkpoint-args", kSwitch, kNoEffect, ""},
+    {"--use-dist-ckpt", kSwitch, kNoEffect, ""},
+    {"--dist-ckpt-format", kOne, kNoEffect, ""},
+    {"--auto-detect-ckpt-format", kSwitch, kNoEffect, ""},
+    {"--async-save", kSwitch, kNoEffect, ""},
+    {"--no-ckpt-fully-parallel-save", kSwitch, kNoEffect, ""},
+    {"--override-opt_param-scheduler", kSwitch, kNoEffect, ""},
+    {"--override-opt-param-scheduler", kSwitch, kNoEffect, ""},
+    {"--use-checkpoint-opt_param-scheduler", kSwitch, kNoEffect, ""},
+    {"--use-checkpoint-opt-param-scheduler", kSwitch, kNoEffect, ""},
+    {"--timing-log-level", kOne, kNoEffect, ""},
+    {"--timing-log-option", kOne, kNoEffect, ""},
+    {"--barrier-with-L1-time", kSwitch, kNoEffect, ""},
+    {"--no-barrier-with-level-1-timing", kSwitch, kNoEffect, ""},
+    {"--profile", kSwitch, kNoEffect, ""},
+    {"--record-memory-history", kSwitch, kNoEffect, ""},
+    {"--memory-snapshot-path", kOne, kNoEffect, ""},
+    {"--adlr-autoresume", kSwitch, kNoEffect, ""},
+    {"--adlr-autoresume-interval", kOne, kNoEffect, ""},
+    {"--enable-experimental", kSwitch, kNoEffect, ""},
+    {"--fake-process-group", kSwitch, kNoEffect, ""},
+    {"--run-workload-inspector-server", kSwitch, kNoEffect, ""},
+    {"--app-tag-run-name", kOne, kNoEffect, ""},
+    {"--app-tag-run-version", kOne, kNoEffect, ""},
+    {"--no-one-logger", kSwitch, kNoEffect, ""},
+    {"--enable-ft-package", kSwitch, kNoEffect, ""},
+    {"--calc-ft-timeouts", kSwitch, kNoEffect, ""},
+    {"--check-for-large-grads", kSwitch, kNoEffect, ""},
+    {"--result-rejected-tracker-filename", kOne, kNoEffect, ""},
+};
+
+// Families of flags that change nothing meshsim simulates, by prefix. Exact entries of the
+// table win over these (e.g. --data-parallel-sharding-strategy is mapped).
+const std::vector<std::string> kNoEffectPrefixes = {
+    "--lr-",
+    "--adam-",
+    "--sgd-",
+    "--muon-",
+    "--lion-",
+    "--data-",
+    "--train-data",
+    "--valid-data",
+    "--test-data",
+    "--tokenizer-",
+    "--eval-",
+    "--save",
+    "--load",
+    "--ckpt-",
+    "--exit-",
+    "--log-",
+    "--tensorboard",
+    "--wandb-",
+    "--one-logger",
+    "--straggler-",
+    "--rerun-",
+    "--inprocess-",
+    "--ft-",
+    "--profile-",
+    "--inference-",
+    "--rl-",
+    "--grpo-",
+    "--fim-",
+    "--logits-",
+    "--dino-",
+    "--vision-",
+    "--biencoder-",
+    "--ict-",
+    "--retriever-",
+    "--num-classes",
+    "--img-",
+    "--patch-dim",
+    "--sft",
+    "--msc",
+    "--enable-msc",
+    "--disable-msc",
+    "--yarn-",
+    "--dataloader-",
+    "--object-storage-",
+    "--per-split-",
+    "--per-dataset-",
+    "--fault-injector",
+};
+
+// A no-effect entry for the prefix families: their values run to the next flag.
+const FlagInfo kPrefixNoEffect = {"", kList, kNoEffect, ""};
+
+const std::map<std::string, const FlagInfo*>& Index() {
+  static const std::map<std::string, const FlagInfo*> index = [] {
+    std::map<std::string, const FlagInfo*> m;
+    for (const FlagInfo& f : kTable) {
+      const bool fresh = m.emplace(f.name, &f).second;
+      assert(fresh && "a flag appears twice in the table");
+      (void)fresh;
+    }
+    return m;
+  }();
+  return index;
+}
+
+// The words after position `i` that belong to a flag of `arity` given without '=': up to
+// one word (kOne), or every word up to the next flag (kList).
+size_t ValueWords(const std::vector<std::string>& tokens, size_t i, FlagArity arity) {
+  size_t n = 0;
+  while (i + 1 + n < tokens.size() && tokens[i + 1 + n].rfind("--", 0) != 0) {
+    ++n;
+    if (arity != kList) break;
+  }
+  return arity == kSwitch ? 0 : n;
+}
 
 }  // namespace
+
+const std::vector<FlagInfo>& MegatronFlagTable() { return kTable; }
+
+const FlagInfo* FindMegatronFlag(const std::string& name) {
+  const auto& index = Index();
+  if (auto it = index.find(name); it != index.end()) return it->second;
+  for (const std::string& prefix : kNoEffectPrefixes) {
+    if (name.rfind(prefix, 0) == 0) return &kPrefixNoEffect;
+  }
+  return nullptr;
+}
 
 Words Classify(const std::vector<std::string>& tokens, MegatronImport* out) {
   Words w;
@@ -146,25 +506,37 @@ Words Classify(const std::vector<std::string>& tokens, MegatronImport* out) {
     const size_t eq = t.find('=');
     const std::string name = t.substr(0, eq);
     const bool inline_value = eq != std::string::npos;
-    const bool next_is_value = i + 1 < tokens.size() && tokens[i + 1].rfind("--", 0) != 0;
-    if (kValueFlags.count(name)) {
-      if (inline_value) {
-        w.values[name] = t.substr(eq + 1);
-      } else if (next_is_value) {
-        w.values[name] = tokens[++i];
-      } else {
-        Fail(name,
-             "expects a value, found " +
-                 (i + 1 < tokens.size() ? "'" + tokens[i + 1] + "'" : "the end of the arguments"));
-      }
-    } else if (kBoolFlags.count(name)) {
-      if (inline_value) Fail(name, "takes no value, found '" + t.substr(eq + 1) + "'");
-      w.flags.insert(name);
+    const FlagInfo* info = FindMegatronFlag(name);
+    // Unknown flags take the next word unless it is a flag.
+    const FlagArity arity = info ? info->arity : kOne;
+    std::vector<std::string> value;
+    if (inline_value) {
+      value.push_back(t.substr(eq + 1));
     } else {
-      // Unknown or harmless: take the next word as its value unless it is a flag.
-      std::string shown = t;
-      if (!inline_value && next_is_value) shown += " " + tokens[++i];
-      if (!kHarmlessFlags.count(name)) out->unknown.push_back(shown);
+      const size_t n = ValueWords(tokens, i, arity);
+      value.assign(tokens.begin() + static_cast<long>(i) + 1,
+                   tokens.begin() + static_cast<long>(i + 1 + n));
+      i += n;
+    }
+    std::string shown = name;
+    for (const std::string& v : value) shown += " " + v;
+    if (info == nullptr) {
+      out->unknown.push_back(shown);
+      continue;
+    }
+    if (info->use == kNoEffect) continue;
+    if (info->use == kNotModelled) {
+      out->not_modelled.push_back(shown + " is not modelled: " + info->assumption);
+      continue;
+    }
+    if (arity == kSwitch) {
+      if (inline_value) Fail(name, "takes no value, found '" + value[0] + "'");
+      w.flags.insert(name);
+    } else if (value.empty()) {
+      Fail(name, "expects a value, found " + (i + 1 < tokens.size() ? "'" + tokens[i + 1] + "'"
+                                                                    : "the end of the arguments"));
+    } else {
+      w.values[name] = value;
     }
   }
   if (!positional.empty()) {

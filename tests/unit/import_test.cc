@@ -5,15 +5,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "sim/config/import_hf.h"
 #include "sim/config/import_megatron.h"
 #include "sim/config/loader.h"
+#include "sim/config/megatron_args.h"
 #include "sim/workload/param_count.h"
 #include "sim/workload/transformer.h"
 
@@ -93,7 +97,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Published{"llama3-405b", 405.8e9, 405.8e9, 0.005},
                       Published{"mixtral-8x7b", 46.7e9, 12.9e9, 0.005},
                       // Qwen2 technical report: 57B total, 14B activated (rounded figures).
-                      Published{"qwen2-moe-a14b", 57e9, 14e9, 0.02}),
+                      Published{"qwen2-moe-a14b", 57e9, 14e9, 0.02},
+                      // Model cards (biases included; meshsim does not count them).
+                      Published{"qwen2-7b", 7.62e9, 7.62e9, 0.005},
+                      Published{"pythia-6.9b", 6.857e9, 6.857e9, 0.005}),
     [](const ::testing::TestParamInfo<Published>& info) {
       std::string name = info.param.fixture;
       for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -292,6 +299,89 @@ TEST(YamlScalar, QuotesWhatWouldReadBackDifferently) {
   EXPECT_EQ(YamlScalar(""), "\"\"");
 }
 
+// ---- Approximations promised by the README: each in HfImport::warnings and the header ----
+
+struct Promised {
+  const char* name;
+  const char* fixture;  // a file of tests/fixtures/hf
+  const char* from;     // replaced in the fixture's text by `to` (empty: unchanged)
+  const char* to;
+  const char* expected;  // a part of exactly one warning
+};
+
+class PromisedWarning : public ::testing::TestWithParam<Promised> {};
+
+TEST_P(PromisedWarning, PrintedAndInTheHeader) {
+  const Promised& p = GetParam();
+  std::string text = ReadText(Fixture(p.fixture));
+  if (*p.from != '\0') {
+    ASSERT_NE(text.find(p.from), std::string::npos) << p.from;
+    text.replace(text.find(p.from), std::string(p.from).size(), p.to);
+  }
+  HfImportOptions o;
+  o.source = std::string(p.fixture) + ".json";
+  Result<HfImport> r = ImportHfConfig(text, o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  const std::vector<std::string>& w = r.value().warnings;
+  EXPECT_EQ(
+      std::count_if(w.begin(), w.end(),
+                    [&](const std::string& s) { return s.find(p.expected) != std::string::npos; }),
+      1)
+      << p.expected;
+  // The header wraps lines at 90 columns: compare with blanks collapsed.
+  std::string header;
+  for (char c : HfModelYaml(r.value(), o)) header += c == '\n' ? ' ' : c;
+  header = std::regex_replace(header, std::regex(" #   "), " ");
+  EXPECT_NE(header.find(p.expected), std::string::npos) << header;
+  size_t lines = 0;
+  for (size_t at = header.find("# Approximation: "); at != std::string::npos;
+       at = header.find("# Approximation: ", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, w.size()) << "one header line per warning";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Readme, PromisedWarning,
+    ::testing::Values(
+        Promised{"mla", "deepseek-v3", "", "", "Multi-head Latent Attention"},
+        // Mistral-Nemo: 32 heads of 128 on hidden 5120 (hidden/heads = 160).
+        Promised{"head_dim", "llama3-8b", "\"hidden_size\": 4096,",
+                 "\"hidden_size\": 5120, \"head_dim\": 128,",
+                 "head_dim 128 differs from hidden_size/num_attention_heads = 160"},
+        Promised{"sliding_window", "llama3-8b", "\"hidden_act\"",
+                 "\"sliding_window\": 4096, \"hidden_act\"", "sliding_window 4096 is ignored"},
+        Promised{"shared_expert_size", "qwen2-moe-a14b",
+                 "\"shared_expert_intermediate_size\": 20480",
+                 "\"shared_expert_intermediate_size\": 20000",
+                 "shared_expert_intermediate_size 20000 is not a multiple of "
+                 "moe_intermediate_size 2560"},
+        // 28 layers x (q 3584 + k 512 + v 512) = 129,024 Q, K and V biases.
+        Promised{"qwen2_qkv_biases", "qwen2-7b", "", "",
+                 "biases of the Q, K and V projections (the Qwen2 family): 129.0k"},
+        Promised{"qwen2_moe_qkv_biases", "qwen2-moe-a14b", "", "",
+                 "biases of the Q, K and V projections (the Qwen2 family): 129.0k"},
+        // 32 layers x (QKV 3*4096 + output 4096 + fc1 16384 + fc2 4096) = 1,179,648.
+        Promised{"gpt_neox_biases", "pythia-6.9b", "", "",
+                 "biases of the Q, K, V and output projections and the MLP (GPT-NeoX): 1.2M"},
+        // Llama with attention_bias: 32 x (4096 + 2*1024 + 4096) = 327,680.
+        Promised{"attention_bias", "llama3-8b", "\"attention_bias\": false",
+                 "\"attention_bias\": true",
+                 "biases of the Q, K, V and output projections (attention_bias / mlp_bias): "
+                 "327.7k"},
+        Promised{"qwen2_moe_shared_expert_gate", "qwen2-moe-a14b", "", "",
+                 "the shared-expert gate (a hidden_size x 1 projection: 3584 parameters per "
+                 "MoE layer"},
+        Promised{"deepseek_mtp", "deepseek-v3", "", "",
+                 "the multi-token-prediction module (num_nextn_predict_layers 1)"}),
+    [](const ::testing::TestParamInfo<Promised>& info) { return std::string(info.param.name); });
+
+TEST(ImportHf, LlamaHasNoApproximations) {
+  for (const char* fixture : {"llama2-7b", "llama3-8b", "llama3-405b", "mixtral-8x7b"}) {
+    EXPECT_TRUE(ImportFixture(fixture).warnings.empty()) << fixture;
+  }
+}
+
 // ---- Megatron-LM arguments ----
 
 constexpr const char* kKorthikanti175B =
@@ -409,6 +499,244 @@ TEST(ImportMegatron, WorldSize) {
   EXPECT_EQ(run.plan.dp, 2);
   run.world_size = 12;
   EXPECT_FALSE(ResolveMegatronWorld(&run, 8, 0, &gpn).ok());
+}
+
+// ---- Every flag classified: (a) mapped, (b) warned as not modelled, (c) no effect ----
+
+// A small model that validates on one 8-GPU node: tp 2, pp 2, dp 2.
+constexpr const char* kSmall =
+    "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+    "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16 --world-size 8 ";
+
+MegatronImport Import(const std::string& args) {
+  Result<MegatronImport> r = ParseMegatronArgs(args);
+  EXPECT_TRUE(r.ok()) << args << ": " << (r.ok() ? "" : r.error().ToString());
+  if (!r.ok()) return MegatronImport{};
+  MegatronImport run = r.value();
+  int gpn = 0;
+  Result<int> nodes = ResolveMegatronWorld(&run, 8, 0, &gpn);
+  EXPECT_TRUE(nodes.ok()) << args << ": " << (nodes.ok() ? "" : nodes.error().ToString());
+  return run;
+}
+
+// The lines of `lines` that contain `part`.
+int Mentions(const std::vector<std::string>& lines, const std::string& part) {
+  return static_cast<int>(std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+    return l.find(part) != std::string::npos;
+  }));
+}
+
+std::string SampleValue(megatron_internal::FlagArity arity) {
+  return arity == megatron_internal::FlagArity::kSwitch ? "" : " 2";
+}
+
+TEST(MegatronFlags, TableIsConsistent) {
+  std::set<std::string> names;
+  for (const megatron_internal::FlagInfo& f : megatron_internal::MegatronFlagTable()) {
+    EXPECT_TRUE(names.insert(f.name).second) << f.name << " appears twice";
+    EXPECT_EQ(std::string(f.name).rfind("--", 0), 0u) << f.name;
+    const bool warned = f.use == megatron_internal::FlagUse::kNotModelled;
+    EXPECT_EQ(std::string(f.assumption).empty(), !warned) << f.name;
+  }
+  EXPECT_GT(names.size(), 250u);
+}
+
+TEST(MegatronFlags, UseFlashAttnSetsFlashAttention) {
+  EXPECT_FALSE(Import(kSmall).training.flash_attention);
+  MegatronImport run = Import(std::string(kSmall) + "--use-flash-attn");
+  EXPECT_TRUE(run.training.flash_attention);
+  EXPECT_TRUE(run.not_modelled.empty());
+  EXPECT_TRUE(run.unknown.empty());
+  const std::string yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
+  EXPECT_NE(yaml.find("\n  flash_attention: true\n"), std::string::npos) << yaml;
+}
+
+TEST(MegatronFlags, AttentionBackend) {
+  for (const char* backend : {"flash", "fused", "auto"}) {
+    EXPECT_TRUE(
+        Import(std::string(kSmall) + "--attention-backend " + backend).training.flash_attention)
+        << backend;
+  }
+  for (const char* backend : {"unfused", "local"}) {
+    EXPECT_FALSE(
+        Import(std::string(kSmall) + "--attention-backend " + backend).training.flash_attention)
+        << backend;
+  }
+  // auto without Transformer Engine is the unfused local attention.
+  EXPECT_FALSE(Import(std::string(kSmall) + "--attention-backend auto --transformer-impl local")
+                   .training.flash_attention);
+  Result<MegatronImport> bad = ParseMegatronArgs(std::string(kSmall) + "--attention-backend cudnn");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().key, "--attention-backend");
+}
+
+// (a) Mapped flags change the experiment.
+TEST(MegatronFlags, GradientBucketFollowsOverlapGradReduce) {
+  // Without --overlap-grad-reduce: one bucket of all gradients, reduced after backward.
+  // Parameters: 8 layers x (4h^2 + 2h + 2h*4h) = 8 x 12,584,960, the tied embedding
+  // 51200 x 1024 = 52,428,800 and the final norm 1024: 153,109,504; fp32 gradients
+  // 612,438,016 bytes, rounded up to 613 MB.
+  MegatronImport run = Import(kSmall);
+  EXPECT_EQ(run.plan.dp_bucket_bytes, 613'000'000);
+  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  dp_bucket_mb: 613\n"),
+            std::string::npos);
+  // With it: Megatron's default max(40M, 1M * dp*cp) parameters = 40M x 4 bytes = 160 MB.
+  run = Import(std::string(kSmall) + "--overlap-grad-reduce");
+  EXPECT_EQ(run.plan.dp_bucket_bytes, 160'000'000);
+  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  dp_bucket_mb: 160\n"),
+            std::string::npos);
+  // --ddp-bucket-size counts parameters: 10M x 4 bytes = 40 MB.
+  run = Import(std::string(kSmall) + "--overlap-grad-reduce --ddp-bucket-size 10000000");
+  EXPECT_EQ(run.plan.dp_bucket_bytes, 40'000'000);
+  // bf16 gradients (--grad-reduce-in-bf16): 40M x 2 bytes.
+  run = Import(std::string(kSmall) + "--overlap-grad-reduce --grad-reduce-in-bf16");
+  EXPECT_EQ(run.training.grad_accum_dtype, GradAccumDtype::kSame);
+  EXPECT_EQ(run.plan.dp_bucket_bytes, 80'000'000);
+}
+
+TEST(MegatronFlags, GradientDtype) {
+  EXPECT_EQ(Import(kSmall).training.grad_accum_dtype, GradAccumDtype::kFp32);  // bf16 forces it
+  const std::string fp16 = std::regex_replace(kSmall, std::regex("--bf16"), "--fp16");
+  MegatronImport run = Import(fp16);
+  EXPECT_EQ(run.training.grad_accum_dtype, GradAccumDtype::kFp32);
+  EXPECT_EQ(Mentions(run.warnings, "--fp16 without --accumulate-allreduce-grads-in-fp32"), 1);
+  run = Import(fp16 + " --accumulate-allreduce-grads-in-fp32");
+  EXPECT_EQ(run.training.grad_accum_dtype, GradAccumDtype::kFp32);
+  EXPECT_TRUE(run.warnings.empty());
+}
+
+TEST(MegatronFlags, ShardingFlavours) {
+  EXPECT_EQ(Import(kSmall).plan.zero, 0);
+  EXPECT_EQ(Import(std::string(kSmall) + "--use-distributed-optimizer").plan.zero, 1);
+  EXPECT_EQ(Import(std::string(kSmall) + "--use-megatron-fsdp").plan.zero, 3);
+  EXPECT_EQ(
+      Import(std::string(kSmall) + "--use-megatron-fsdp --data-parallel-sharding-strategy optim")
+          .plan.zero,
+      1);
+  EXPECT_EQ(Import(std::string(kSmall) +
+                   "--use-custom-fsdp --data-parallel-sharding-strategy optim_grads")
+                .plan.zero,
+            2);
+  EXPECT_EQ(Import(std::string(kSmall) + "--use-torch-fsdp2").plan.zero, 3);
+  EXPECT_EQ(Import(std::string(kSmall) + "--use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward")
+                .plan.zero,
+            2);
+}
+
+TEST(MegatronFlags, OverlapP2pOnlyWithInterleaving) {
+  const std::string interleaved =
+      std::string(kSmall) + "--num-layers-per-virtual-pipeline-stage 2 ";
+  EXPECT_FALSE(Import(interleaved).plan.overlap_p2p);
+  EXPECT_TRUE(Import(interleaved + "--overlap-p2p-communication").plan.overlap_p2p);
+  EXPECT_FALSE(Import(interleaved + "--no-overlap-p2p-communication").plan.overlap_p2p);
+  EXPECT_FALSE(Import(std::string(kSmall) + "--overlap-p2p-communication").plan.overlap_p2p);
+}
+
+TEST(MegatronFlags, OtherMappedFlags) {
+  MegatronImport run = Import(std::string(kSmall) + "--checkpoint-activations --quick-geglu");
+  EXPECT_EQ(run.plan.recompute, Recompute::kFull);
+  EXPECT_EQ(run.model.ffn_kind, FfnKind::kSwiglu);
+  EXPECT_EQ(run.model.ffn_hidden, 4 * 1024);  // 4*hidden: only --swiglu shrinks the default
+  run = Import(std::string(kSmall) +
+               "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 2 "
+               "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "
+               "--moe-grouped-gemm --moe-expert-capacity-factor 1.25");
+  EXPECT_DOUBLE_EQ(run.plan.moe_capacity_factor, 1.25);
+  EXPECT_TRUE(run.not_modelled.empty()) << run.not_modelled[0];
+  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("moe_capacity_factor: 1.25\n"),
+            std::string::npos);
+}
+
+// (b) Every not-modelled flag of the table: one line naming it (with its value), saying
+// what meshsim assumes instead, and nothing else.
+TEST(MegatronFlags, EveryNotModelledFlagIsWarnedOnce) {
+  int checked = 0;
+  for (const megatron_internal::FlagInfo& f : megatron_internal::MegatronFlagTable()) {
+    if (f.use != megatron_internal::FlagUse::kNotModelled) continue;
+    const std::string given = std::string(f.name) + SampleValue(f.arity);
+    const MegatronImport run = Import(std::string(kSmall) + given);
+    ASSERT_EQ(run.not_modelled.size(), 1u) << given;
+    EXPECT_EQ(run.not_modelled[0], given + " is not modelled: " + f.assumption);
+    EXPECT_TRUE(run.unknown.empty()) << given;
+    EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("# " + given + " is not"),
+              std::string::npos)
+        << given;
+    ++checked;
+  }
+  EXPECT_GE(checked, 70);
+}
+
+// (b) Flags read and compared with what meshsim models: warned only where they differ.
+TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
+  const std::string moe = std::string(kSmall) + "--num-experts 8 --expert-model-parallel-size 2 ";
+  const std::string matching =
+      moe +
+      "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "
+      "--moe-grouped-gemm ";
+  EXPECT_TRUE(Import(matching).not_modelled.empty());
+  struct Case {
+    std::string args;
+    std::string named;
+  };
+  const std::vector<Case> cases = {
+      // Megatron's defaults: ETP = tp (2), the allgather dispatcher, one GEMM per expert.
+      {moe, "expert tensor parallelism 2 (Megatron's default"},
+      {moe, "the allgather token dispatcher (Megatron's default"},
+      {moe, "no --moe-grouped-gemm"},
+      {matching + "--expert-tensor-parallel-size 2", "--expert-tensor-parallel-size 2"},
+      {matching + "--moe-token-dispatcher-type flex", "--moe-token-dispatcher-type flex"},
+      {std::string(kSmall) + "--recompute-activations --recompute-modules core_attn mlp",
+       "--recompute-modules core_attn mlp"},
+      {std::regex_replace(kSmall, std::regex("--world-size 8"), "--world-size 16") +
+           "--context-parallel-size 2 --cp-comm-type a2a",
+       "--cp-comm-type a2a"},
+      {std::string(kSmall) + "--fp8-format hybrid --fp8-recipe mxfp8", "--fp8-recipe mxfp8"},
+      {std::string(kSmall) + "--use-distributed-optimizer --num-distributed-optimizer-instances 2",
+       "--num-distributed-optimizer-instances 2"},
+      {std::string(kSmall) + "--optimizer muon", "--optimizer muon"},
+      {std::string(kSmall) + "--cuda-graph-impl local", "--cuda-graph-impl local"},
+  };
+  for (const Case& c : cases) {
+    const MegatronImport run = Import(c.args);
+    EXPECT_EQ(Mentions(run.not_modelled, c.named), 1) << c.args;
+    EXPECT_EQ(Mentions(run.not_modelled, " not modelled: meshsim"),
+              static_cast<int>(run.not_modelled.size()));
+  }
+  // Settings that match meshsim are silent.
+  for (const char* ok : {"--recompute-activations --recompute-modules core_attn",
+                         "--fp8-format e4m3 --fp8-recipe delayed", "--optimizer sgd",
+                         "--cuda-graph-impl none", "--cp-comm-type p2p"}) {
+    EXPECT_TRUE(Import(std::string(kSmall) + ok).not_modelled.empty()) << ok;
+  }
+}
+
+// (c) Every no-effect flag of the table, and the prefix families, are accepted silently.
+TEST(MegatronFlags, NoEffectFlagsAreSilent) {
+  std::string args = kSmall;
+  for (const megatron_internal::FlagInfo& f : megatron_internal::MegatronFlagTable()) {
+    if (f.use == megatron_internal::FlagUse::kNoEffect)
+      args += std::string(f.name) + SampleValue(f.arity) + " ";
+  }
+  args +=
+      "--log-interval 10 --wandb-project p --tensorboard-dir /t --save-interval 100 "
+      "--data-path 0.5 /a 0.5 /b --tokenizer-type GPT2BPETokenizer --eval-iters 1";
+  const MegatronImport run = Import(args);
+  EXPECT_TRUE(run.unknown.empty()) << run.unknown[0];
+  EXPECT_TRUE(run.not_modelled.empty()) << run.not_modelled[0];
+  EXPECT_TRUE(run.warnings.empty()) << run.warnings[0];  // list values are not stray words
+}
+
+TEST(MegatronFlags, UnknownFlagsAreStillListed) {
+  const MegatronImport run = Import(std::string(kSmall) + "--frobnicate 7 --zap");
+  EXPECT_EQ(run.unknown, (std::vector<std::string>{"--frobnicate 7", "--zap"}));
+  const std::string yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
+  EXPECT_NE(yaml.find("# Unknown flags, ignored: --frobnicate 7, --zap."), std::string::npos);
+}
+
+TEST(MegatronFlags, SwitchWithAValueFails) {
+  Result<MegatronImport> r = ParseMegatronArgs(std::string(kSmall) + "--use-flash-attn=1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().key, "--use-flash-attn");
 }
 
 TEST(ImportMegatron, ShellWords) {
