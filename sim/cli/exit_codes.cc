@@ -5,8 +5,18 @@
 namespace meshsim::cli {
 
 int ReportError(const InputError& e) {
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return e.kind == ErrorKind::kIo ? kIoError : kBadInput;
+  switch (e.kind) {
+    case ErrorKind::kBadInput:
+      std::cerr << "meshsim: error: " << e.ToString() << "\n";
+      return kBadInput;
+    case ErrorKind::kIo:
+      std::cerr << "meshsim: error: " << e.ToString() << "\n";
+      return kIoError;
+    case ErrorKind::kInternal:
+      std::cerr << "meshsim: internal error: " << e.ToString() << "\n";
+      return kInternal;
+  }
+  return kInternal;
 }
 
 }  // namespace meshsim::cli

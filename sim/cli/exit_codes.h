@@ -11,7 +11,8 @@ namespace meshsim::cli {
 
 enum ExitCode { kOk = 0, kInternal = 1, kBadInput = 2, kDoesNotFit = 3, kIoError = 4 };
 
-// Prints "meshsim: error: <e>" on stderr and returns kBadInput or kIoError by e.kind.
+// Prints "meshsim: error: <e>" (or "meshsim: internal error: <e>") on stderr and
+// returns the exit code of e.kind: kBadInput, kIoError or kInternal.
 int ReportError(const InputError& e);
 
 }  // namespace meshsim::cli

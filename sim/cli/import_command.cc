@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "sim/cli/commands.h"
+#include "sim/config/folder_name.h"
 #include "sim/config/import_hf.h"
 #include "sim/config/import_megatron.h"
 #include "sim/config/loader.h"
+#include "sim/core/atomic_file.h"
 
 namespace meshsim::cli {
 namespace {
@@ -23,16 +25,11 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDefaultCluster = "topologies/selene-a100.yaml";
 
-int BadInput(const InputError& e) {
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
-
 int BadInput(const std::string& file, const std::string& message) {
   InputError e;
   e.file = file;
   e.message = message;
-  return BadInput(e);
+  return ReportError(e);
 }
 
 // The whole of `path` ("-": stdin); false when it cannot be read.
@@ -52,62 +49,25 @@ bool ReadAll(const std::string& path, std::string* out) {
   return true;
 }
 
-// A file written next to its final place and renamed over it when Commit() is called;
-// removed otherwise.
-class PendingFile {
- public:
-  // `target` empty: a scratch file in the temp directory that is never committed.
-  explicit PendingFile(const std::string& target) : target_(target) {
-    if (target.empty()) {
-      path_ =
-          fs::temp_directory_path() / ("meshsim-import-" + std::to_string(::getpid()) + ".yaml");
-    } else {
-      path_ = fs::path(target).string() + ".tmp";
-    }
-  }
-  ~PendingFile() {
-    std::error_code ec;
-    if (!committed_) fs::remove(path_, ec);
-  }
-  PendingFile(const PendingFile&) = delete;
-  PendingFile& operator=(const PendingFile&) = delete;
-
-  const fs::path& path() const { return path_; }
-  bool Write(const std::string& text) {
-    std::error_code ec;
-    if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
-    std::ofstream out(path_, std::ios::binary);
-    if (!out) return false;
-    out << text;
-    return static_cast<bool>(out.flush());
-  }
-  bool Commit() {
-    std::error_code ec;
-    fs::rename(path_, target_, ec);
-    committed_ = !ec;
-    return committed_;
-  }
-
- private:
-  std::string target_;
-  fs::path path_;
-  bool committed_ = false;
-};
-
-// Writes `yaml` to `output` (stdout when empty) after `check` accepted it as a file.
-template <typename Check>
-int Emit(const std::string& yaml, const std::string& output, Check check) {
-  PendingFile file(output);
-  if (!file.Write(yaml)) {
-    return BadInput(output.empty() ? file.path().string() : output, "cannot write the file");
-  }
-  if (const int code = check(file.path().string()); code != kOk) return code;
-  if (output.empty()) {
-    std::cout << yaml;
+// Writes `yaml` to `output` (stdout when empty) once `check` accepted it as a file: to
+// the output file's temporary name, or for stdout to a scratch file that is removed.
+int Emit(const std::string& yaml, const std::string& output,
+         const std::function<Status(const std::string&)>& check) {
+  AtomicWriteOptions options;
+  options.check = check;
+  if (!output.empty()) {
+    const Status written = WriteFileAtomically(output, yaml, options);
+    if (!written.ok()) return ReportError(written.error());
+    spdlog::info("wrote {}", output);
     return kOk;
   }
-  if (!file.Commit()) return BadInput(output, "cannot write the file");
-  spdlog::info("wrote {}", output);
+  const fs::path scratch =
+      fs::temp_directory_path() / ("meshsim-import-" + std::to_string(::getpid()) + ".yaml");
+  const Status written = WriteFileAtomically(scratch.string(), yaml, options);
+  std::error_code ec;
+  fs::remove(scratch, ec);
+  if (!written.ok()) return ReportError(written.error());
+  std::cout << yaml;
   return kOk;
 }
 
@@ -195,14 +155,15 @@ int ImportHf(const ImportHfArgs& args) {
   if (args.seq_len > 0) options.command += " --seq-len " + std::to_string(args.seq_len);
   if (!args.name.empty()) options.command += " --name " + Quoted(args.name);
   Result<HfImport> imported = ImportHfConfig(text, options);
-  if (!imported.ok()) return BadInput(imported.error());
+  if (!imported.ok()) return ReportError(imported.error());
   const std::string yaml = HfModelYaml(imported.value(), options);
-  const int code = Emit(yaml, args.output, [](const std::string& path) {
+  const int code = Emit(yaml, args.output, [](const std::string& path) -> Status {
     Result<ModelSpec> back = LoadModelFile(path);
-    if (back.ok()) return static_cast<int>(kOk);
-    std::cerr << "meshsim: internal error: the imported model does not load: "
-              << back.error().ToString() << "\n";
-    return static_cast<int>(kInternal);
+    if (back.ok()) return Ok{};
+    InputError e = back.error();
+    e.kind = ErrorKind::kInternal;
+    e.message = "the imported model does not load: " + e.message;
+    return e;
   });
   // The approximations, each on stderr (they are in the file's header too).
   if (code == kOk) {
@@ -217,24 +178,33 @@ int ImportMegatron(const ImportMegatronArgs& args) {
     return BadInput(unreadable, "cannot read the argument file");
   }
   Result<MegatronImport> parsed = ParseMegatronArgs(text);
-  if (!parsed.ok()) return BadInput(parsed.error());
+  if (!parsed.ok()) return ReportError(parsed.error());
   MegatronImport& run = parsed.value();
 
   const fs::path cluster = args.cluster.empty() ? FindDefaultCluster() : fs::path(args.cluster);
   Result<ClusterSpec> spec = LoadClusterFile(cluster.string());
-  if (!spec.ok()) return BadInput(spec.error());
+  if (!spec.ok()) return ReportError(spec.error());
   int gpus_per_node_override = 0;
   Result<int> nodes =
       ResolveMegatronWorld(&run, spec.value().gpus_per_node, args.nodes, &gpus_per_node_override);
-  if (!nodes.ok()) return BadInput(nodes.error());
+  if (!nodes.ok()) return ReportError(nodes.error());
 
   std::string name = args.name;
   if (name.empty()) name = args.output.empty() ? "megatron" : fs::path(args.output).stem().string();
+  if (!config::IsFolderName(name)) {
+    InputError e;
+    e.key = args.name.empty() ? "-o" : "--name";
+    e.message =
+        "the experiment's name becomes a folder name: expected 1-128 letters, digits, "
+        "'.', '_', '-', '+', not starting with '.', found '" +
+        name + "'" + (args.name.empty() ? " (from the output file's name; use --name)" : "");
+    return ReportError(e);
+  }
   const std::string yaml = MegatronExperimentYaml(run, name, ClusterReference(cluster, args.output),
                                                   nodes.value(), gpus_per_node_override);
-  const int code = Emit(yaml, args.output, [](const std::string& path) {
+  const int code = Emit(yaml, args.output, [](const std::string& path) -> Status {
     Result<Experiment> back = LoadExperimentFile(path);
-    if (back.ok()) return static_cast<int>(kOk);
+    if (back.ok()) return Ok{};
     // Name the Megatron flag behind the experiment key that failed.
     InputError e = back.error();
     const std::string flag = MegatronFlagOf(e.key);
@@ -242,7 +212,7 @@ int ImportMegatron(const ImportMegatronArgs& args) {
     e.key = flag.empty() ? e.key : flag;
     e.file = kMegatronSource;
     e.line = e.column = 0;
-    return BadInput(e);
+    return e;
   });
   if (code == kOk) WarnMegatron(run);
   return code;

@@ -3,7 +3,8 @@
 // An InputError names where the problem is (file, line, column, dotted key) and what was
 // expected versus found. Fields that do not apply are left empty / zero. Its kind says
 // whose fault it is: the input's (the CLI exits 2) or the host's, a file that cannot be
-// written or read although the input is fine (disk full, unwritable folder; exit 4).
+// written or read although the input is fine (disk full, unwritable folder; exit 4), or
+// meshsim's own (exit 1).
 // Result<T> holds either a value or an InputError, in the spirit of std::expected.
 #pragma once
 
@@ -17,6 +18,7 @@ namespace meshsim {
 enum class ErrorKind {
   kBadInput,  // the input is wrong: a user must change a file or an argument
   kIo,        // the input is fine but the host failed a file operation
+  kInternal,  // meshsim broke its own promise (e.g. an output it wrote does not load)
 };
 
 struct InputError {
