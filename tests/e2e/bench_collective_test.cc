@@ -8,7 +8,11 @@ namespace {
 
 using namespace meshsim::e2e;
 
-TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndReachesBusBandwidth) {
+// The last row (1 GiB) is a regression check of the fitted efficiency, not a validation:
+// selene-a100's network 0.77 was set from nccl-tests' 230 GB/s over the 300 GB/s NVLink,
+// so 14 ring steps x (2^30 / 8 B / 231e9 B/s + 2 us) = 8162.4 us give busbw
+// 2^30 / 8162.4 us x 14/8 = 230.21 GB/s: the input comes back.
+TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndTheFittedBusBandwidth) {
   TempDir dir;
   const RunResult r = RunMeshsim(
       {"bench-collective", "--cluster", SourcePath("topologies/selene-a100.yaml").string(), "--op",
@@ -26,7 +30,7 @@ TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndReachesBusBandwidth) {
   }
   EXPECT_EQ(rows, 21);  // 1 KiB .. 1 GiB, doubling
   const double busbw = std::stod(last.substr(last.rfind(',') + 1));
-  EXPECT_NEAR(busbw, 230, 23);
+  EXPECT_NEAR(busbw, 230.21, 0.01);
 }
 
 TEST(BenchCollectiveCli, UnknownOpIsBadInput) {

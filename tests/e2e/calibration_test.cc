@@ -1,6 +1,11 @@
 // Calibration accuracy (shared/validation): the 8 Korthikanti et al. 2022 step times and
 // the 12 Figure-1 memory values, with the bundled topologies' default efficiencies.
 // scripts/validate.py writes the same comparison to results/validation.md.
+//
+// The step times are in-sample: selene-a100's matmul efficiency and kernel overhead were
+// fitted on these 8 runs (scripts/calibrate.py), so this test guards the fit against
+// regressions; it does not validate the model on unseen runs (results/validation.md
+// gives the leave-one-out error). Nothing was fitted to the memory values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,7 +47,7 @@ constexpr Published kRuns[] = {
     {"korthikanti-1t", 94.42, 71.49, 32.96, 131.25, 26.56},
 };
 
-TEST(Calibration, StepTimesWithinPublishedAccuracyGoal) {
+TEST(Calibration, InSampleStepTimesStayWithinTheAccuracyGoal) {
   double sum = 0, worst = 0;
   int n = 0;
   for (const Published& p : kRuns) {

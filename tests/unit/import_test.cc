@@ -107,10 +107,18 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
-TEST(ParamCount, DenseEqualsTotalParams) {
+TEST(ParamCount, DenseLlama3By70BHand) {
   const HfImport import = ImportFixture("llama3-70b");
   const ParamCount c = CountParams(import.model);
-  EXPECT_DOUBLE_EQ(c.total, TotalParams(import.model));
+  // Llama-3 70B: h 8192, 80 layers, 64 heads, 8 KV heads of 128, SwiGLU f 28672, vocab
+  // 128256, untied. Per layer: Q and O 2h^2, K and V 2 * h * 1024, 3hf, two norms 2h =
+  // 134,217,728 + 16,777,216 + 704,643,072 + 16,384 = 855,654,400; 80 layers
+  // 68,452,352,000; embeddings 2 * 128256 * 8192 = 2,101,346,304; final norm 8192:
+  // 70,553,706,496 (Meta's model card: 70.55B).
+  const double h = 8192, f = 28672, v = 128256;
+  const double layer = 2 * h * h + 2 * h * 1024 + 3 * h * f + 2 * h;
+  EXPECT_DOUBLE_EQ(c.total, 80 * layer + 2 * v * h + h);
+  EXPECT_DOUBLE_EQ(c.total, 70553706496.0);
   EXPECT_DOUBLE_EQ(c.active, c.total);
 }
 

@@ -1,7 +1,9 @@
 // The flow-level network: max-min sharing, contention, oversubscription, routing,
-// collectives against nccl-tests' measurements, and what-ifs.
+// collectives against their closed forms (and, as a regression check, the nccl-tests
+// figures their efficiencies were fitted to), and what-ifs.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
 
 #include "sim/config/loader.h"
@@ -145,13 +147,23 @@ double Busbw(const std::string& cluster, CommOp op, int gpus, double bytes, bool
   return per_nic ? rows.value().front().nic_gbps : rows.value().front().busbw_gbps;
 }
 
-// nccl-tests' measurements (shared/validation): within 10 %.
-TEST(BenchCollective, MatchesMeasuredBusBandwidth) {
-  EXPECT_NEAR(Busbw("selene-a100.yaml", CommOp::kAllReduce, 8, 1 << 30), 230, 23);
-  EXPECT_NEAR(Busbw("dgx-h100.yaml", CommOp::kAllReduce, 8, 1 << 30), 370, 37);
-  const double per_nic = Busbw("dgx-h100.yaml", CommOp::kAllReduce, 16, 1 << 30, true);
-  EXPECT_GE(per_nic, 46 * 0.9);
-  EXPECT_LE(per_nic, 48 * 1.1);
+// A regression check, not a validation: the efficiencies were fitted to these very
+// nccl-tests figures (selene-a100 network 0.77 = 230 / 300 GB/s, dgx-h100 0.82 = 370 /
+// 450, nic 0.94 = 47 / 50), so the simulated bus bandwidth returns its input. Validation
+// needs sizes and scales that were not fitted. The expected values are the ring's closed
+// form: 2(n-1) = 14 steps of S/n = 2^30 / 8 B for 8 GPUs, each at the fitted NVLink rate
+// plus the 2 us NVLink latency; busbw = S / time x 2(n-1)/n.
+//   A100: 14 x (134,217,728 / 231e9 + 2e-6) = 8162.4 us -> 131.55 GB/s algbw, 230.21 busbw.
+//   H100: 14 x (134,217,728 / 369e9 + 2e-6) = 5120.3 us -> 209.70 GB/s algbw, 366.98 busbw.
+//   Two H100 nodes: a ring of 16 over 8 channels (one per NIC), 30 steps of 2^30 / (16 x 8)
+//   = 8,388,608 B; the relays (PXN) share each GPU's NVLink among the 8 channels, 369/8 =
+//   46.1 GB/s, below the NIC's 47: 30 x (8,388,608 / 46.125e9 + 5 us inter-node latency) =
+//   5606.0 us -> busbw 2^30 / 5606.0 us x 30/16 = 359.1 GB/s, 44.89 per NIC (nccl-tests
+//   measures ~46-48 on NDR).
+TEST(BenchCollective, RegressionFittedBusBandwidthComesBack) {
+  EXPECT_NEAR(Busbw("selene-a100.yaml", CommOp::kAllReduce, 8, 1 << 30), 230.21, 0.01);
+  EXPECT_NEAR(Busbw("dgx-h100.yaml", CommOp::kAllReduce, 8, 1 << 30), 366.98, 0.01);
+  EXPECT_NEAR(Busbw("dgx-h100.yaml", CommOp::kAllReduce, 16, 1 << 30, true), 44.89, 0.01);
 }
 
 TEST(BenchCollective, SmallSizesAreLatencyBound) {
@@ -262,15 +274,43 @@ TEST(WhatIf, LinksOffThePathOrSlowerRerouteNothing) {
   EXPECT_EQ(SendRecvReroutes(c, 1e9, 1).bytes, 0.0);
 }
 
-TEST(Links, SummaryReportsLinkClassesWithBytes) {
+// The default experiment's traffic, derived by hand: Llama-2 7B (h = s = 4096, 32 layers,
+// SwiGLU f = 11008, vocab 32000, bf16) on 2 DGX H100 nodes, tp 2 x pp 4 x dp 2 with the
+// mesh order tp, cp, ep, dp, pp: stages 0 and 1 on node 0, stages 2 and 3 on node 1;
+// 32 sequences = 16 micro-batches per pipeline; 8 layers a stage.
+//   TP with SP: per layer and micro-batch 4 collectives forward (all-gather and
+//   reduce-scatter around each block) and 6 backward (per block the output gradient's
+//   all-gather, the input's re-gather, the input gradient's reduce-scatter), each over
+//   s*h*2 B = 32 MiB, of which a rank sends half (ring of 2): 10 * 16 MiB * 8 layers * 16
+//   micro-batches = 20 GiB a rank.
+//   ZeRO-1 over dp 2: reduce-scatter the bf16 gradients and all-gather the bf16
+//   parameters, a rank sending half of (2 + 2) B x its parameters: a layer has 4h^2 + 3hf
+//   + 2h = 202,383,360, so a middle stage 8 * 202,383,360 / 2 = 809,533,440 parameters a
+//   rank (1,619,066,880 B sent), the first and last stages also an embedding 32000 * 4096
+//   / 2 (1,750,138,880 B sent).
+//   PP: 16 micro-batches of s*h*2 / tp = 16 MiB per direction and rank.
+// Each byte over NVLink crosses two links (GPU -> NVSwitch -> GPU).
+TEST(Links, ClassBytesAreThePlansTraffic) {
   const auto sim = Simulate(DefaultExperiment({}));
-  bool nvlink = false, nic = false;
-  for (const LinkUsage& u : sim->replay.links) {
-    if (u.name == "nvlink") nvlink = u.bytes > 0 && u.busy_s > 0;
-    if (u.name == "nic up (to switch)") nic = u.bytes > 0;
-  }
-  EXPECT_TRUE(nvlink);
-  EXPECT_TRUE(nic);
+  std::map<std::string, double> bytes;
+  for (const LinkUsage& u : sim->replay.links) bytes[u.name] = u.bytes;
+  const double mib = 1024.0 * 1024;
+  const double tp = 16 * (20 * 1024 * mib);
+  const double dp = 8 * 1750138880.0 + 8 * 1619066880.0;
+  // Within a node: stage 0 -> 1 forward and 1 -> 0 backward, 2 -> 3 and 3 -> 2: 4 x 4 ranks.
+  const double pp_intra = 4 * 4 * 16 * 16 * mib;
+  // Across nodes (stage 1 -> 2 forward, 2 -> 1 backward): 2 x 4 ranks x 16 x 16 MiB = 2^31 B,
+  // each once on a NIC's uplink and downlink and twice on a GPU-NIC (PCIe) link.
+  const double cross = 2 * 4 * 16 * 16 * mib;
+  EXPECT_DOUBLE_EQ(bytes.at("nic up (to switch)"), cross);
+  EXPECT_DOUBLE_EQ(bytes.at("nic down (from switch)"), cross);
+  EXPECT_DOUBLE_EQ(bytes.at("gpu-nic (pcie)"), 2 * cross);
+  // Local rank 4-7 on node 0 talks to local rank 0-3 on node 1: another rail. The two
+  // equal-cost routes are over the spine, or over NVLink to the GPU on the destination's
+  // rail; the destination-based choice sends half of the bytes each way.
+  EXPECT_DOUBLE_EQ(bytes.at("leaf-spine up"), cross / 2);
+  EXPECT_DOUBLE_EQ(bytes.at("spine-leaf down"), cross / 2);
+  EXPECT_NEAR(bytes.at("nvlink"), 2 * (tp + dp + pp_intra) + 2 * (cross / 2), 1e-9 * tp);
 }
 
 // Item 10 of the hardening issue: bench-collective by nccl-tests' definitions. Hand
