@@ -128,7 +128,7 @@ def pareto(rows, title, out):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     p.add_argument("results", help="a sweep's results.csv")
     p.add_argument("-o", "--outdir", help="folder for the PNGs (default: that of RESULTS)")
     p.add_argument("--name", help="file name stem and title (default: the folder of RESULTS, "

@@ -62,6 +62,12 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
   }
   if (p.schedule == ScheduleKind::kInterleaved) {
     if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
+    if (p.virtual_stages < 2) {
+      return Bad("plan.virtual_stages",
+                 "the interleaved schedule needs virtual_stages >= 2 (model chunks per stage), "
+                 "found " +
+                     N(p.virtual_stages) + "; with one chunk per stage it is schedule: 1f1b");
+    }
     if (p.MicroBatches() % p.pp != 0) {
       return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
                                           N(p.MicroBatches()) +

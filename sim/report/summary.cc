@@ -208,7 +208,7 @@ std::string HumanSummary(const Json& s) {
   const Json& t = s["time_breakdown_s"];
   const Json& m = s["memory_breakdown_gib"];
   std::string out;
-  out += fmt::format("{}: {} GPUs, {:.3g}B parameters\n", s["name"].get<std::string>(),
+  out += fmt::format("{}: {} GPUs, {:.2f}B parameters\n", s["name"].get<std::string>(),
                      s["gpus"].get<int>(), s["params_total"].get<double>() / 1e9);
   out += fmt::format("  step time        {:.4f} s   ({:.0f} tokens/s)\n",
                      s["step_time_s"].get<double>(), s["tokens_per_s"].get<double>());

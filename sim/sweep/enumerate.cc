@@ -90,6 +90,7 @@ class GroupExpander {
               return;
             }
             for (int v : Divisors(layers / p.pp)) {
+              if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
               q.virtual_stages = v;
               next(q);
             }

@@ -9,7 +9,7 @@
 //   plan.zero              0, 1, 2, 3;
 //   plan.recompute         none, selective, full;
 //   plan.schedule          gpipe, 1f1b, interleaved;
-//   plan.virtual_stages    1 unless the schedule is interleaved; then every v with
+//   plan.virtual_stages    1 unless the schedule is interleaved; then every v >= 2 with
 //                          pp * v dividing the layers;
 //   plan.sequence_parallel false, true.
 // Where the axes set some of tp, pp and cp but not dp, dp is derived as

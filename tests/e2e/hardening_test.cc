@@ -202,6 +202,25 @@ TEST_F(Hardening, ResumeWithNothingToResumeSaysItStartsAfresh) {
   ExpectContains(r.err, "--resume: fresh/results.csv does not exist; starting the sweep afresh");
 }
 
+// Item 11: an interleaved schedule with one chunk per stage is 1F1B under another name.
+TEST_F(Hardening, InterleavedWithOneChunkIsRefused) {
+  const fs::path e = Write("e.yaml", Experiment("il", "  schedule: interleaved\n"));
+  const RunResult r = Meshsim({"validate", e.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ExpectContains(r.err, "plan.virtual_stages: the interleaved schedule needs virtual_stages >= 2");
+  const RunResult two = Meshsim({"validate", e.string(), "--set", "plan.virtual_stages=2"});
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+}
+
+// Item 11: the parameter count is printed as the planner prints it.
+TEST_F(Hardening, RunPrintsParametersInBillionsWithTwoDecimals) {
+  const RunResult r =
+      Meshsim({"run", SourcePath("workloads/experiments/gpt-1t-3072.yaml").string(), "--no-trace",
+               "-o", "out", "--set", "cluster.network_model=alpha_beta"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // does not fit, as its header says
+  ExpectContains(r.out, "gpt-1t-3072: 3072 GPUs, 1009.26B parameters");
+}
+
 // Item 3 (assert reachable from input) and item 12: the planner builds its base through the
 // experiment decoder, so what-if links are checked on the resized cluster, --set reaches
 // every key but the axes, and a headroom shrinks the budget.
