@@ -14,7 +14,7 @@ out=$(realpath -m "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 : > "$out"
-add() { (cd "$work" && sha256sum "$1" | sed "s|  | $2 |") >> "$out"; }
+add() { (cd "$work" && echo "$(sha256sum < "$1" | cut -d' ' -f1) $2") >> "$out"; }
 
 for e in workloads/experiments/*.yaml; do
   n=$(basename "$e" .yaml)
@@ -43,6 +43,7 @@ set +e
 "$bin" plan --model workloads/models/llama2-70b.yaml --cluster topologies/dgx-h100.yaml \
   --gpus 1 --budget-gib 64 > "$work/plan1.txt"
 set -e
+sed -i "s|$work|WORK|g" "$work/plan.txt"
 for f in plan.txt plan1.txt plan.csv plan.html; do add "$f" "plan/$f"; done
 
 "$bin" import hf tests/fixtures/hf/llama3-70b.json > "$work/hf.yaml" 2>/dev/null
