@@ -129,7 +129,7 @@ int Run(const RunArgs& args) {
 
   SummaryOptions so;
   so.reproducible = args.reproducible;
-  const nlohmann::ordered_json summary = BuildSummary(*sim, so);
+  const StepSummary summary = SummarizeStep(*sim, so);
 
   const fs::path outdir =
       args.outdir.empty() ? fs::path("results/runs") / e.name : fs::path(args.outdir);
@@ -141,17 +141,17 @@ int Run(const RunArgs& args) {
     trace_line = TraceLine(trace, trace_ranks.size(), mesh.Size());
   }
   if (args.summary == "-") {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << SummaryJson(summary).dump(2) << "\n";
     // stdout holds the JSON alone; the trace line goes to stderr, unless -q.
     if (spdlog::should_log(spdlog::level::warn)) std::cerr << trace_line;
   } else {
     const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
-    const Status written = WriteFileAtomically(path.string(), summary.dump(2) + "\n");
+    const Status written = WriteFileAtomically(path.string(), SummaryJson(summary).dump(2) + "\n");
     if (!written.ok()) return ReportError(written.error());
     std::cout << HumanSummary(summary) << trace_line;
     spdlog::info("wrote {}", path.string());
   }
-  return summary["fits"].get<bool>() ? kOk : kDoesNotFit;
+  return summary.fits ? kOk : kDoesNotFit;
 }
 
 }  // namespace meshsim::cli

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
-#include <sstream>
+#include <numeric>
 #include <thread>
 
 #include "sim/cli/commands.h"
@@ -11,11 +11,9 @@
 #include "sim/cli/sweep_report.h"
 #include "sim/cli/terminal.h"
 #include "sim/config/loader.h"
-#include "sim/core/atomic_file.h"
-#include "sim/report/explorer_html.h"
-#include "sim/report/summary.h"
+#include "sim/report/step_summary.h"
 #include "sim/schedule/model_states.h"
-#include "sim/sweep/analysis.h"
+#include "sim/sweep/outputs.h"
 #include "sim/sweep/planner.h"
 #include "sim/sweep/runner.h"
 #include "sim/workload/transformer.h"
@@ -31,7 +29,6 @@ constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "
 
 // One plan as the table shows it.
 struct PlanRow {
-  size_t row = 0;
   int tp = 0, pp = 0, dp = 0, zero = 0;
   bool simulated = false;
   bool fits = false;
@@ -40,53 +37,24 @@ struct PlanRow {
   std::optional<double> step_s, mfu, bubble;
 };
 
-std::vector<PlanRow> PlanRows(const CsvTable& t, int* invalid, std::string* invalid_example) {
-  const char* sim_cols[] = {"memory_breakdown_gib.weights", "memory_breakdown_gib.gradients",
-                            "memory_breakdown_gib.optimizer", "memory_breakdown_gib.activations",
-                            "memory_breakdown_gib.buffers"};
-  const char* est_cols[] = {"est_weights_gib", "est_gradients_gib", "est_optimizer_gib",
-                            "est_activations_gib", "est_buffers_gib"};
-  std::vector<PlanRow> rows;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const std::string& status = t.Cell(r, t.Column("status"));
-    if (status == "invalid") {
-      if (invalid_example->empty()) {
-        *invalid_example =
-            fmt::format("tp {} pp {}: {}", t.Cell(r, t.Column("plan.tp")),
-                        t.Cell(r, t.Column("plan.pp")), t.Cell(r, t.Column("message")));
-      }
-      ++*invalid;
-      continue;
-    }
-    PlanRow p;
-    p.row = r;
-    auto integer = [&](const char* c) {
-      return static_cast<int>(t.Number(r, t.Column(c)).value_or(0));
-    };
-    p.tp = integer("plan.tp");
-    p.pp = integer("plan.pp");
-    p.dp = integer("plan.dp");
-    p.zero = integer("plan.zero");
-    p.step_s = t.Number(r, t.Column("step_time_s"));
-    p.simulated = p.step_s.has_value();
-    p.fits = status == "ok";
-    p.mfu = t.Number(r, t.Column("mfu"));
-    p.bubble = t.Number(r, t.Column("bubble_fraction"));
-    p.memory_gib =
-        t.Number(r, t.Column(p.simulated ? "peak_memory_gib" : "est_memory_gib")).value_or(0);
-    for (int k = 0; k < 5; ++k) {
-      p.breakdown[k] = t.Number(r, t.Column(p.simulated ? sim_cols[k] : est_cols[k])).value_or(0);
-    }
-    rows.push_back(p);
+PlanRow ShownRow(const ResultRow& r) {
+  PlanRow p;
+  p.tp = r.plan.tp;
+  p.pp = r.plan.pp;
+  p.dp = r.plan.dp;
+  p.zero = r.plan.zero;
+  p.simulated = r.summary.has_value();
+  p.fits = r.status == ConfigStatus::kOk;
+  if (r.summary) {
+    p.step_s = r.summary->step_time_s;
+    p.mfu = r.summary->mfu;
+    p.bubble = r.summary->bubble_fraction;
   }
-  // Plans that fit, fastest first; then the others, smallest memory first.
-  std::sort(rows.begin(), rows.end(), [](const PlanRow& a, const PlanRow& b) {
-    if (a.fits != b.fits) return a.fits;
-    if (a.fits && *a.step_s != *b.step_s) return *a.step_s < *b.step_s;
-    if (a.memory_gib != b.memory_gib) return a.memory_gib < b.memory_gib;
-    return a.row < b.row;
-  });
-  return rows;
+  p.memory_gib = r.MemoryGibShown();
+  const MemoryGib& m = r.MemoryBreakdownShown();
+  const double parts[] = {m.weights, m.gradients, m.optimizer, m.activations, m.buffers};
+  std::copy(std::begin(parts), std::end(parts), p.breakdown);
+  return p;
 }
 
 // [WWWWGGOOOOAAA.....|.....] scaled so that `scale_gib` fills the bar.
@@ -165,32 +133,22 @@ int Plan(const PlanArgs& args) {
   Result<Experiment> base = PlannerBase(args);
   if (!base.ok()) return ReportError(base.error());
   const PlannerSpace space = MakePlannerSpace(base.value(), args.gpus);
-  const SweepSpec& spec = space.spec;
-  const std::vector<Configuration>& configs = space.configs;
-  const Experiment& e = spec.groups.front().experiment;
+  const Experiment& e = space.spec.groups.front().experiment;
   const double budget = e.cluster.gpu.memory_gib;
 
   // Evaluate every split (pruned by the memory bound, the rest simulated).
-  CsvTable t;
-  t.header = ResultColumns(spec);
-  std::vector<size_t> todo(configs.size());
-  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   const int threads = args.threads > 0
                           ? args.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   ProgressBar bar(!args.quiet && IsTerminal(stderr));
-  long long done = 0;
-  EvaluateInOrder(spec, configs, t.header, todo, threads, [&](size_t, CsvRow row, const RowInfo&) {
-    t.rows.push_back(std::move(row));
-    ++done;
-    bar.Update(done, static_cast<long long>(todo.size()), done, "plans evaluated",
-               done == static_cast<long long>(todo.size()));
+  const PlannerResult result = RunPlanner(space, threads, [&bar](int64_t done, int64_t total) {
+    bar.Update(done, total, done, "plans evaluated", done == total);
   });
   bar.Finish();
-
-  int invalid = 0;
-  std::string invalid_example;
-  const std::vector<PlanRow> rows = PlanRows(t, &invalid, &invalid_example);
+  std::vector<PlanRow> rows;
+  for (size_t r : result.ranked) rows.push_back(ShownRow(result.table.rows[r]));
+  const int invalid = result.invalid;
+  const std::string& invalid_example = result.invalid_example;
   Palette pal;
   pal.on = IsTerminal(stdout);
   std::ostream& out = std::cout;
@@ -277,21 +235,19 @@ int Plan(const PlanArgs& args) {
         << "\n";
   }
   if (!args.csv.empty()) {
-    std::string text = CsvLine(t.header);
-    for (const CsvRow& r : t.rows) text += CsvLine(r);
-    if (Status s = WriteFileAtomically(args.csv, text); !s.ok()) return ReportError(s.error());
+    std::vector<size_t> all(result.table.rows.size());
+    std::iota(all.begin(), all.end(), 0);
+    const Status s = WriteResultsCsv(args.csv, result.table, all);
+    if (!s.ok()) return ReportError(s.error());
   }
   if (!args.html.empty()) {
-    std::ostringstream page;
     const std::string title =
         fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
     const std::string subtitle = fmt::format(
         "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
         rows.size(), fitting, budget, e.plan.global_batch, states.Total() / 1e9);
-    WriteExplorerHtml(ExplorerData(t, title, subtitle), page);
-    if (Status s = WriteFileAtomically(args.html, page.str()); !s.ok()) {
-      return ReportError(s.error());
-    }
+    const Status s = WriteExplorer(result.table, args.html, title, subtitle);
+    if (!s.ok()) return ReportError(s.error());
     out << "wrote " << args.html << "\n";
   }
   return fitting > 0 ? kOk : kDoesNotFit;

@@ -88,17 +88,12 @@ int Sweep(const SweepArgs& args) {
   if (!run.ok()) return ReportError(run.error());
   const SweepRunResult& r = run.value();
 
-  Result<CsvTable> table = ReadCsvFile(r.results_csv);
-  if (!table.ok()) return ReportError(table.error());
-  const CsvTable& t = table.value();
+  const ResultTable& t = r.table;
   std::array<int64_t, 4> all{};
   int64_t pruned = 0;
-  const int status = t.Column("status"), step = t.Column("step_time_s");
-  for (size_t i = 0; i < t.rows.size(); ++i) {
-    const std::string& s = t.Cell(i, status);
-    const int k = s == "ok" ? 0 : s == "oom" ? 1 : s == "invalid" ? 2 : 3;
-    ++all[k];
-    if (k == 1 && t.Cell(i, step).empty()) ++pruned;
+  for (const ResultRow& row : t.rows) {
+    ++all[static_cast<int>(row.status)];
+    if (row.status == ConfigStatus::kOom && !row.summary) ++pruned;
   }
   const int64_t fresh = r.progress.done - r.progress.resumed;
   std::cout << fmt::format(

@@ -8,32 +8,29 @@
 
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
-#include "sim/core/atomic_file.h"
-#include "sim/report/explorer_html.h"
 #include "sim/sweep/analysis.h"
+#include "sim/sweep/outputs.h"
 
 namespace meshsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fixed(const std::optional<double>& v, int digits, double scale = 1.0) {
-  return v ? fmt::format("{:.{}f}", *v * scale, digits) : std::string("-");
+std::string Fixed(const std::optional<StepSummary>& s, double StepSummary::*field, int digits,
+                  double scale = 1.0) {
+  return s ? fmt::format("{:.{}f}", (*s).*field * scale, digits) : std::string("-");
 }
 
 // Why no row made the ranking: all invalid, all out of memory, or a mix.
-std::string NothingFitsMessage(const CsvTable& t) {
-  const int status = t.Column("status"), message = t.Column("message");
+std::string NothingFitsMessage(const ResultTable& t) {
   int invalid = 0, oom = 0, other = 0;
   std::string example;
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    const std::string& s = t.Cell(r, status);
-    if (s == "invalid") {
+  for (const ResultRow& r : t.rows) {
+    if (r.status == ConfigStatus::kInvalid) {
       ++invalid;
-      if (example.empty()) example = t.Cell(r, message);
-    } else if (s == "oom") {
+      if (example.empty()) example = r.message;
+    } else if (r.status == ConfigStatus::kOom) {
       ++oom;
     } else {
       ++other;
@@ -57,23 +54,26 @@ void RetainFreedMemory() {
 #endif
 }
 
-void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream& out) {
-  // Columns: the configuration, extra axes (between status and plan.tp), the plan
-  // columns that vary over these rows, then the results.
-  std::vector<int> cols = {t.Column("config")};
-  const int first_plan = t.Column("plan.tp");
-  for (int c = t.Column("status") + 1; c < first_plan; ++c) cols.push_back(c);
-  for (const std::string& name : PlanColumns()) {
-    const int c = t.Column(name);
+void PrintRows(const ResultTable& t, const std::vector<size_t>& rows, std::ostream& out) {
+  // Columns: the configuration, extra axes, the plan columns that vary over these rows
+  // (tp, pp, dp, zero and micro-batch always), then the results; cells as results.csv's.
+  const std::vector<std::string> header = ResultColumns(t.axis_keys);
+  std::vector<CsvRecord> records;
+  for (size_t r : rows) records.push_back(FormatRow(t.rows[r]));
+  std::vector<size_t> cols = {0};
+  for (size_t c = 2; c < 2 + t.axis_keys.size(); ++c) cols.push_back(c);
+  const size_t first_plan = 2 + t.axis_keys.size();
+  for (size_t c = first_plan; c < first_plan + PlanColumns().size(); ++c) {
     bool varies = false;
-    for (size_t r : rows) varies |= t.Cell(r, c) != t.Cell(rows.front(), c);
+    for (const CsvRecord& rec : records) varies |= rec[c] != records.front()[c];
+    const std::string& name = header[c];
     const bool always = name == "plan.tp" || name == "plan.pp" || name == "plan.dp" ||
                         name == "plan.zero" || name == "plan.micro_batch";
     if (always || varies) cols.push_back(c);
   }
   std::vector<std::string> head;
-  for (int c : cols) {
-    std::string h = t.header[c];
+  for (size_t c : cols) {
+    std::string h = header[c];
     if (h.rfind("plan.", 0) == 0) h = h.substr(5);
     if (h == "micro_batch") h = "mb";
     if (h == "virtual_stages") h = "v";
@@ -82,13 +82,14 @@ void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream&
   }
   for (const char* h : {"step s", "MFU", "bubble", "peak GiB"}) head.push_back(h);
   std::vector<std::vector<std::string>> cells;
-  for (size_t r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::optional<StepSummary>& s = t.rows[rows[i]].summary;
     std::vector<std::string> line;
-    for (int c : cols) line.push_back(t.Cell(r, c));
-    line.push_back(Fixed(t.Number(r, t.Column("step_time_s")), 3));
-    line.push_back(Fixed(t.Number(r, t.Column("mfu")), 1, 100) + "%");
-    line.push_back(Fixed(t.Number(r, t.Column("bubble_fraction")), 1, 100) + "%");
-    line.push_back(Fixed(t.Number(r, t.Column("peak_memory_gib")), 1));
+    for (size_t c : cols) line.push_back(records[i][c]);
+    line.push_back(Fixed(s, &StepSummary::step_time_s, 3));
+    line.push_back(Fixed(s, &StepSummary::mfu, 1, 100) + "%");
+    line.push_back(Fixed(s, &StepSummary::bubble_fraction, 1, 100) + "%");
+    line.push_back(Fixed(s, &StepSummary::peak_memory_gib, 1));
     cells.push_back(std::move(line));
   }
   std::vector<size_t> width(head.size());
@@ -105,13 +106,13 @@ void PrintRows(const CsvTable& t, const std::vector<size_t>& rows, std::ostream&
   for (const auto& line : cells) print(line);
 }
 
-Status ReportSweep(const CsvTable& t, const std::string& name, const std::string& outdir,
+Status ReportSweep(const ResultTable& t, const std::string& name, const std::string& outdir,
                    const std::string& html, int top, std::ostream& out) {
   const std::vector<size_t> ranked = RankByStepTime(t);
-  const std::vector<size_t> front = ParetoFront(t);
   if (ranked.empty()) {
     out << "\n" << NothingFitsMessage(t) << "\n";
   } else {
+    const std::vector<size_t> front = ParetoFront(t);
     std::vector<size_t> head(ranked.begin(),
                              ranked.begin() + std::min<size_t>(ranked.size(), std::max(top, 1)));
     out << "\nFastest configurations (" << head.size() << " of " << ranked.size()
@@ -120,26 +121,11 @@ Status ReportSweep(const CsvTable& t, const std::string& name, const std::string
     out << "\nPareto front, step time vs peak memory (" << front.size() << " configurations):\n";
     PrintRows(t, front, out);
   }
-  std::string pareto = CsvLine(t.header);
-  for (size_t r : front) pareto += CsvLine(t.rows[r]);
-  const std::string pareto_path = (fs::path(outdir) / "pareto.csv").string();
-  if (Status s = WriteFileAtomically(pareto_path, pareto); !s.ok()) return s;
-  out << "\nwrote " << (fs::path(outdir) / "results.csv").string() << ", " << pareto_path;
-  if (!html.empty()) {
-    std::ostringstream page;
-    const int gpus_col = t.Column("gpus");
-    std::string subtitle = fmt::format("{} configurations, {} fit", t.rows.size(), ranked.size());
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      if (!t.Cell(r, gpus_col).empty()) {
-        subtitle =
-            t.Cell(r, t.Column("name")) + " · " + t.Cell(r, gpus_col) + " GPUs · " + subtitle;
-        break;
-      }
-    }
-    WriteExplorerHtml(ExplorerData(t, "sweep " + name, subtitle), page);
-    if (Status s = WriteFileAtomically(html, page.str()); !s.ok()) return s;
-    out << ", " << html;
-  }
+  Result<SweepOutputs> written = WriteSweepOutputs(t, name, outdir, html);
+  if (!written.ok()) return written.error();
+  out << "\nwrote " << (fs::path(outdir) / "results.csv").string() << ", "
+      << written.value().pareto_csv;
+  if (!written.value().html.empty()) out << ", " << written.value().html;
   out << "\n";
   return Ok{};
 }

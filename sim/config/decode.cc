@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/plan/plan_names.h"
+
 namespace meshsim::config {
 namespace {
 
@@ -234,16 +236,8 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetInt("ep", &p.ep);
   r.GetInt("zero", &p.zero);
   r.GetBool("sequence_parallel", &p.sequence_parallel);
-  r.GetEnum<Recompute>("recompute",
-                       {{"none", Recompute::kNone},
-                        {"selective", Recompute::kSelective},
-                        {"full", Recompute::kFull}},
-                       &p.recompute);
-  r.GetEnum<ScheduleKind>("schedule",
-                          {{"gpipe", ScheduleKind::kGpipe},
-                           {"1f1b", ScheduleKind::kOneFOneB},
-                           {"interleaved", ScheduleKind::kInterleaved}},
-                          &p.schedule);
+  r.GetEnum<Recompute>("recompute", RecomputeNames(), &p.recompute);
+  r.GetEnum<ScheduleKind>("schedule", ScheduleNames(), &p.schedule);
   r.GetInt("virtual_stages", &p.virtual_stages);
   r.GetInt("micro_batch", &p.micro_batch);
   r.GetInt("global_batch", &p.global_batch, true);

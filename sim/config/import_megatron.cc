@@ -12,6 +12,7 @@
 
 #include "sim/config/import_hf.h"
 #include "sim/config/megatron_args.h"
+#include "sim/plan/plan_names.h"
 #include "sim/schedule/model_states.h"
 #include "sim/workload/param_count.h"
 
@@ -600,12 +601,8 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
   o << "cluster_overrides: {nodes: " << nodes;
   if (gpus_per_node_override > 0) o << ", gpus_per_node: " << gpus_per_node_override;
   o << "}\n";
-  const char* schedule = p.schedule == ScheduleKind::kInterleaved ? "interleaved"
-                         : p.schedule == ScheduleKind::kGpipe     ? "gpipe"
-                                                                  : "1f1b";
-  const char* recompute = p.recompute == Recompute::kFull        ? "full"
-                          : p.recompute == Recompute::kSelective ? "selective"
-                                                                 : "none";
+  const std::string& schedule = NameOf(ScheduleNames(), p.schedule);
+  const std::string& recompute = NameOf(RecomputeNames(), p.recompute);
   o << "plan:\n"
     << "  tp: " << p.tp << "\n"
     << "  pp: " << p.pp << "\n"

@@ -4,93 +4,56 @@
 
 #include <algorithm>
 
-#include "sim/core/host.h"
-#include "sim/workload/transformer.h"
-
 namespace meshsim {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json MemoryBreakdown(const DeviceMemory& m) {
-  Json j;
-  for (int c = 0; c < kMemCategoryCount; ++c) {
-    j[std::string(MemCategoryName(static_cast<MemCategory>(c)))] = m.at_peak[c] / kGiB;
+// Sets j[a][b]... for the dotted `name`.
+template <typename T>
+void SetDotted(Json& j, const std::string& name, const T& value) {
+  Json* node = &j;
+  size_t start = 0;
+  for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', start)) {
+    node = &(*node)[name.substr(start, dot - start)];
+    start = dot + 1;
   }
+  (*node)[name.substr(start)] = value;
+}
+
+Json MemoryJson(const MemoryGib& m) {
+  return {{"weights", m.weights},
+          {"gradients", m.gradients},
+          {"optimizer", m.optimizer},
+          {"activations", m.activations},
+          {"buffers", m.buffers}};
+}
+
+Json DeviceJson(const DeviceSummary& d) {
+  Json j;
+  j["rank"] = d.rank;
+  j["node"] = d.node;
+  const Coords& c = d.coords;
+  j["coords"] = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"cp", c.cp}, {"ep", c.ep}};
+  j["peak_memory_gib"] = d.peak_memory_gib;
+  j["memory_breakdown_gib"] = MemoryJson(d.memory_breakdown_gib);
+  j["compute_busy_fraction"] = d.compute_busy_fraction;
+  j["comm_busy_fraction"] = d.comm_busy_fraction;
+  Json sent;
+  for (int k = 0; k < kCommClassCount; ++k) {
+    sent[std::string(CommClassName(static_cast<CommClass>(k)))] = d.sent_bytes[k];
+  }
+  j["sent_bytes"] = std::move(sent);
   return j;
 }
 
-Json TimeBreakdownJson(const TimeBreakdown& b) {
-  Json j;
-  j["compute"] = b.compute_s;
-  j["exposed_tp_comm"] = b.exposed_tp_s;
-  j["exposed_dp_comm"] = b.exposed_dp_s;
-  j["exposed_pp_comm"] = b.exposed_pp_s;
-  j["exposed_cp_comm"] = b.exposed_cp_s;
-  j["exposed_ep_comm"] = b.exposed_ep_s;
-  j["bubble"] = b.bubble_s;
-  j["optimizer"] = b.optimizer_s;
-  return j;
-}
-
-Json Devices(const Simulation& sim) {
-  Json list = Json::array();
-  const double step = sim.replay.step_time.seconds();
-  for (int r = 0; r < sim.mesh.Size(); ++r) {
-    const Coords& c = sim.mesh.CoordsOf(r);
-    const RankStats& s = sim.stats.ranks[r];
-    Json d;
-    d["rank"] = r;
-    d["node"] = r / sim.experiment.cluster.gpus_per_node;
-    d["coords"] = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"cp", c.cp}, {"ep", c.ep}};
-    d["peak_memory_gib"] = sim.replay.memory[r].peak_bytes / kGiB;
-    d["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[r]);
-    d["compute_busy_fraction"] = step > 0 ? s.compute_busy_s / step : 0.0;
-    d["comm_busy_fraction"] = step > 0 ? s.comm_busy_s / step : 0.0;
-    Json sent;
-    for (int k = 0; k < kCommClassCount; ++k) {
-      sent[std::string(CommClassName(static_cast<CommClass>(k)))] = s.sent_bytes[k];
-    }
-    d["sent_bytes"] = std::move(sent);
-    list.push_back(std::move(d));
-  }
-  return list;
-}
-
-// Per link class (busy_fraction: mean over the class's links of their busy time over the
-// step), then the busiest individual links.
-Json Links(const Simulation& sim) {
-  const double step = sim.replay.step_time.seconds();
-  Json list = Json::array();
-  for (const LinkUsage& u : sim.replay.links) {
-    Json l;
-    l["name"] = u.name;
-    l["bytes"] = u.bytes;
-    l["busy_fraction"] = step > 0 ? u.busy_s / step : 0.0;
-    l["links"] = u.links;
-    list.push_back(std::move(l));
-  }
-  return list;
-}
-
-std::string DescribeChange(const LinkChange& c) {
-  if (c.failed) return c.link + " failed";
-  return fmt::format("{} at {:.4g}% bandwidth", c.link, 100 * c.bandwidth_factor);
-}
-
-// What-if link changes and the traffic they moved (present only with such changes).
-Json Rerouted(const Simulation& sim) {
-  const ClusterSpec& c = sim.experiment.cluster;
-  Json changes = Json::array();
-  for (const LinkChange& l : c.what_if.links) changes.push_back(DescribeChange(l));
+Json RerouteJson(const RerouteSummary& r) {
   Json links = Json::array();
-  for (const Reroutes::Detour& d : sim.replay.rerouted.links) {
-    links.push_back({{"name", d.name}, {"bytes", d.bytes}});
-  }
+  for (const auto& [name, bytes] : r.links) links.push_back({{"name", name}, {"bytes", bytes}});
   Json j;
-  j["what_if"] = std::move(changes);
-  j["ignored"] = c.network_model == NetworkModelKind::kAlphaBeta;
-  j["bytes"] = sim.replay.rerouted.bytes;
+  j["what_if"] = r.what_if;
+  j["ignored"] = r.ignored;
+  j["bytes"] = r.bytes;
   j["links"] = std::move(links);
   return j;
 }
@@ -103,130 +66,91 @@ std::string Bytes(double b) {
 }
 
 // "  what-if ..." for people: the changes, and the rerouted traffic and its busiest detours.
-std::string WhatIfLine(const Json& r) {
+std::string WhatIfLine(const RerouteSummary& r) {
   std::string changes;
-  for (const Json& c : r["what_if"]) {
-    changes += (changes.empty() ? "" : ", ") + c.get<std::string>();
-  }
+  for (const std::string& c : r.what_if) changes += (changes.empty() ? "" : ", ") + c;
   std::string out = "  what-if          " + changes;
-  if (r["ignored"].get<bool>()) {
-    return out + ": ignored by network_model alpha_beta (no routes; use flow)\n";
-  }
-  const double bytes = r["bytes"].get<double>();
-  if (bytes <= 0) return out + "; no traffic rerouted\n";
-  out += "; " + Bytes(bytes) + " rerouted over ";
+  if (r.ignored) return out + ": ignored by network_model alpha_beta (no routes; use flow)\n";
+  if (r.bytes <= 0) return out + "; no traffic rerouted\n";
+  out += "; " + Bytes(r.bytes) + " rerouted over ";
   constexpr size_t kShown = 4;
-  const Json& links = r["links"];
-  for (size_t i = 0; i < links.size() && i < kShown; ++i) {
-    out += fmt::format("{}{} ({})", i ? ", " : "", links[i]["name"].get<std::string>(),
-                       Bytes(links[i]["bytes"].get<double>()));
+  for (size_t i = 0; i < r.links.size() && i < kShown; ++i) {
+    out += fmt::format("{}{} ({})", i ? ", " : "", r.links[i].first, Bytes(r.links[i].second));
   }
-  if (links.size() > kShown) out += fmt::format(" and {} more links", links.size() - kShown);
+  if (r.links.size() > kShown) out += fmt::format(" and {} more links", r.links.size() - kShown);
   return out + "\n";
 }
 
 // Every part of time_breakdown_s, in its order: the exposed communication classes on one
 // line ("exposed comm  tp 0.0123 s, ..."), the others on the "critical path" line, with
 // the precision of the step time so that the printed parts add up to it.
-std::string BreakdownLines(const Json& t) {
+std::string BreakdownLines(const StepSummary& s) {
   std::string path, comm;
-  for (const auto& [key, value] : t.items()) {
-    std::string name = key;
-    std::string* line = &path;
-    if (name.starts_with("exposed_")) {
-      name = name.substr(8);
-      if (name.ends_with("_comm")) name.resize(name.size() - 5);
-      line = &comm;
+  VisitScalarFields(s, [&](std::string_view field, const auto& value, FieldKind) {
+    constexpr std::string_view kPrefix = "time_breakdown_s.";
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, double>) {
+      if (!field.starts_with(kPrefix)) return;
+      std::string name(field.substr(kPrefix.size()));
+      std::string* line = &path;
+      if (name.starts_with("exposed_")) {
+        name = name.substr(8);
+        if (name.ends_with("_comm")) name.resize(name.size() - 5);
+        line = &comm;
+      }
+      std::replace(name.begin(), name.end(), '_', ' ');
+      *line += fmt::format("{}{} {:.4f} s", line->empty() ? "" : ", ", name, value);
     }
-    std::replace(name.begin(), name.end(), '_', ' ');
-    *line += fmt::format("{}{} {:.4f} s", line->empty() ? "" : ", ", name, value.get<double>());
-  }
+  });
   return "  critical path    " + path + "\n  exposed comm     " + comm + "\n";
 }
 
 }  // namespace
 
-Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
-  const Experiment& e = sim.experiment;
-  const double step = sim.replay.step_time.seconds();
-  const int gpus = sim.mesh.Size();
-  const double model_flops = ModelFlopsPerStep(e.model, e.plan.global_batch);
-  double recompute_flops = 0;
-  for (const RankStats& r : sim.stats.ranks) recompute_flops += r.recompute_flops;
-  const double hw_flops = model_flops + recompute_flops;
-  const double peak = e.cluster.gpu.PeakTflops(e.training.dtype);
-  const double tflops = step > 0 ? model_flops / step / gpus / 1e12 : 0;
-  const double hw_tflops = step > 0 ? hw_flops / step / gpus / 1e12 : 0;
-
-  int worst = 0;
-  for (int r = 1; r < gpus; ++r) {
-    if (sim.replay.memory[r].peak_bytes > sim.replay.memory[worst].peak_bytes) worst = r;
-  }
-  const double peak_gib = sim.replay.memory[worst].peak_bytes / kGiB;
-
+Json SummaryJson(const StepSummary& s) {
   Json j;
-  j["name"] = e.name;
-  j["meshsim_version"] = kMeshsimVersion;
-  j["gpus"] = gpus;
-  j["params_total"] = TotalParams(e.model);
-  j["params_active"] = ActiveParams(e.model);
-  j["step_time_s"] = step;
-  j["tokens_per_s"] =
-      step > 0 ? e.plan.global_batch * static_cast<double>(e.model.seq_len) / step : 0;
-  j["model_flops_per_step"] = model_flops;
-  j["tflops_per_gpu"] = tflops;
-  j["mfu"] = tflops / peak;
-  j["hfu"] = hw_tflops / peak;
-  j["bubble_fraction"] = sim.stats.bubble_fraction;
-  j["peak_memory_gib"] = peak_gib;
-  j["memory_budget_gib"] = e.cluster.gpu.memory_gib;
-  j["fits"] = peak_gib <= e.cluster.gpu.memory_gib;
-  j["worst_memory_rank"] = worst;
-  j["memory_breakdown_gib"] = MemoryBreakdown(sim.replay.memory[worst]);
-  j["critical_rank"] = sim.stats.critical_rank;
-  // The rank with the most compute (MoE routing skew shows here).
-  int busiest = 0;
-  for (int r = 1; r < gpus; ++r) {
-    if (sim.stats.ranks[r].compute_busy_s > sim.stats.ranks[busiest].compute_busy_s) busiest = r;
+  auto set = [&j](std::string_view name, const auto& value, FieldKind) {
+    SetDotted(j, std::string(name), value);
+  };
+  VisitScalarFields(s, set);
+  if (!s.devices.empty()) {
+    Json devices = Json::array();
+    for (const DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d));
+    j["devices"] = std::move(devices);
   }
-  j["busiest_rank"] = busiest;
-  j["time_breakdown_s"] = TimeBreakdownJson(sim.stats.ranks[sim.stats.critical_rank].breakdown);
-  if (options.devices) j["devices"] = Devices(sim);
-  j["links"] = Links(sim);
-  if (!e.cluster.what_if.links.empty()) j["rerouted"] = Rerouted(sim);
-  const double wall = options.reproducible ? 0.0 : sim.wall_s;
-  j["sim"] = {{"events", sim.replay.events},
-              {"ops", sim.program.OpCount()},
-              {"replayed_ranks", sim.simulated_ranks.size()},
-              {"wall_s", wall},
-              {"events_per_s", wall > 0 ? sim.replay.events / wall : 0.0},
-              {"peak_rss_mib", options.reproducible ? 0.0 : PeakRssMib()}};
+  Json links = Json::array();
+  for (const LinkSummary& l : s.links) {
+    links.push_back({{"name", l.name},
+                     {"bytes", l.bytes},
+                     {"busy_fraction", l.busy_fraction},
+                     {"links", l.links}});
+  }
+  j["links"] = std::move(links);
+  if (s.rerouted) j["rerouted"] = RerouteJson(*s.rerouted);
+  VisitSimFields(s, set);
   return j;
 }
 
-std::string HumanSummary(const Json& s) {
-  const Json& t = s["time_breakdown_s"];
-  const Json& m = s["memory_breakdown_gib"];
+Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
+  return SummaryJson(SummarizeStep(sim, options));
+}
+
+std::string HumanSummary(const StepSummary& s) {
+  const MemoryGib& m = s.memory_breakdown_gib;
   std::string out;
-  out += fmt::format("{}: {} GPUs, {:.2f}B parameters\n", s["name"].get<std::string>(),
-                     s["gpus"].get<int>(), s["params_total"].get<double>() / 1e9);
-  out += fmt::format("  step time        {:.4f} s   ({:.0f} tokens/s)\n",
-                     s["step_time_s"].get<double>(), s["tokens_per_s"].get<double>());
+  out += fmt::format("{}: {} GPUs, {:.2f}B parameters\n", s.name, s.gpus, s.params_total / 1e9);
+  out += fmt::format("  step time        {:.4f} s   ({:.0f} tokens/s)\n", s.step_time_s,
+                     s.tokens_per_s);
   out += fmt::format("  throughput       {:.1f} TFLOP/s per GPU   MFU {:.1f}%   HFU {:.1f}%\n",
-                     s["tflops_per_gpu"].get<double>(), 100 * s["mfu"].get<double>(),
-                     100 * s["hfu"].get<double>());
-  out += fmt::format("  pipeline bubble  {:.1f}%\n", 100 * s["bubble_fraction"].get<double>());
-  out += BreakdownLines(t);
+                     s.tflops_per_gpu, 100 * s.mfu, 100 * s.hfu);
+  out += fmt::format("  pipeline bubble  {:.1f}%\n", 100 * s.bubble_fraction);
+  out += BreakdownLines(s);
   out += fmt::format(
       "  peak memory      {:.2f} GiB of {:.0f} GiB ({}) on rank {}: weights {:.2f}, grads {:.2f}, "
       "optimizer {:.2f}, activations {:.2f}, buffers {:.2f}\n",
-      s["peak_memory_gib"].get<double>(), s["memory_budget_gib"].get<double>(),
-      s["fits"].get<bool>() ? "fits" : "DOES NOT FIT", s["worst_memory_rank"].get<int>(),
-      m["weights"].get<double>(), m["gradients"].get<double>(), m["optimizer"].get<double>(),
-      m["activations"].get<double>(), m["buffers"].get<double>());
-  if (s.contains("rerouted")) out += WhatIfLine(s["rerouted"]);
-  out += fmt::format("  simulated        {} events in {:.3f} s\n",
-                     s["sim"]["events"].get<uint64_t>(), s["sim"]["wall_s"].get<double>());
+      s.peak_memory_gib, s.memory_budget_gib, s.fits ? "fits" : "DOES NOT FIT", s.worst_memory_rank,
+      m.weights, m.gradients, m.optimizer, m.activations, m.buffers);
+  if (s.rerouted) out += WhatIfLine(*s.rerouted);
+  out += fmt::format("  simulated        {} events in {:.3f} s\n", s.sim.events, s.sim.wall_s);
   return out;
 }
 

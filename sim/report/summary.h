@@ -1,29 +1,24 @@
-// The summary of one simulated step (summary.json), as in SPEC.md's key table.
+// Renderings of a StepSummary (step_summary.h) for `meshsim run`: summary.json and the
+// few lines printed for people.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 
-#include "sim/engine/simulation.h"
+#include "sim/report/step_summary.h"
 
 namespace meshsim {
 
-inline constexpr const char* kMeshsimVersion = "0.1.0";
+// summary.json: the scalars (nested objects for dotted names), devices, links, rerouted
+// (when present), then sim; keys in that order.
+nlohmann::ordered_json SummaryJson(const StepSummary& s);
 
-struct SummaryOptions {
-  // Host measurements (sim.wall_s, sim.events_per_s, sim.peak_rss_mib) vary from run to
-  // run; with reproducible = true they are written as 0 so outputs are byte-identical.
-  bool reproducible = false;
-  // The per-device array (`devices`); sweeps, which keep only scalar keys, leave it out.
-  bool devices = true;
-};
-
+// SummaryJson(SummarizeStep(sim, options)).
 nlohmann::ordered_json BuildSummary(const Simulation& sim, const SummaryOptions& options = {});
 
 // A few lines for people: step time, throughput, MFU, bubble, every part of
 // time_breakdown_s (printed to the step time's precision, so they add up to it), memory
 // against budget, and with what-if link changes the traffic they rerouted.
-std::string HumanSummary(const nlohmann::ordered_json& summary);
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+std::string HumanSummary(const StepSummary& s);
 
 }  // namespace meshsim

@@ -6,22 +6,22 @@
 #include <string>
 #include <vector>
 
-#include "sim/sweep/results_table.h"
+#include "sim/sweep/result_row.h"
 
 namespace meshsim {
 
-// Rows with status ok, fastest first (ties: lower configuration index first).
-std::vector<size_t> RankByStepTime(const CsvTable& t);
+// Rows with status ok, fastest first (ties: less memory, then lower configuration index).
+std::vector<size_t> RankByStepTime(const ResultTable& t);
 
 // The rows with status ok that no other ok row beats on both step time and peak memory
 // (at least as good on both, better on one), fastest first.
-std::vector<size_t> ParetoFront(const CsvTable& t);
+std::vector<size_t> ParetoFront(const ResultTable& t);
 
 // The rows of `t` (all but invalid ones) as the HTML explorer's data: per row the plan
 // (tp, pp, dp, cp, zero, mb, schedule, v, recompute, sp), status, step time, MFU, bubble,
 // tokens/s, memory per category (simulated at the peak, or the bound where pruned), the
 // budget and the message.
-nlohmann::ordered_json ExplorerData(const CsvTable& t, const std::string& title,
+nlohmann::ordered_json ExplorerData(const ResultTable& t, const std::string& title,
                                     const std::string& subtitle);
 
 }  // namespace meshsim

@@ -4,7 +4,6 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/plan/validate.h"
-#include "sim/report/summary.h"
 
 namespace meshsim {
 
@@ -20,6 +19,17 @@ const char* ConfigStatusName(ConfigStatus s) {
       return "error";
   }
   return "?";
+}
+
+bool ParseConfigStatus(const std::string& name, ConfigStatus* out) {
+  for (ConfigStatus s :
+       {ConfigStatus::kOk, ConfigStatus::kOom, ConfigStatus::kInvalid, ConfigStatus::kError}) {
+    if (name == ConfigStatusName(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
 }
 
 Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid) {
@@ -52,13 +62,14 @@ Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_
   SummaryOptions so;
   so.reproducible = true;
   so.devices = false;  // no column reads them; thousands of devices per configuration
-  ev.summary = BuildSummary(*sim, so);
-  if ((*ev.summary)["fits"].get<bool>()) {
+  so.links = false;
+  ev.summary = SummarizeStep(*sim, so);
+  if (ev.summary->fits) {
     ev.status = ConfigStatus::kOk;
   } else {
     ev.status = ConfigStatus::kOom;
     ev.message = fmt::format("simulated peak {:.2f} GiB > budget {:.4g} GiB",
-                             (*ev.summary)["peak_memory_gib"].get<double>(), ev.budget_gib);
+                             ev.summary->peak_memory_gib, ev.budget_gib);
   }
   return ev;
 }

@@ -1,12 +1,12 @@
 // Evaluates one sweep configuration: check the plan, prune by the memory bound, simulate.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "sim/core/status.h"
 #include "sim/plan/experiment.h"
+#include "sim/report/step_summary.h"
 #include "sim/schedule/memory_bound.h"
 
 namespace meshsim {
@@ -16,13 +16,15 @@ namespace meshsim {
 // error: the replay stalled (a bug; the row says where).
 enum class ConfigStatus { kOk, kOom, kInvalid, kError };
 const char* ConfigStatusName(ConfigStatus s);
+// The status named `name` (as ConfigStatusName writes it), or false.
+bool ParseConfigStatus(const std::string& name, ConfigStatus* out);
 
 struct Evaluation {
   ConfigStatus status = ConfigStatus::kInvalid;
   std::string message;  // why invalid / oom / error; empty when ok
   bool simulated = false;
-  std::optional<MemoryBound> bound;               // every valid plan
-  std::optional<nlohmann::ordered_json> summary;  // simulated plans (reproducible)
+  std::optional<MemoryBound> bound;    // every valid plan
+  std::optional<StepSummary> summary;  // simulated plans (reproducible; scalars only)
   double budget_gib = 0;
 };
 

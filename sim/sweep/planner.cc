@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
+#include "sim/sweep/runner.h"
+
 namespace meshsim {
 namespace {
 
@@ -76,6 +81,47 @@ PlannerSpace MakePlannerSpace(const Experiment& base, int gpus) {
     space.configs.push_back(std::move(c));
   }
   return space;
+}
+
+namespace {
+
+// Plans that fit, fastest first; then the others, least memory first.
+bool RankedBefore(const ResultRow& a, size_t ia, const ResultRow& b, size_t ib) {
+  const bool fa = a.status == ConfigStatus::kOk, fb = b.status == ConfigStatus::kOk;
+  if (fa != fb) return fa;
+  if (fa && a.summary->step_time_s != b.summary->step_time_s) {
+    return a.summary->step_time_s < b.summary->step_time_s;
+  }
+  if (a.MemoryGibShown() != b.MemoryGibShown()) return a.MemoryGibShown() < b.MemoryGibShown();
+  return ia < ib;
+}
+
+}  // namespace
+
+PlannerResult RunPlanner(const PlannerSpace& space, int threads,
+                         const std::function<void(int64_t, int64_t)>& progress) {
+  PlannerResult result;
+  result.table.axis_keys = NonPlanAxisKeys(space.spec);
+  std::vector<size_t> todo(space.configs.size());
+  std::iota(todo.begin(), todo.end(), 0);
+  const int64_t total = static_cast<int64_t>(todo.size());
+  EvaluateInOrder(space.spec, space.configs, todo, threads,
+                  [&](size_t, ResultRow row, const RowInfo&) {
+                    result.table.rows.push_back(std::move(row));
+                    if (progress) progress(static_cast<int64_t>(result.table.rows.size()), total);
+                  });
+  const std::vector<ResultRow>& rows = result.table.rows;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].status != ConfigStatus::kInvalid) {
+      result.ranked.push_back(r);
+    } else if (result.invalid++ == 0) {
+      result.invalid_example =
+          fmt::format("tp {} pp {}: {}", rows[r].plan.tp, rows[r].plan.pp, rows[r].message);
+    }
+  }
+  std::sort(result.ranked.begin(), result.ranked.end(),
+            [&rows](size_t a, size_t b) { return RankedBefore(rows[a], a, rows[b], b); });
+  return result;
 }
 
 }  // namespace meshsim

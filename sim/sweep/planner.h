@@ -13,12 +13,14 @@
 // links on the resized cluster included), then applies the user's --set over them.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/core/status.h"
 #include "sim/sweep/enumerate.h"
+#include "sim/sweep/result_row.h"
 
 namespace meshsim {
 
@@ -53,5 +55,20 @@ struct PlannerSpace {
 PlannerSpace MakePlannerSpace(const Experiment& base, int gpus);
 
 int DefaultGlobalBatch(int gpus);
+
+// The planner's verdicts: every configuration evaluated (pruned by the memory bound, the
+// rest simulated).
+struct PlannerResult {
+  ResultTable table;  // every configuration, in order
+  // The valid rows: those that fit, fastest first; then the others, least memory first
+  // (ties: configuration order).
+  std::vector<size_t> ranked;
+  int invalid = 0;              // configurations whose plan cannot run
+  std::string invalid_example;  // "tp 1 pp 32: plan.pp: ..." for the first of them
+};
+
+// Evaluates `space` on `threads` threads; `progress(done, total)` after each plan.
+PlannerResult RunPlanner(const PlannerSpace& space, int threads,
+                         const std::function<void(int64_t, int64_t)>& progress = {});
 
 }  // namespace meshsim

@@ -5,11 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "sim/core/atomic_file.h"
@@ -26,10 +23,13 @@ InputError FileError(const std::string& path, const std::string& message) {
   return e;
 }
 
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Evaluates one configuration; a failure inside the library becomes an `error` row
 // rather than ending the whole sweep.
-std::pair<CsvRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuration& c,
-                                       const std::vector<std::string>& columns) {
+std::pair<ResultRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuration& c) {
   const auto t0 = std::chrono::steady_clock::now();
   Evaluation ev;
   try {
@@ -39,28 +39,144 @@ std::pair<CsvRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuratio
     ev.status = ConfigStatus::kError;
     ev.message = std::string("internal error: ") + ex.what();
   }
-  CsvRow row = ResultRow(spec, columns, c, ev);
   RowInfo info;
   info.status = ev.status;
   info.simulated = ev.simulated;
-  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ResultRow row = MakeResultRow(spec, c, std::move(ev));
+  info.seconds = SecondsSince(t0);
   return {std::move(row), info};
+}
+
+// The rows an earlier run of this sweep and shard left in results.csv, checked against
+// the manifest it wrote. Marks their configurations done.
+struct Resumed {
+  ParsedResults results;
+  int64_t count = 0;
+};
+Result<Resumed> LoadResumed(const std::string& outdir, const SweepManifest& manifest,
+                            std::vector<bool>* done) {
+  const std::string csv_path = (fs::path(outdir) / "results.csv").string();
+  if (fs::exists(fs::path(outdir) / "sweep.json")) {
+    Result<SweepManifest> old = ReadManifest(outdir);
+    if (!old.ok()) return old.error();
+    const SweepManifest& m = old.value();
+    if (m.fingerprint != manifest.fingerprint || m.configurations != manifest.configurations) {
+      return FileError(
+          csv_path, "--resume: these rows come from another sweep (" + m.name + ", fingerprint " +
+                        m.fingerprint + ", " + std::to_string(m.configurations) +
+                        " configurations); this sweep is " + manifest.name + ", fingerprint " +
+                        manifest.fingerprint + ", " + std::to_string(manifest.configurations) +
+                        "; use another -o folder");
+    }
+    if (m.shard_index != manifest.shard_index || m.shard_count != manifest.shard_count) {
+      return FileError(csv_path, "--resume: these rows are shard " + std::to_string(m.shard_index) +
+                                     "/" + std::to_string(m.shard_count) + ", not " +
+                                     std::to_string(manifest.shard_index) + "/" +
+                                     std::to_string(manifest.shard_count));
+    }
+  }
+  Result<ParsedResults> parsed = ReadResultsCsv(csv_path);
+  if (!parsed.ok()) {
+    InputError e = parsed.error();
+    e.message = "--resume: " + e.message;
+    return e;
+  }
+  Resumed r{std::move(parsed).value(), 0};
+  if (ResultColumns(r.results.table.axis_keys) != manifest.columns) {
+    return FileError(csv_path, "--resume: the header differs from this sweep's columns");
+  }
+  for (size_t i = 0; i < r.results.table.rows.size(); ++i) {
+    const int64_t idx = r.results.table.rows[i].config;
+    if (idx < 0 || idx >= manifest.configurations ||
+        idx % manifest.shard_count != manifest.shard_index) {
+      return FileError(csv_path, "--resume: row " + std::to_string(r.results.lines[i]) +
+                                     " names configuration '" + std::to_string(idx) +
+                                     "', which is not one of this shard's");
+    }
+    if ((*done)[idx]) {
+      return FileError(csv_path,
+                       "--resume: configuration " + std::to_string(idx) + " appears twice");
+    }
+    (*done)[idx] = true;
+    ++r.count;
+  }
+  return r;
+}
+
+// results.csv open for appending: each row is written and flushed as it comes.
+class RowWriter {
+ public:
+  RowWriter(const RowWriter&) = delete;
+  RowWriter& operator=(const RowWriter&) = delete;
+  ~RowWriter() {
+    if (file_) std::fclose(file_);
+  }
+  // Opens `path`, truncated with a header or (append) after the existing rows.
+  static Result<std::unique_ptr<RowWriter>> Open(const std::string& path,
+                                                 const std::vector<std::string>& header,
+                                                 bool append) {
+    std::FILE* f = std::fopen(path.c_str(), append ? "ab" : "wb");
+    if (!f) return IoError(path, "cannot write the file: " + std::string(std::strerror(errno)));
+    std::unique_ptr<RowWriter> w(new RowWriter(path, f));
+    if (!append) w->Write(CsvLine(header));
+    return w;
+  }
+  void Write(const std::string& line) {
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+      failed_ = true;
+    }
+  }
+  // Closes the file; an I/O error if any write failed.
+  Status Close() {
+    const bool close_failed = std::fclose(file_) != 0;
+    file_ = nullptr;
+    if (failed_ || close_failed) return IoError(path_, "cannot write the file (disk full?)");
+    return Ok{};
+  }
+
+ private:
+  RowWriter(std::string path, std::FILE* f) : path_(std::move(path)), file_(f) {}
+  std::string path_;
+  std::FILE* file_;
+  bool failed_ = false;
+};
+
+void Count(const RowInfo& info, SweepProgress* p) {
+  ++p->done;
+  ++p->by_status[static_cast<int>(info.status)];
+  if (info.simulated) {
+    ++p->simulated;
+    p->simulated_s += info.seconds;
+  } else {
+    p->other_s += info.seconds;
+  }
+}
+
+SweepManifest ManifestOf(const SweepSpec& spec, const std::vector<Configuration>& configs,
+                         const SweepRunOptions& o) {
+  SweepManifest m;
+  m.name = spec.name;
+  m.fingerprint = Fingerprint(spec, configs);
+  m.configurations = static_cast<int64_t>(configs.size());
+  m.shard_index = o.shard_index;
+  m.shard_count = o.shard_count;
+  m.columns = ResultColumns(NonPlanAxisKeys(spec));
+  return m;
 }
 
 }  // namespace
 
 void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& configs,
-                     const std::vector<std::string>& columns, const std::vector<size_t>& todo,
-                     int threads, const RowSink& sink) {
+                     const std::vector<size_t>& todo, int threads, const RowSink& sink) {
   std::atomic<size_t> next{0};
   std::mutex mu;
   size_t next_out = 0;
-  std::map<size_t, std::pair<CsvRow, RowInfo>> waiting;  // finished out of order
+  std::map<size_t, std::pair<ResultRow, RowInfo>> waiting;  // finished out of order
   auto work = [&] {
     while (true) {
       const size_t i = next.fetch_add(1);
       if (i >= todo.size()) return;
-      auto done = EvaluateRow(spec, configs[todo[i]], columns);
+      auto done = EvaluateRow(spec, configs[todo[i]]);
       std::lock_guard<std::mutex> lock(mu);
       if (i != next_out) {
         waiting.emplace(i, std::move(done));
@@ -86,150 +202,59 @@ void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& co
   for (std::thread& t : pool) t.join();
 }
 
-Result<SweepManifest> ReadManifest(const std::string& outdir) {
-  const std::string path = (fs::path(outdir) / "sweep.json").string();
-  std::ifstream in(path);
-  if (!in) return FileError(path, "cannot open file: " + std::string(std::strerror(errno)));
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    SweepManifest m;
-    m.name = j.at("sweep").get<std::string>();
-    m.fingerprint = j.at("fingerprint").get<std::string>();
-    m.configurations = j.at("configurations").get<int64_t>();
-    m.shard_index = j.at("shard").at("index").get<int>();
-    m.shard_count = j.at("shard").at("count").get<int>();
-    m.columns = j.at("columns").get<std::vector<std::string>>();
-    return m;
-  } catch (const nlohmann::json::exception& ex) {
-    return FileError(path, std::string("not a meshsim sweep manifest: ") + ex.what());
-  }
-}
-
-Status WriteManifest(const std::string& outdir, const SweepManifest& m) {
-  nlohmann::ordered_json j;
-  j["sweep"] = m.name;
-  j["fingerprint"] = m.fingerprint;
-  j["configurations"] = m.configurations;
-  j["shard"] = {{"index", m.shard_index}, {"count", m.shard_count}};
-  j["columns"] = m.columns;
-  return WriteFileAtomically((fs::path(outdir) / "sweep.json").string(), j.dump(2) + "\n");
-}
-
 Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configuration>& configs,
                                 const SweepRunOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<std::string> columns = ResultColumns(spec);
   const fs::path outdir(o.outdir);
-  const std::string csv_path = (outdir / "results.csv").string();
   std::error_code ec;
   fs::create_directories(outdir, ec);
   if (!fs::is_directory(outdir)) {
     return IoError(o.outdir, "cannot create the output folder: " + ec.message());
   }
-
-  SweepManifest manifest;
-  manifest.name = spec.name;
-  manifest.fingerprint = Fingerprint(spec, configs);
-  manifest.configurations = static_cast<int64_t>(configs.size());
-  manifest.shard_index = o.shard_index;
-  manifest.shard_count = o.shard_count;
-  manifest.columns = columns;
-
-  // This shard's configurations, and those an earlier run already wrote.
-  std::vector<size_t> shard;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (static_cast<int64_t>(i % o.shard_count) == o.shard_index) shard.push_back(i);
-  }
-  std::vector<bool> done(configs.size(), false);
+  const SweepManifest manifest = ManifestOf(spec, configs, o);
   SweepRunResult result;
-  result.results_csv = csv_path;
-  result.progress.total = static_cast<int64_t>(shard.size());
-
-  const bool resuming = o.resume && fs::exists(csv_path);
+  result.results_csv = (outdir / "results.csv").string();
+  result.table.axis_keys = NonPlanAxisKeys(spec);
+  std::vector<bool> done(configs.size(), false);
+  const bool resuming = o.resume && fs::exists(result.results_csv);
   if (resuming) {
-    if (fs::exists(outdir / "sweep.json")) {
-      Result<SweepManifest> old = ReadManifest(o.outdir);
-      if (!old.ok()) return old.error();
-      const SweepManifest& m = old.value();
-      if (m.fingerprint != manifest.fingerprint || m.configurations != manifest.configurations) {
-        return FileError(
-            csv_path, "--resume: these rows come from another sweep (" + m.name + ", fingerprint " +
-                          m.fingerprint + ", " + std::to_string(m.configurations) +
-                          " configurations); this sweep is " + spec.name + ", fingerprint " +
-                          manifest.fingerprint + ", " + std::to_string(manifest.configurations) +
-                          "; use another -o folder");
-      }
-      if (m.shard_index != o.shard_index || m.shard_count != o.shard_count) {
-        return FileError(
-            csv_path, "--resume: these rows are shard " + std::to_string(m.shard_index) + "/" +
-                          std::to_string(m.shard_count) + ", not " + std::to_string(o.shard_index) +
-                          "/" + std::to_string(o.shard_count));
-      }
-    }
-    Result<CsvTable> old = ReadCsvFile(csv_path);
-    if (!old.ok()) return old.error();
-    const CsvTable& t = old.value();
-    if (t.header != columns) {
-      return FileError(csv_path, "--resume: the header differs from this sweep's columns");
-    }
-    for (size_t r = 0; r < t.rows.size(); ++r) {
-      const std::string& cell = t.rows[r][0];
-      char* end = nullptr;
-      const long long idx = std::strtoll(cell.c_str(), &end, 10);
-      if (cell.empty() || *end != '\0' || idx < 0 ||
-          idx >= static_cast<long long>(configs.size()) ||
-          static_cast<int64_t>(idx % o.shard_count) != o.shard_index) {
-        InputError e = FileError(csv_path, "--resume: row " + std::to_string(r + 2) +
-                                               " names configuration '" + cell +
-                                               "', which is not one of this shard's");
-        return e;
-      }
-      if (done[idx]) {
-        return FileError(csv_path, "--resume: configuration " + cell + " appears twice");
-      }
-      done[idx] = true;
-      ++result.progress.resumed;
-    }
+    Result<Resumed> resumed = LoadResumed(o.outdir, manifest, &done);
+    if (!resumed.ok()) return resumed.error();
+    result.table.rows = std::move(resumed.value().results.table.rows);
+    result.progress.resumed = resumed.value().count;
     // Drop a partially written last line before appending.
-    if (t.dropped_partial_line) fs::resize_file(csv_path, t.complete_bytes, ec);
-    if (ec) return IoError(csv_path, "cannot truncate the partial last line: " + ec.message());
+    if (resumed.value().results.dropped_partial_line) {
+      fs::resize_file(result.results_csv, resumed.value().results.complete_bytes, ec);
+      if (ec)
+        return IoError(result.results_csv,
+                       "cannot truncate the partial last line: " + ec.message());
+    }
   }
   if (Status s = WriteManifest(o.outdir, manifest); !s.ok()) return s.error();
-
-  std::FILE* out = std::fopen(csv_path.c_str(), resuming ? "ab" : "wb");
-  if (!out) return IoError(csv_path, "cannot write the file: " + std::string(std::strerror(errno)));
-  if (!resuming) {
-    const std::string header = CsvLine(columns);
-    std::fwrite(header.data(), 1, header.size(), out);
-    std::fflush(out);
-  }
+  Result<std::unique_ptr<RowWriter>> writer =
+      RowWriter::Open(result.results_csv, manifest.columns, resuming);
+  if (!writer.ok()) return writer.error();
 
   std::vector<size_t> todo;
-  for (size_t i : shard) {
+  for (size_t i = o.shard_index; i < configs.size(); i += o.shard_count) {
+    ++result.progress.total;
     if (!done[i]) todo.push_back(i);
   }
   result.progress.done = result.progress.resumed;
-  bool write_failed = false;
-  EvaluateInOrder(
-      spec, configs, columns, todo, o.threads, [&](size_t, CsvRow row, const RowInfo& info) {
-        const std::string line = CsvLine(row);
-        if (std::fwrite(line.data(), 1, line.size(), out) != line.size() || std::fflush(out) != 0) {
-          write_failed = true;
-        }
-        ++result.progress.done;
-        ++result.progress.by_status[static_cast<int>(info.status)];
-        if (info.simulated) {
-          ++result.progress.simulated;
-          result.progress.simulated_s += info.seconds;
-        } else {
-          result.progress.other_s += info.seconds;
-        }
-        if (o.progress) o.progress(result.progress);
-      });
-  const bool close_failed = std::fclose(out) != 0;
-  if (write_failed || close_failed) return IoError(csv_path, "cannot write the file (disk full?)");
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EvaluateInOrder(spec, configs, todo, o.threads, [&](size_t, ResultRow row, const RowInfo& info) {
+    writer.value()->Write(CsvLine(FormatRow(row)));
+    result.table.rows.push_back(std::move(row));
+    Count(info, &result.progress);
+    if (o.progress) o.progress(result.progress);
+  });
+  if (Status s = writer.value()->Close(); !s.ok()) return s.error();
+  result.wall_s = SecondsSince(t0);
   return result;
+}
+
+Status WriteResultsCsv(const std::string& path, const ResultTable& table,
+                       const std::vector<size_t>& rows) {
+  return WriteFileAtomically(path, ResultsCsv(table, rows));
 }
 
 }  // namespace meshsim

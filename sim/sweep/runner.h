@@ -16,7 +16,8 @@
 
 #include "sim/core/status.h"
 #include "sim/sweep/enumerate.h"
-#include "sim/sweep/results_table.h"
+#include "sim/sweep/manifest.h"
+#include "sim/sweep/result_row.h"
 
 namespace meshsim {
 
@@ -30,10 +31,9 @@ struct RowInfo {
 // Evaluates configs[todo[0]], configs[todo[1]], ... on `threads` threads (>= 1) and calls
 // `sink(position in todo, row, info)` once per configuration, in the order of `todo`,
 // never concurrently.
-using RowSink = std::function<void(size_t position, CsvRow row, const RowInfo& info)>;
+using RowSink = std::function<void(size_t position, ResultRow row, const RowInfo& info)>;
 void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& configs,
-                     const std::vector<std::string>& columns, const std::vector<size_t>& todo,
-                     int threads, const RowSink& sink);
+                     const std::vector<size_t>& todo, int threads, const RowSink& sink);
 
 struct SweepProgress {
   int64_t done = 0;   // rows of this shard written, including resumed ones
@@ -58,25 +58,18 @@ struct SweepRunOptions {
 struct SweepRunResult {
   SweepProgress progress;
   std::string results_csv;  // path
+  ResultTable table;        // every row of results.csv, in the file's order
   double wall_s = 0;
 };
 
 // Writes OUTDIR/sweep.json (what the rows belong to: sweep name, fingerprint, number of
-// configurations, shard, columns) and OUTDIR/results.csv. Bad input (an OUTDIR that
-// cannot be written, a --resume over another sweep's or shard's rows) is an error value.
+// configurations, shard, columns) and OUTDIR/results.csv. A --resume over another sweep's
+// or shard's rows is bad input; an OUTDIR that cannot be written, an I/O error.
 Result<SweepRunResult> RunSweep(const SweepSpec& spec, const std::vector<Configuration>& configs,
                                 const SweepRunOptions& options);
 
-// What OUTDIR/sweep.json records.
-struct SweepManifest {
-  std::string name;
-  std::string fingerprint;
-  int64_t configurations = 0;
-  int shard_index = 0;
-  int shard_count = 1;
-  std::vector<std::string> columns;
-};
-Result<SweepManifest> ReadManifest(const std::string& outdir);
-Status WriteManifest(const std::string& outdir, const SweepManifest& m);
+// `table`'s rows `rows` as a results.csv at `path`, written atomically.
+Status WriteResultsCsv(const std::string& path, const ResultTable& table,
+                       const std::vector<size_t>& rows);
 
 }  // namespace meshsim

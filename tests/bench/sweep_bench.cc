@@ -34,16 +34,16 @@ void RunSweepBench(benchmark::State& state, const std::string& file, bool alpha_
       g.experiment.cluster.network_model = NetworkModelKind::kAlphaBeta;
   }
   if (spec.groups.empty()) return;
-  const std::vector<std::string> columns = ResultColumns(spec);
   size_t configs = 0;
   for (auto _ : state) {
     const std::vector<Configuration> all = Enumerate(spec);
     std::vector<size_t> todo(all.size());
     for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
     size_t rows = 0;
-    EvaluateInOrder(spec, all, columns, todo, static_cast<int>(state.range(0)),
-                    [&rows](size_t, CsvRow row, const RowInfo&) {
-                      benchmark::DoNotOptimize(row.data());
+    EvaluateInOrder(spec, all, todo, static_cast<int>(state.range(0)),
+                    [&rows](size_t, ResultRow row, const RowInfo&) {
+                      const std::string line = CsvLine(FormatRow(row));  // as the sweep writes
+                      benchmark::DoNotOptimize(line.data());
                       ++rows;
                     });
     configs = rows;

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "sim/sweep/results_table.h"
+#include "tests/e2e/csv_table.h"
 #include "tests/e2e/meshsim_runner.h"
 
 extern char** environ;
@@ -294,11 +294,11 @@ TEST_F(BadSweep, BadShardAndSyntax) {
 
 // The planner's rows, read back from --csv: memory need per (tp, pp, dp, zero).
 std::map<std::tuple<int, int, int, int>, double> PlanNeeds(const fs::path& csv) {
-  meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
+  meshsim::Result<meshsim::e2e::CsvTable> t = meshsim::e2e::ReadCsvTable(csv.string());
   EXPECT_TRUE(t.ok());
   std::map<std::tuple<int, int, int, int>, double> need;
   if (!t.ok()) return need;
-  const meshsim::CsvTable& tab = t.value();
+  const meshsim::e2e::CsvTable& tab = t.value();
   for (size_t r = 0; r < tab.rows.size(); ++r) {
     if (tab.Cell(r, tab.Column("status")) == "invalid") continue;
     auto i = [&](const char* c) { return static_cast<int>(*tab.Number(r, tab.Column(c))); };
@@ -411,9 +411,9 @@ TEST_F(Sweep, Planner70BOn64GpusListsFittingPlansAndSplittingLowersTheBar) {
   ASSERT_TRUE(std::regex_search(r.out, first,
                                 std::regex(R"(\n  1 +(\d+) +(\d+) +(\d+) +(\d) +\[[^\n]*fits \()")))
       << r.out;
-  meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
+  meshsim::Result<meshsim::e2e::CsvTable> t = meshsim::e2e::ReadCsvTable(csv.string());
   ASSERT_TRUE(t.ok());
-  const meshsim::CsvTable& tab = t.value();
+  const meshsim::e2e::CsvTable& tab = t.value();
   int valid = 0, fit = 0;
   double fastest = 1e30;
   std::tuple<int, int, int, int> fastest_plan;
@@ -497,9 +497,9 @@ TEST_F(Sweep, ExplorerInHeadlessChromiumShowsTheChosenPlan) {
                        "--dump-dom", "file://" + html.string() + hash},
                       tmp_.path());
   };
-  meshsim::Result<meshsim::CsvTable> t = meshsim::ReadCsvFile(csv.string());
+  meshsim::Result<meshsim::e2e::CsvTable> t = meshsim::e2e::ReadCsvTable(csv.string());
   ASSERT_TRUE(t.ok());
-  const meshsim::CsvTable& tab = t.value();
+  const meshsim::e2e::CsvTable& tab = t.value();
   auto row_of = [&](int tp, int pp, int dp, int zero) -> size_t {
     for (size_t i = 0; i < tab.rows.size(); ++i) {
       auto n = [&](const char* c) {

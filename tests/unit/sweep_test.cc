@@ -13,7 +13,7 @@
 #include "sim/sweep/analysis.h"
 #include "sim/sweep/enumerate.h"
 #include "sim/sweep/evaluate.h"
-#include "sim/sweep/results_table.h"
+#include "sim/sweep/result_row.h"
 #include "sim/sweep/runner.h"
 #include "test_fixtures.h"
 
@@ -319,61 +319,119 @@ TEST(ResultsTable, SummaryColumnsAreTheSummarysDeterministicScalars) {
   walk(s, "");
   for (const char* host : {"sim.wall_s", "sim.events_per_s", "sim.peak_rss_mib"})
     scalars.erase(host);
-  const std::set<std::string> columns(SummaryColumns().begin(), SummaryColumns().end());
+  const std::vector<std::string> listed = SummaryColumns();
+  const std::set<std::string> columns(listed.begin(), listed.end());
   EXPECT_EQ(scalars, columns) << "a summary key was added or removed: update SummaryColumns()";
 }
 
 TEST(ResultsTable, CsvQuotesAndParsesBack) {
-  const CsvRow row = {"1", "a,b", "say \"hi\"", "", "line\nbreak"};
-  const std::string text = CsvLine({"a", "b", "c", "d", "e"}) + CsvLine(row);
-  Result<CsvTable> t = ParseCsv(text, "test");
+  const CsvRecord row = {"1", "a,b", "say \"hi\"", "", "line\nbreak"};
+  const std::string text = CsvLine({"a", "b", "c", "d", "e"}) + CsvLine(row) + CsvLine(row);
+  Result<CsvText> t = ParseCsv(text, "test");
   ASSERT_TRUE(t.ok()) << t.error().ToString();
-  ASSERT_EQ(t.value().rows.size(), 1u);
-  EXPECT_EQ(t.value().rows[0], row);
+  ASSERT_EQ(t.value().records.size(), 2u);
+  EXPECT_EQ(t.value().records[0], row);
+  // Lines: the header 1, the first record 2 and 3 (its cell holds a line break), so the
+  // second record starts on line 4.
+  EXPECT_EQ(t.value().lines, (std::vector<int>{2, 4}));
   EXPECT_FALSE(t.value().dropped_partial_line);
   EXPECT_EQ(t.value().complete_bytes, text.size());
 }
 
 TEST(ResultsTable, PartialLastLineIsDropped) {
   const std::string good = "config,status\n0,ok\n1,oom\n";
-  Result<CsvTable> t = ParseCsv(good + "2,inv", "test");
+  Result<CsvText> t = ParseCsv(good + "2,inv", "test");
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t.value().rows.size(), 2u);
+  EXPECT_EQ(t.value().records.size(), 2u);
   EXPECT_TRUE(t.value().dropped_partial_line);
   EXPECT_EQ(t.value().complete_bytes, good.size());
   EXPECT_FALSE(ParseCsv("config,status\n0,ok,extra\n", "test").ok());
 }
 
+// A row with a status and, when simulated, a step time and peak memory.
+ResultRow Row(int64_t config, ConfigStatus status, std::optional<double> step = {},
+              double memory = 0) {
+  ResultRow r;
+  r.config = config;
+  r.status = status;
+  if (step) {
+    r.summary = StepSummary{};
+    r.summary->step_time_s = *step;
+    r.summary->peak_memory_gib = memory;
+  }
+  return r;
+}
+
 TEST(Analysis, ParetoFrontAndRanking) {
-  CsvTable t;
-  t.header = {"config", "status", "step_time_s", "peak_memory_gib"};
-  t.rows = {{"0", "ok", "3", "10"},    // front (least memory)
-            {"1", "ok", "2", "20"},    // front
-            {"2", "ok", "2.5", "25"},  // dominated by 1
-            {"3", "oom", "1", "90"},   // not ok
-            {"4", "ok", "1", "40"},    // front (fastest)
-            {"5", "invalid", "", ""}};
+  ResultTable t;
+  t.rows = {Row(0, ConfigStatus::kOk, 3, 10),    // front (least memory)
+            Row(1, ConfigStatus::kOk, 2, 20),    // front
+            Row(2, ConfigStatus::kOk, 2.5, 25),  // dominated by 1
+            Row(3, ConfigStatus::kOom, 1, 90),   // not ok
+            Row(4, ConfigStatus::kOk, 1, 40),    // front (fastest)
+            Row(5, ConfigStatus::kInvalid)};
   EXPECT_EQ(RankByStepTime(t), (std::vector<size_t>{4, 1, 2, 0}));
   EXPECT_EQ(ParetoFront(t), (std::vector<size_t>{4, 1, 0}));
+}
+
+// The one list of columns: every row a sweep writes (ok, pruned oom, invalid) reads back
+// into the same typed row and is written again byte for byte.
+TEST(ResultsTable, RowsReadBackAreWrittenAgainByteForByte) {
+  Experiment e = SmallExperiment(8);
+  // 166M parameters of 16 B: 2.5 GiB of model states without ZeRO, so the unsharded plans
+  // do not fit in 2 GiB; the interleaved schedule with one chunk per stage is invalid.
+  e.cluster.gpu.memory_gib = 2;
+  SweepAxis seq;
+  seq.key = "model.seq_len";
+  seq.values = {"1024"};
+  SweepSpec spec =
+      OneGroup(e, {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero"), Auto("plan.schedule")});
+  spec.axes.insert(spec.axes.begin(), seq);
+  for (SweepGroup& g : spec.groups) g.choice.insert(g.choice.begin(), 0);
+  const std::vector<Configuration> configs = Enumerate(spec);
+  const std::vector<std::string> header = ResultColumns(NonPlanAxisKeys(spec));
+  ASSERT_EQ(header[2], "model.seq_len");
+  std::set<ConfigStatus> seen;
+  for (const Configuration& c : configs) {
+    const ResultRow row =
+        MakeResultRow(spec, c, Evaluate(ConfigurationExperiment(spec, c), c.invalid));
+    seen.insert(row.status);
+    const CsvRecord cells = FormatRow(row);
+    ASSERT_EQ(cells.size(), header.size());
+    Result<ResultRow> back = ParseRow(cells, header, "test");
+    ASSERT_TRUE(back.ok()) << back.error().ToString();
+    EXPECT_EQ(CsvLine(FormatRow(back.value())), CsvLine(cells));
+    EXPECT_EQ(back.value().summary.has_value(), row.summary.has_value());
+    EXPECT_EQ(back.value().estimate.has_value(), row.estimate.has_value());
+  }
+  EXPECT_EQ(seen, (std::set<ConfigStatus>{ConfigStatus::kOk, ConfigStatus::kOom,
+                                          ConfigStatus::kInvalid}));
+}
+
+TEST(ResultsTable, ACellThatDoesNotParseIsNamed) {
+  const std::vector<std::string> header = ResultColumns({});
+  CsvRecord cells = FormatRow(Row(0, ConfigStatus::kInvalid));
+  cells[2] = "two";  // plan.tp
+  Result<ResultRow> back = ParseRow(cells, header, "results.csv line 2");
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().ToString(), "results.csv line 2: plan.tp: cannot read 'two'");
 }
 
 TEST(Runner, RowsComeInConfigurationOrderWhateverTheThreads) {
   const SweepSpec spec =
       OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.pp"), Auto("plan.zero")});
   const std::vector<Configuration> configs = Enumerate(spec);
-  const std::vector<std::string> columns = ResultColumns(spec);
   std::vector<size_t> todo(configs.size());
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   auto run = [&](int threads) {
-    std::vector<CsvRow> rows;
-    EvaluateInOrder(spec, configs, columns, todo, threads,
-                    [&](size_t pos, CsvRow row, const RowInfo&) {
-                      EXPECT_EQ(pos, rows.size());
-                      rows.push_back(std::move(row));
-                    });
+    std::vector<CsvRecord> rows;
+    EvaluateInOrder(spec, configs, todo, threads, [&](size_t pos, ResultRow row, const RowInfo&) {
+      EXPECT_EQ(pos, rows.size());
+      rows.push_back(FormatRow(row));
+    });
     return rows;
   };
-  const std::vector<CsvRow> one = run(1);
+  const std::vector<CsvRecord> one = run(1);
   ASSERT_EQ(one.size(), configs.size());
   EXPECT_EQ(one, run(3));
 }
