@@ -3,94 +3,109 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
+#include <memory>
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_commands.h"
-#include "sim/report/summary.h"
+#include "sim/report/step_summary.h"
 
-int main(int argc, char** argv) {
-  using namespace meshsim;
-  CLI::App app{"meshsim: a discrete-event simulator of distributed deep-learning training"};
-  app.set_version_flag("--version", std::string("meshsim ") + kMeshsimVersion);
-  app.require_subcommand(1);
-  app.fallthrough();
-  int verbose = 0;
-  bool quiet = false;
-  app.add_flag("-v,--verbose", verbose, "more log output on stderr (repeat for debug)");
-  app.add_flag("-q,--quiet", quiet, "only errors on stderr");
+namespace {
 
-  cli::RunArgs run;
+using namespace meshsim;
+
+// A subcommand: its node in the parser and what runs it once the arguments are in.
+struct Subcommand {
+  CLI::App* cmd;
+  std::function<int()> run;
+};
+
+Subcommand AddRun(CLI::App& app) {
+  auto run = std::make_shared<cli::RunArgs>();
   CLI::App* run_cmd = app.add_subcommand("run", "simulate one training step of an experiment");
-  run_cmd->add_option("experiment", run.experiment, "experiment YAML")->required();
-  run_cmd->add_option("--set", run.sets, "override a key: --set plan.tp=4 (repeatable)");
-  run_cmd->add_option("-o,--outdir", run.outdir, "output folder (default results/runs/<name>)");
-  run_cmd->add_option("--trace", run.trace,
+  run_cmd->add_option("experiment", run->experiment, "experiment YAML")->required();
+  run_cmd->add_option("--set", run->sets, "override a key: --set plan.tp=4 (repeatable)");
+  run_cmd->add_option("-o,--outdir", run->outdir, "output folder (default results/runs/<name>)");
+  run_cmd->add_option("--trace", run->trace,
                       "trace file (default OUTDIR/trace.json); a name ending in .gz "
                       "(trace.json.gz) is written gzip-compressed");
-  run_cmd->add_option("--trace-ranks", run.trace_ranks,
+  run_cmd->add_option("--trace-ranks", run->trace_ranks,
                       "ranks to trace: all | 0,3,8-15 (default: all up to 8 GPUs, else one "
                       "rank per pipeline stage, tp = dp = cp = 0)");
-  run_cmd->add_flag("--no-trace", run.no_trace, "write no trace");
-  run_cmd->add_option("--summary", run.summary,
+  run_cmd->add_flag("--no-trace", run->no_trace, "write no trace");
+  run_cmd->add_option("--summary", run->summary,
                       "summary file (default OUTDIR/summary.json); '-' prints the JSON to stdout "
                       "(and the 'trace:' line to stderr)");
-  run_cmd->add_flag("--reproducible", run.reproducible,
+  run_cmd->add_flag("--reproducible", run->reproducible,
                     "write host timings (sim.wall_s, events_per_s, peak_rss_mib) as 0 so that "
                     "outputs are byte-identical across runs");
 
-  run_cmd->add_flag("--full-replay", run.full_replay,
+  run_cmd->add_flag("--full-replay", run->full_replay,
                     "replay every rank instead of one pipeline per symmetry class (slower; "
                     "gives the same results on homogeneous clusters)");
 
-  std::string validate_path;
-  std::vector<std::string> validate_sets;
+  return {run_cmd, [run] { return cli::Run(*run); }};
+}
+
+Subcommand AddValidate(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
   CLI::App* validate_cmd =
       app.add_subcommand("validate", "check an experiment (parse, resolve, plan); no simulation");
-  validate_cmd->add_option("experiment", validate_path, "experiment YAML")->required();
-  validate_cmd->add_option("--set", validate_sets, "override a key (repeatable)");
+  validate_cmd->add_option("experiment", *path, "experiment YAML")->required();
+  validate_cmd->add_option("--set", *sets, "override a key (repeatable)");
 
-  cli::BenchCollectiveArgs bench;
+  return {validate_cmd, [path, sets] { return cli::Validate(*path, *sets); }};
+}
+
+Subcommand AddBenchCollective(CLI::App& app) {
+  auto bench = std::make_shared<cli::BenchCollectiveArgs>();
   CLI::App* bench_cmd = app.add_subcommand(
       "bench-collective", "nccl-tests for the simulated cluster: time, algbw, busbw per size");
-  bench_cmd->add_option("--cluster", bench.cluster, "cluster YAML")->required();
-  bench_cmd->add_option("--op", bench.op,
+  bench_cmd->add_option("--cluster", bench->cluster, "cluster YAML")->required();
+  bench_cmd->add_option("--op", bench->op,
                         "all_reduce | all_gather | reduce_scatter | all_to_all | sendrecv");
-  bench_cmd->add_option("--gpus", bench.gpus, "number of GPUs (GPUs 0..N-1)");
-  bench_cmd->add_option("--min-bytes", bench.min_bytes, "smallest size (default 8)");
-  bench_cmd->add_option("--max-bytes", bench.max_bytes, "largest size (default 1 GiB)");
-  bench_cmd->add_option("--algorithm", bench.algorithm,
+  bench_cmd->add_option("--gpus", bench->gpus, "number of GPUs (GPUs 0..N-1)");
+  bench_cmd->add_option("--min-bytes", bench->min_bytes, "smallest size (default 8)");
+  bench_cmd->add_option("--max-bytes", bench->max_bytes, "largest size (default 1 GiB)");
+  bench_cmd->add_option("--algorithm", bench->algorithm,
                         "all-reduce: auto | ring | hierarchical | tree");
-  bench_cmd->add_flag("--csv", bench.csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
+  bench_cmd->add_flag("--csv", bench->csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
 
+  return {bench_cmd, [bench] { return cli::BenchCollectiveCommand(*bench); }};
+}
+
+// `import hf` and `import megatron`, under `import`.
+std::vector<Subcommand> AddImport(CLI::App& app) {
   CLI::App* import_cmd = app.add_subcommand("import", "write meshsim YAML from other tools' files");
   import_cmd->require_subcommand(1);
-  cli::ImportHfArgs hf;
+  auto hf = std::make_shared<cli::ImportHfArgs>();
   CLI::App* hf_cmd = import_cmd->add_subcommand(
       "hf",
       "Hugging Face config.json -> model YAML (Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, "
       "DeepSeek-V2/V3, GPT-NeoX)");
-  hf_cmd->add_option("config", hf.config, "config.json ('-' reads stdin)")->required();
-  hf_cmd->add_option("-o,--output", hf.output, "model YAML to write (default: stdout)");
-  hf_cmd->add_option("--name", hf.name,
+  hf_cmd->add_option("config", hf->config, "config.json ('-' reads stdin)")->required();
+  hf_cmd->add_option("-o,--output", hf->output, "model YAML to write (default: stdout)");
+  hf_cmd->add_option("--name", hf->name,
                      "model name (default: _name_or_path, the file name, model_type)");
   hf_cmd
-      ->add_option("--seq-len", hf.seq_len,
+      ->add_option("--seq-len", hf->seq_len,
                    "training sequence length (default: max_position_embeddings)")
       ->check(CLI::PositiveNumber);
-  cli::ImportMegatronArgs megatron;
+  auto megatron = std::make_shared<cli::ImportMegatronArgs>();
   CLI::App* megatron_cmd = import_cmd->add_subcommand(
       "megatron",
       "Megatron-LM arguments -> experiment YAML: meshsim import megatron \"ARGS\" "
       "(one quoted string, or @FILE)");
-  megatron_cmd->add_option("-o,--output", megatron.output,
+  megatron_cmd->add_option("-o,--output", megatron->output,
                            "experiment YAML to write (default: stdout)");
-  megatron_cmd->add_option("--cluster", megatron.cluster,
+  megatron_cmd->add_option("--cluster", megatron->cluster,
                            "cluster YAML (default topologies/selene-a100.yaml)");
   megatron_cmd
-      ->add_option("--nodes", megatron.nodes, "nodes (default: --world-size / GPUs per node)")
+      ->add_option("--nodes", megatron->nodes, "nodes (default: --world-size / GPUs per node)")
       ->check(CLI::PositiveNumber);
-  megatron_cmd->add_option("--name", megatron.name,
+  megatron_cmd->add_option("--name", megatron->name,
                            "experiment name (default: the output file's stem)");
   megatron_cmd->footer(
       "ARGS are Megatron-LM flags (--num-layers, --hidden-size, --tensor-model-parallel-size, "
@@ -100,61 +115,85 @@ int main(int argc, char** argv) {
   megatron_cmd->fallthrough(false);
   megatron_cmd->allow_extras();
 
-  cli::SweepArgs sweep;
+  auto run_megatron = [megatron, megatron_cmd] {
+    megatron->args = megatron_cmd->remaining();
+    if (megatron->args.empty()) {
+      std::cerr << "meshsim: error: import megatron: expected the Megatron-LM arguments, e.g. "
+                   "meshsim import megatron \"--num-layers 32 ...\"\n";
+      return static_cast<int>(cli::kBadInput);
+    }
+    return cli::ImportMegatron(*megatron);
+  };
+  return {{hf_cmd, [hf] { return cli::ImportHf(*hf); }}, {megatron_cmd, run_megatron}};
+}
+
+Subcommand AddSweep(CLI::App& app, const bool& quiet) {
+  auto sweep = std::make_shared<cli::SweepArgs>();
   CLI::App* sweep_cmd = app.add_subcommand(
       "sweep", "simulate every configuration of a sweep (a base experiment and axes)");
-  sweep_cmd->add_option("sweep", sweep.sweep, "sweep YAML")->required();
-  sweep_cmd->add_option("-o,--outdir", sweep.outdir,
+  sweep_cmd->add_option("sweep", sweep->sweep, "sweep YAML")->required();
+  sweep_cmd->add_option("-o,--outdir", sweep->outdir,
                         "output folder (default results/sweeps/<name>)");
-  sweep_cmd->add_option("-j,--threads", sweep.threads, "worker threads (default: one per CPU)");
-  sweep_cmd->add_flag("--resume", sweep.resume, "keep the rows of an interrupted run in OUTDIR");
-  sweep_cmd->add_option("--shard", sweep.shard,
+  sweep_cmd->add_option("-j,--threads", sweep->threads, "worker threads (default: one per CPU)");
+  sweep_cmd->add_flag("--resume", sweep->resume, "keep the rows of an interrupted run in OUTDIR");
+  sweep_cmd->add_option("--shard", sweep->shard,
                         "run shard I of N: configurations with index % N == I");
-  sweep_cmd->add_option("--html", sweep.html, "write the HTML explorer to FILE");
-  sweep_cmd->add_option("--top", sweep.top,
+  sweep_cmd->add_option("--html", sweep->html, "write the HTML explorer to FILE");
+  sweep_cmd->add_option("--top", sweep->top,
                         "rows of the fastest-configurations table (default 10)");
 
-  cli::MergeArgs merge;
+  return {sweep_cmd, [sweep, &quiet] {
+            sweep->quiet = quiet;
+            return cli::Sweep(*sweep);
+          }};
+}
+
+Subcommand AddMerge(CLI::App& app) {
+  auto merge = std::make_shared<cli::MergeArgs>();
   CLI::App* merge_cmd = app.add_subcommand(
       "merge", "join the results of a sweep's shards; fails on a missing or repeated row");
-  merge_cmd->add_option("inputs", merge.inputs, "shard output folders")->required();
-  merge_cmd->add_option("-o,--outdir", merge.outdir, "output folder")->required();
-  merge_cmd->add_option("--html", merge.html, "write the HTML explorer to FILE");
-  merge_cmd->add_option("--top", merge.top,
+  merge_cmd->add_option("inputs", merge->inputs, "shard output folders")->required();
+  merge_cmd->add_option("-o,--outdir", merge->outdir, "output folder")->required();
+  merge_cmd->add_option("--html", merge->html, "write the HTML explorer to FILE");
+  merge_cmd->add_option("--top", merge->top,
                         "rows of the fastest-configurations table (default 10)");
 
-  cli::PlanArgs plan;
+  return {merge_cmd, [merge] { return cli::Merge(*merge); }};
+}
+
+Subcommand AddPlan(CLI::App& app, const bool& quiet) {
+  auto plan = std::make_shared<cli::PlanArgs>();
   CLI::App* plan_cmd = app.add_subcommand(
       "plan",
       "every TP x PP x DP (x ZeRO) split of N GPUs: memory per GPU against the budget, "
       "step time and MFU of those that fit");
-  plan_cmd->add_option("--model", plan.model, "model YAML")->required();
+  plan_cmd->add_option("--model", plan->model, "model YAML")->required();
   plan_cmd
-      ->add_option("--cluster", plan.cluster, "cluster YAML (its nodes are set to cover N GPUs)")
+      ->add_option("--cluster", plan->cluster, "cluster YAML (its nodes are set to cover N GPUs)")
       ->required();
-  plan_cmd->add_option("--gpus", plan.gpus, "number of GPUs")->required();
-  plan_cmd->add_option("--budget-gib", plan.budget_gib,
+  plan_cmd->add_option("--gpus", plan->gpus, "number of GPUs")->required();
+  plan_cmd->add_option("--budget-gib", plan->budget_gib,
                        "memory budget per GPU (default: the GPU's memory)");
-  plan_cmd->add_option("--headroom", plan.headroom_gib,
+  plan_cmd->add_option("--headroom", plan->headroom_gib,
                        "GiB per GPU to keep free: a plan fits in budget - headroom (default 0)");
-  plan_cmd->add_option("--set", plan.sets,
+  plan_cmd->add_option("--set", plan->sets,
                        "override a key of the base experiment: --set training.flash_attention=true "
-                       "(repeatable; not plan.tp/pp/dp/zero, which the planner varies)");
-  plan_cmd->add_option("--top", plan.top, "rows shown (default 20; 0: all)");
-  plan_cmd->add_option("--global-batch", plan.global_batch,
+                       "(repeatable; not plan->tp/pp/dp/zero, which the planner varies)");
+  plan_cmd->add_option("--top", plan->top, "rows shown (default 20; 0: all)");
+  plan_cmd->add_option("--global-batch", plan->global_batch,
                        "sequences per step (default: the smallest multiple of N that is >= 64)");
-  plan_cmd->add_option("-j,--threads", plan.threads, "worker threads (default: one per CPU)");
-  plan_cmd->add_option("--html", plan.html, "write the HTML explorer to FILE");
-  plan_cmd->add_option("--csv", plan.csv, "write every plan's row (results.csv columns) to FILE");
+  plan_cmd->add_option("-j,--threads", plan->threads, "worker threads (default: one per CPU)");
+  plan_cmd->add_option("--html", plan->html, "write the HTML explorer to FILE");
+  plan_cmd->add_option("--csv", plan->csv, "write every plan's row (results.csv columns) to FILE");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : cli::kBadInput;
-  }
+  return {plan_cmd, [plan, &quiet] {
+            plan->quiet = quiet;
+            return cli::Plan(*plan);
+          }};
+}
 
-  // Thread-safe sink: sweep and plan evaluate configurations on worker threads.
+// Thread-safe sink: sweep and plan evaluate configurations on worker threads.
+void SetUpLogging(int verbose, bool quiet) {
   auto logger = spdlog::stderr_color_mt("meshsim");
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%l] %v");
@@ -162,28 +201,34 @@ int main(int argc, char** argv) {
                     : verbose >= 2 ? spdlog::level::debug
                     : verbose == 1 ? spdlog::level::info
                                    : spdlog::level::warn);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"meshsim: a discrete-event simulator of distributed deep-learning training"};
+  app.set_version_flag("--version", std::string("meshsim ") + kMeshsimVersion);
+  app.require_subcommand(1);
+  app.fallthrough();
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "more log output on stderr (repeat for debug)");
+  app.add_flag("-q,--quiet", quiet, "only errors on stderr");
+  std::vector<Subcommand> subcommands = {AddRun(app), AddValidate(app), AddBenchCollective(app)};
+  for (Subcommand& s : AddImport(app)) subcommands.push_back(std::move(s));
+  subcommands.push_back(AddSweep(app, quiet));
+  subcommands.push_back(AddMerge(app));
+  subcommands.push_back(AddPlan(app, quiet));
   try {
-    if (*run_cmd) return cli::Run(run);
-    if (*validate_cmd) return cli::Validate(validate_path, validate_sets);
-    if (*bench_cmd) return cli::BenchCollectiveCommand(bench);
-    if (*hf_cmd) return cli::ImportHf(hf);
-    if (*megatron_cmd) {
-      megatron.args = megatron_cmd->remaining();
-      if (megatron.args.empty()) {
-        std::cerr << "meshsim: error: import megatron: expected the Megatron-LM arguments, e.g. "
-                     "meshsim import megatron \"--num-layers 32 ...\"\n";
-        return cli::kBadInput;
-      }
-      return cli::ImportMegatron(megatron);
-    }
-    if (*sweep_cmd) {
-      sweep.quiet = quiet;
-      return cli::Sweep(sweep);
-    }
-    if (*merge_cmd) return cli::Merge(merge);
-    if (*plan_cmd) {
-      plan.quiet = quiet;
-      return cli::Plan(plan);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : cli::kBadInput;
+  }
+  SetUpLogging(verbose, quiet);
+  try {
+    for (const Subcommand& s : subcommands) {
+      if (*s.cmd) return s.run();
     }
   } catch (const std::exception& e) {
     std::cerr << "meshsim: internal error: " << e.what() << "\n";

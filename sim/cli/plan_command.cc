@@ -126,36 +126,11 @@ Result<Experiment> PlannerBase(const PlanArgs& args) {
                            args.sets);
 }
 
-}  // namespace
-
-int Plan(const PlanArgs& args) {
-  RetainFreedMemory();
-  Result<Experiment> base = PlannerBase(args);
-  if (!base.ok()) return ReportError(base.error());
-  const PlannerSpace space = MakePlannerSpace(base.value(), args.gpus);
-  const Experiment& e = space.spec.groups.front().experiment;
+// The three header lines: the model and cluster, its model states, the fixed settings.
+void PrintHeader(const Experiment& e, const PlanArgs& args, const Palette& pal, std::ostream& out) {
   const double budget = e.cluster.gpu.memory_gib;
-
-  // Evaluate every split (pruned by the memory bound, the rest simulated).
-  const int threads = args.threads > 0
-                          ? args.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  ProgressBar bar(!args.quiet && IsTerminal(stderr));
-  const PlannerResult result = RunPlanner(space, threads, [&bar](int64_t done, int64_t total) {
-    bar.Update(done, total, done, "plans evaluated", done == total);
-  });
-  bar.Finish();
-  std::vector<PlanRow> rows;
-  for (size_t r : result.ranked) rows.push_back(ShownRow(result.table.rows[r]));
-  const int invalid = result.invalid;
-  const std::string& invalid_example = result.invalid_example;
-  Palette pal;
-  pal.on = IsTerminal(stdout);
-  std::ostream& out = std::cout;
-
   const double params = TotalParams(e.model);
   const ModelStateBytes states = ModelStates(params, 1, 0, e.training);
-  const double bytes_per_param = states.Total() / params;
   out << pal.Bold(fmt::format(
              "meshsim plan: {} ({:.2f}B parameters) on {} x {} ({} node{} of {} "
              "GPU{}), budget {:.4g} GiB per GPU{}",
@@ -167,32 +142,33 @@ int Plan(const PlanArgs& args) {
   out << fmt::format(
       "model states: {:.0f} B/param x {:.2f}B params = {:.1f} GB ({:.1f} GiB) in all, "
       "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
-      bytes_per_param, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
+      states.Total() / params, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
       states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
   out << fmt::format(
       "plans: tp x pp x dp = {}, ZeRO 0-3, global batch {} x {} tokens, micro-batch "
       "{}, 1F1B, selective recompute (+ sequence parallelism where tp > 1), {}, Adam\n\n",
       args.gpus, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
       DtypeName(e.training.dtype));
+}
 
-  if (rows.empty()) {
-    out << "No valid split of " << args.gpus << " GPUs for this model";
-    if (!invalid_example.empty()) out << " (" << invalid_example << ")";
-    out << ".\n";
-    return kDoesNotFit;
-  }
-  // One scale for every bar: the largest need shown, but at most twice the budget so the
-  // budget line stays readable; larger needs overflow (>).
-  const size_t shown = args.top > 0 ? std::min<size_t>(rows.size(), args.top) : rows.size();
+// One scale for every bar: the largest need shown, but at most twice the budget so the
+// budget line stays readable (larger needs overflow, >); when nothing shown fits, the
+// largest need, so that the split and the distance to the budget line stay visible.
+double BarScale(const std::vector<PlanRow>& rows, size_t shown, double budget, bool* any_fits) {
   double largest = budget;
-  for (size_t i = 0; i < shown; ++i) largest = std::max(largest, rows[i].memory_gib);
-  // When nothing shown fits, scale to the largest need so the split and the distance to
-  // the budget line stay visible.
-  bool any_fits = false;
-  for (size_t i = 0; i < shown; ++i) any_fits |= rows[i].fits;
-  const double scale =
-      any_fits ? std::clamp(largest * 1.02, 1.25 * budget, 2.0 * budget) : largest * 1.02;
+  *any_fits = false;
+  for (size_t i = 0; i < shown; ++i) {
+    largest = std::max(largest, rows[i].memory_gib);
+    *any_fits |= rows[i].fits;
+  }
+  return *any_fits ? std::clamp(largest * 1.02, 1.25 * budget, 2.0 * budget) : largest * 1.02;
+}
 
+// The legend, the column heads and the first `shown` rows.
+void PrintTable(const std::vector<PlanRow>& rows, size_t shown, double budget, const Palette& pal,
+                std::ostream& out) {
+  bool any_fits = false;
+  const double scale = BarScale(rows, shown, budget, &any_fits);
   out << "memory bars: " << (pal.on ? pal.Wrap("\u2588", kCategoryColours[0]) : "W") << " weights  "
       << (pal.on ? pal.Wrap("\u2588", kCategoryColours[1]) : "G") << " gradients  "
       << (pal.on ? pal.Wrap("\u2588", kCategoryColours[2]) : "O") << " optimizer  "
@@ -206,49 +182,95 @@ int Plan(const PlanArgs& args) {
                      "step s", "MFU", "bubble");
   for (size_t i = 0; i < shown; ++i) {
     const PlanRow& p = rows[i];
-    const std::string verdict = Verdict(p, budget, pal);
     out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero)
-        << MemoryBar(p, budget, scale, pal) << fmt::format("  {:>9.1f}  ", p.memory_gib) << verdict
+        << MemoryBar(p, budget, scale, pal) << fmt::format("  {:>9.1f}  ", p.memory_gib)
+        << Verdict(p, budget, pal)
         << fmt::format(" {:>8} {:>6} {:>6}\n", p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",
                        p.mfu ? fmt::format("{:.1f}%", 100 * *p.mfu) : "-",
                        p.bubble ? fmt::format("{:.1f}%", 100 * *p.bubble) : "-");
   }
-  const long fitting =
-      std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
+}
+
+// The counts, and when nothing fits by how much the smallest plan is over.
+void PrintFooter(const std::vector<PlanRow>& rows, size_t shown, long fitting, double budget,
+                 const PlannerResult& result, const Palette& pal, std::ostream& out) {
   out << "\n";
   if (shown < rows.size()) {
     out << fmt::format("showing {} of {} plans (--top 0 shows all). ", shown, rows.size());
   }
   out << fmt::format("{} of {} plans fit in {:.4g} GiB.", fitting, rows.size(), budget);
-  if (invalid > 0)
-    out << fmt::format(" {} splits are invalid and not listed (e.g. {}).", invalid,
-                       invalid_example);
+  if (result.invalid > 0) {
+    out << fmt::format(" {} splits are invalid and not listed (e.g. {}).", result.invalid,
+                       result.invalid_example);
+  }
   out << "\nMemory: simulated peak of the worst GPU; '~' marks plans pruned by the memory model "
          "(a lower bound, not simulated).\n";
-  if (fitting == 0) {
-    const PlanRow& best = rows.front();
-    out << pal.Red(fmt::format(
-               "No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
-               "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
-               best.memory_gib, best.tp, best.pp, best.dp, best.zero, best.memory_gib * kGiB / 1e9,
-               budget, best.memory_gib - budget, best.memory_gib / budget))
-        << "\n";
-  }
+  if (fitting > 0) return;
+  const PlanRow& best = rows.front();
+  out << pal.Red(fmt::format(
+             "No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
+             "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
+             best.memory_gib, best.tp, best.pp, best.dp, best.zero, best.memory_gib * kGiB / 1e9,
+             budget, best.memory_gib - budget, best.memory_gib / budget))
+      << "\n";
+}
+
+// --csv and --html.
+Status WritePlannerFiles(const PlanArgs& args, const Experiment& e, const PlannerResult& result,
+                         long fitting, std::ostream& out) {
   if (!args.csv.empty()) {
     std::vector<size_t> all(result.table.rows.size());
     std::iota(all.begin(), all.end(), 0);
-    const Status s = WriteResultsCsv(args.csv, result.table, all);
-    if (!s.ok()) return ReportError(s.error());
+    if (Status s = WriteResultsCsv(args.csv, result.table, all); !s.ok()) return s;
   }
-  if (!args.html.empty()) {
-    const std::string title =
-        fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
-    const std::string subtitle = fmt::format(
-        "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
-        rows.size(), fitting, budget, e.plan.global_batch, states.Total() / 1e9);
-    const Status s = WriteExplorer(result.table, args.html, title, subtitle);
-    if (!s.ok()) return ReportError(s.error());
-    out << "wrote " << args.html << "\n";
+  if (args.html.empty()) return Ok{};
+  const ModelStateBytes states = ModelStates(TotalParams(e.model), 1, 0, e.training);
+  const std::string title =
+      fmt::format("{} on {} x {}", e.model.name, args.gpus, e.cluster.gpu.kind);
+  const std::string subtitle = fmt::format(
+      "{} plans, {} fit in {:.4g} GiB per GPU · global batch {} · model states {:.1f} GB in all",
+      result.ranked.size(), fitting, e.cluster.gpu.memory_gib, e.plan.global_batch,
+      states.Total() / 1e9);
+  if (Status s = WriteExplorer(result.table, args.html, title, subtitle); !s.ok()) return s;
+  out << "wrote " << args.html << "\n";
+  return Ok{};
+}
+
+}  // namespace
+
+int Plan(const PlanArgs& args) {
+  RetainFreedMemory();
+  Result<Experiment> base = PlannerBase(args);
+  if (!base.ok()) return ReportError(base.error());
+  const PlannerSpace space = MakePlannerSpace(base.value(), args.gpus);
+  const Experiment& e = space.spec.groups.front().experiment;
+  const double budget = e.cluster.gpu.memory_gib;
+  const int threads = args.threads > 0
+                          ? args.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ProgressBar bar(!args.quiet && IsTerminal(stderr));
+  const PlannerResult result = RunPlanner(space, threads, [&bar](int64_t done, int64_t total) {
+    bar.Update(done, total, done, "plans evaluated", done == total);
+  });
+  bar.Finish();
+  std::vector<PlanRow> rows;
+  for (size_t r : result.ranked) rows.push_back(ShownRow(result.table.rows[r]));
+  Palette pal;
+  pal.on = IsTerminal(stdout);
+  PrintHeader(e, args, pal, std::cout);
+  if (rows.empty()) {
+    std::cout << "No valid split of " << args.gpus << " GPUs for this model";
+    if (!result.invalid_example.empty()) std::cout << " (" << result.invalid_example << ")";
+    std::cout << ".\n";
+    return kDoesNotFit;
+  }
+  const size_t shown = args.top > 0 ? std::min<size_t>(rows.size(), args.top) : rows.size();
+  PrintTable(rows, shown, budget, pal, std::cout);
+  const long fitting =
+      std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
+  PrintFooter(rows, shown, fitting, budget, result, pal, std::cout);
+  if (Status s = WritePlannerFiles(args, e, result, fitting, std::cout); !s.ok()) {
+    return ReportError(s.error());
   }
   return fitting > 0 ? kOk : kDoesNotFit;
 }

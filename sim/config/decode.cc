@@ -137,86 +137,96 @@ ModelSpec DecodeModel(YamlReader& r) {
   return m;
 }
 
+namespace {
+
+void DecodeGpu(YamlReader g, GpuSpec* gpu) {
+  g.GetString("kind", &gpu->kind, true);
+  g.GetDouble("memory_gib", &gpu->memory_gib, true);
+  RequirePositive(g, "memory_gib", gpu->memory_gib);
+  YamlReader peak = g.Map("peak_tflops");
+  peak.GetDouble("bf16", &gpu->peak_tflops_bf16, true);
+  peak.GetDouble("fp16", &gpu->peak_tflops_fp16);
+  peak.GetDouble("fp8", &gpu->peak_tflops_fp8);
+  peak.Finish();
+  RequirePositive(peak, "bf16", gpu->peak_tflops_bf16);
+  g.GetDouble("hbm_gbps", &gpu->hbm_gbps, true);
+  RequirePositive(g, "hbm_gbps", gpu->hbm_gbps);
+  g.Finish();
+}
+
+void DecodeIntraNode(YamlReader in, IntraNodeSpec* n) {
+  in.GetEnum<IntraNodeKind>("kind",
+                            {{"nvswitch", IntraNodeKind::kNvswitch},
+                             {"ring", IntraNodeKind::kRing},
+                             {"full_mesh", IntraNodeKind::kFullMesh}},
+                            &n->kind, true);
+  in.GetDouble("gbps_per_gpu", &n->gbps_per_gpu, true);
+  RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
+  in.GetDouble("latency_us", &n->latency_us);
+  in.Finish();
+}
+
+void DecodeInterNode(YamlReader out, InterNodeSpec* n) {
+  out.GetEnum<InterNodeKind>("kind",
+                             {{"fat_tree", InterNodeKind::kFatTree},
+                              {"rail_optimized", InterNodeKind::kRailOptimized},
+                              {"single_switch", InterNodeKind::kSingleSwitch}},
+                             &n->kind, true);
+  out.GetInt("nics_per_node", &n->nics_per_node, true);
+  RequireAtLeast(out, "nics_per_node", n->nics_per_node, 1);
+  out.GetDouble("gbps_per_nic", &n->gbps_per_nic, true);
+  RequirePositive(out, "gbps_per_nic", n->gbps_per_nic);
+  out.GetDouble("latency_us", &n->latency_us);
+  out.GetDouble("oversubscription", &n->oversubscription);
+  out.GetInt("switch_ports", &n->switch_ports);
+  RequireAtLeast(out, "switch_ports", n->switch_ports, 1);
+  if (n->oversubscription < 1) {
+    Fail(out.sources(), out.Child("oversubscription"), out.KeyPath("oversubscription"),
+         "expected a ratio >= 1, found " + Describe(out.Child("oversubscription")));
+  }
+  out.Finish();
+}
+
+void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
+  e.GetDouble("matmul", &eff->matmul);
+  RequireFraction(e, "matmul", eff->matmul);
+  e.GetDouble("memory", &eff->memory);
+  RequireFraction(e, "memory", eff->memory);
+  e.GetDouble("network", &eff->network);
+  RequireFraction(e, "network", eff->network);
+  if (e.Has("nic")) {
+    e.GetDouble("nic", &eff->nic);
+    RequireFraction(e, "nic", eff->nic);
+  } else {
+    e.Skip("nic");
+  }
+  e.GetDouble("kernel_overhead_us", &eff->kernel_overhead_us);
+  if (eff->kernel_overhead_us < 0) {
+    Fail(e.sources(), e.Child("kernel_overhead_us"), e.KeyPath("kernel_overhead_us"),
+         "expected a time >= 0, found " + Describe(e.Child("kernel_overhead_us")));
+  }
+  e.Finish();
+}
+
+}  // namespace
+
 ClusterSpec DecodeCluster(YamlReader& r) {
   RejectExperiment(r, "cluster");
   ClusterSpec c;
   r.GetString("name", &c.name, true);
-  {
-    YamlReader g = r.Map("gpu");
-    g.GetString("kind", &c.gpu.kind, true);
-    g.GetDouble("memory_gib", &c.gpu.memory_gib, true);
-    RequirePositive(g, "memory_gib", c.gpu.memory_gib);
-    YamlReader peak = g.Map("peak_tflops");
-    peak.GetDouble("bf16", &c.gpu.peak_tflops_bf16, true);
-    peak.GetDouble("fp16", &c.gpu.peak_tflops_fp16);
-    peak.GetDouble("fp8", &c.gpu.peak_tflops_fp8);
-    peak.Finish();
-    RequirePositive(peak, "bf16", c.gpu.peak_tflops_bf16);
-    g.GetDouble("hbm_gbps", &c.gpu.hbm_gbps, true);
-    RequirePositive(g, "hbm_gbps", c.gpu.hbm_gbps);
-    g.Finish();
-  }
+  DecodeGpu(r.Map("gpu"), &c.gpu);
   r.GetInt("nodes", &c.nodes, true);
   RequireAtLeast(r, "nodes", c.nodes, 1);
   r.GetInt("gpus_per_node", &c.gpus_per_node, true);
   RequireAtLeast(r, "gpus_per_node", c.gpus_per_node, 1);
-  {
-    YamlReader in = r.Map("intra_node");
-    in.GetEnum<IntraNodeKind>("kind",
-                              {{"nvswitch", IntraNodeKind::kNvswitch},
-                               {"ring", IntraNodeKind::kRing},
-                               {"full_mesh", IntraNodeKind::kFullMesh}},
-                              &c.intra_node.kind, true);
-    in.GetDouble("gbps_per_gpu", &c.intra_node.gbps_per_gpu, true);
-    RequirePositive(in, "gbps_per_gpu", c.intra_node.gbps_per_gpu);
-    in.GetDouble("latency_us", &c.intra_node.latency_us);
-    in.Finish();
-  }
+  DecodeIntraNode(r.Map("intra_node"), &c.intra_node);
   if (r.Has("inter_node")) {
-    YamlReader out = r.Map("inter_node");
-    out.GetEnum<InterNodeKind>("kind",
-                               {{"fat_tree", InterNodeKind::kFatTree},
-                                {"rail_optimized", InterNodeKind::kRailOptimized},
-                                {"single_switch", InterNodeKind::kSingleSwitch}},
-                               &c.inter_node.kind, true);
-    out.GetInt("nics_per_node", &c.inter_node.nics_per_node, true);
-    RequireAtLeast(out, "nics_per_node", c.inter_node.nics_per_node, 1);
-    out.GetDouble("gbps_per_nic", &c.inter_node.gbps_per_nic, true);
-    RequirePositive(out, "gbps_per_nic", c.inter_node.gbps_per_nic);
-    out.GetDouble("latency_us", &c.inter_node.latency_us);
-    out.GetDouble("oversubscription", &c.inter_node.oversubscription);
-    out.GetInt("switch_ports", &c.inter_node.switch_ports);
-    RequireAtLeast(out, "switch_ports", c.inter_node.switch_ports, 1);
-    if (c.inter_node.oversubscription < 1) {
-      Fail(out.sources(), out.Child("oversubscription"), out.KeyPath("oversubscription"),
-           "expected a ratio >= 1, found " + Describe(out.Child("oversubscription")));
-    }
-    out.Finish();
+    DecodeInterNode(r.Map("inter_node"), &c.inter_node);
   } else if (c.nodes > 1) {
     Fail(r.sources(), r.node(), r.KeyPath("inter_node"),
          "a cluster of " + std::to_string(c.nodes) + " nodes needs an inter_node network");
   }
-  if (r.Has("efficiency")) {
-    YamlReader e = r.Map("efficiency");
-    e.GetDouble("matmul", &c.efficiency.matmul);
-    RequireFraction(e, "matmul", c.efficiency.matmul);
-    e.GetDouble("memory", &c.efficiency.memory);
-    RequireFraction(e, "memory", c.efficiency.memory);
-    e.GetDouble("network", &c.efficiency.network);
-    RequireFraction(e, "network", c.efficiency.network);
-    if (e.Has("nic")) {
-      e.GetDouble("nic", &c.efficiency.nic);
-      RequireFraction(e, "nic", c.efficiency.nic);
-    } else {
-      e.Skip("nic");
-    }
-    e.GetDouble("kernel_overhead_us", &c.efficiency.kernel_overhead_us);
-    if (c.efficiency.kernel_overhead_us < 0) {
-      Fail(e.sources(), e.Child("kernel_overhead_us"), e.KeyPath("kernel_overhead_us"),
-           "expected a time >= 0, found " + Describe(e.Child("kernel_overhead_us")));
-    }
-    e.Finish();
-  }
+  if (r.Has("efficiency")) DecodeEfficiency(r.Map("efficiency"), &c.efficiency);
   r.GetEnum<NetworkModelKind>(
       "network_model",
       {{"flow", NetworkModelKind::kFlow}, {"alpha_beta", NetworkModelKind::kAlphaBeta}},

@@ -100,9 +100,8 @@ void DecodeMoeLayerFreq(const Args& a, ModelSpec* m) {
   m->moe_every = k;
 }
 
-void DecodeModel(const Args& a, MegatronImport* out) {
+void DecodeHeads(const Args& a, MegatronImport* out) {
   ModelSpec& m = out->model;
-  m.layers = static_cast<int>(a.Required("--num-layers", 1));
   m.hidden = a.Required("--hidden-size", 1);
   m.heads = static_cast<int>(a.Required("--num-attention-heads", 1));
   if (m.hidden % m.heads != 0) {
@@ -127,22 +126,10 @@ void DecodeModel(const Args& a, MegatronImport* out) {
                             " differs from hidden/heads = " + N(m.HeadDim()) +
                             ", which the model schema assumes: attention is approximate");
   }
-  const bool swiglu = a.Flag("--swiglu");
-  // --quick-geglu is gated too (3 matrices) but keeps the 4*hidden default.
-  m.ffn_kind = swiglu || a.Flag("--quick-geglu") ? FfnKind::kSwiglu : FfnKind::kGelu;
-  const int64_t default_ffn = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
-  m.ffn_hidden = a.Int("--ffn-hidden-size", default_ffn, 1);
-  if (!a.Has("--ffn-hidden-size")) {
-    out->notes.push_back("ffn_hidden " + N(m.ffn_hidden) + ": Megatron's default " +
-                         (swiglu ? "int(8*hidden/3/64)*64 with --swiglu" : "4*hidden"));
-  }
-  const char* seq_flag = a.Has("--seq-length")           ? "--seq-length"
-                         : a.Has("--encoder-seq-length") ? "--encoder-seq-length"
-                                                         : "--max-position-embeddings";
-  if (!a.Has(seq_flag)) Fail("--seq-length", "required flag is missing");
-  m.seq_len = a.Int(seq_flag, 0, 1);
-  if (a.Has("--max-position-embeddings")) a.Int("--max-position-embeddings", 0, 1);
+}
 
+void DecodeVocab(const Args& a, MegatronImport* out) {
+  ModelSpec& m = out->model;
   const int tp = a.Int32("--tensor-model-parallel-size", 1, 1);
   if (a.Has("--padded-vocab-size")) {
     m.vocab = a.Int("--padded-vocab-size", 0, 1);
@@ -171,7 +158,10 @@ void DecodeModel(const Args& a, MegatronImport* out) {
         "tied_embeddings: Megatron ties the input and output embeddings unless "
         "--untie-embeddings-and-output-weights");
   }
+}
 
+void DecodeMoe(const Args& a, MegatronImport* out) {
+  ModelSpec& m = out->model;
   m.experts = a.Int32("--num-experts", 0, 0);
   if (m.experts > 0) {
     m.top_k = a.Int32("--moe-router-topk", 2, 1);
@@ -197,6 +187,29 @@ void DecodeModel(const Args& a, MegatronImport* out) {
       if (a.Has(flag)) a.Int(flag, 0, 0);
     }
   }
+}
+
+void DecodeModel(const Args& a, MegatronImport* out) {
+  ModelSpec& m = out->model;
+  m.layers = static_cast<int>(a.Required("--num-layers", 1));
+  DecodeHeads(a, out);
+  const bool swiglu = a.Flag("--swiglu");
+  // --quick-geglu is gated too (3 matrices) but keeps the 4*hidden default.
+  m.ffn_kind = swiglu || a.Flag("--quick-geglu") ? FfnKind::kSwiglu : FfnKind::kGelu;
+  const int64_t default_ffn = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  m.ffn_hidden = a.Int("--ffn-hidden-size", default_ffn, 1);
+  if (!a.Has("--ffn-hidden-size")) {
+    out->notes.push_back("ffn_hidden " + N(m.ffn_hidden) + ": Megatron's default " +
+                         (swiglu ? "int(8*hidden/3/64)*64 with --swiglu" : "4*hidden"));
+  }
+  const char* seq_flag = a.Has("--seq-length")           ? "--seq-length"
+                         : a.Has("--encoder-seq-length") ? "--encoder-seq-length"
+                                                         : "--max-position-embeddings";
+  if (!a.Has(seq_flag)) Fail("--seq-length", "required flag is missing");
+  m.seq_len = a.Int(seq_flag, 0, 1);
+  if (a.Has("--max-position-embeddings")) a.Int("--max-position-embeddings", 0, 1);
+  DecodeVocab(a, out);
+  DecodeMoe(a, out);
 }
 
 void DecodeRecompute(const Args& a, MegatronImport* out) {

@@ -14,10 +14,8 @@ InputError Bad(std::string key, std::string message) {
 
 std::string N(long long v) { return std::to_string(v); }
 
-}  // namespace
-
-Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const ModelSpec& m,
-                    const ClusterSpec& cluster) {
+// Every degree and size >= 1, ZeRO 0-3, and tp*pp*dp*cp = the cluster's GPUs.
+Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
   struct Positive {
     const char* key;
     int value;
@@ -39,6 +37,12 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
                            " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
                            N(cluster.gpus_per_node) + ")");
   }
+  return Ok{};
+}
+
+// Heads over tp, layers over the pipeline's chunks (chunks only with the interleaved
+// schedule), the batch over micro-batches and dp.
+Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
   if (m.heads % p.tp != 0) {
     return Bad("plan.tp", "tp = " + N(p.tp) + " does not divide the model's heads = " + N(m.heads));
   }
@@ -60,20 +64,29 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
                "global_batch = " + N(p.global_batch) + " is not divisible by micro_batch*dp = " +
                    N(p.micro_batch) + "*" + N(p.dp) + " = " + N(p.micro_batch * p.dp));
   }
-  if (p.schedule == ScheduleKind::kInterleaved) {
-    if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
-    if (p.virtual_stages < 2) {
-      return Bad("plan.virtual_stages",
-                 "the interleaved schedule needs virtual_stages >= 2 (model chunks per stage), "
-                 "found " +
-                     N(p.virtual_stages) + "; with one chunk per stage it is schedule: 1f1b");
-    }
-    if (p.MicroBatches() % p.pp != 0) {
-      return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
-                                          N(p.MicroBatches()) +
-                                          ") to be a multiple of pp = " + N(p.pp));
-    }
+  return Ok{};
+}
+
+// Interleaving needs pp >= 2, v >= 2 and micro-batches a multiple of pp.
+Status CheckInterleaved(const PlanSpec& p) {
+  if (p.schedule != ScheduleKind::kInterleaved) return Ok{};
+  if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
+  if (p.virtual_stages < 2) {
+    return Bad("plan.virtual_stages",
+               "the interleaved schedule needs virtual_stages >= 2 (model chunks per stage), "
+               "found " +
+                   N(p.virtual_stages) + "; with one chunk per stage it is schedule: 1f1b");
   }
+  if (p.MicroBatches() % p.pp != 0) {
+    return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
+                                        N(p.MicroBatches()) +
+                                        ") to be a multiple of pp = " + N(p.pp));
+  }
+  return Ok{};
+}
+
+// The sequence over cp, experts over ep (which divides dp*cp, as in Megatron-Core).
+Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
   if (m.seq_len % p.cp != 0) {
     return Bad("plan.cp",
                "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
@@ -85,6 +98,11 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
     return Bad("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" + N(m.experts) +
                               ") it divides");
   }
+  return Ok{};
+}
+
+// The dtype runs on the GPU; the what-if and tuning knobs are in range.
+Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const ClusterSpec& cluster) {
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
     return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
                                      std::string(DtypeName(training.dtype)) + " peak throughput");
@@ -101,6 +119,18 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
     return Bad("plan.dp_bucket_mb", "expected a positive bucket size");
   }
   return Ok{};
+}
+
+}  // namespace
+
+Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const ModelSpec& m,
+                    const ClusterSpec& cluster) {
+  // In this order: the first problem found is the one reported (sweeps record it).
+  if (Status s = CheckDegrees(p, cluster); !s.ok()) return s;
+  if (Status s = CheckTensorAndPipelineSplits(p, m); !s.ok()) return s;
+  if (Status s = CheckInterleaved(p); !s.ok()) return s;
+  if (Status s = CheckContextAndExperts(p, m); !s.ok()) return s;
+  return CheckSettings(p, training, cluster);
 }
 
 }  // namespace meshsim
