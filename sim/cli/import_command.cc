@@ -25,13 +25,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDefaultCluster = "topologies/selene-a100.yaml";
 
-int BadInput(const std::string& file, const std::string& message) {
-  InputError e;
-  e.file = file;
-  e.message = message;
-  return ReportError(e);
-}
-
 // The whole of `path` ("-": stdin); false when it cannot be read.
 bool ReadAll(const std::string& path, std::string* out) {
   std::ostringstream ss;
@@ -145,7 +138,8 @@ void WarnMegatron(const MegatronImport& run) {
 int ImportHf(const ImportHfArgs& args) {
   std::string text;
   if (!ReadAll(args.config, &text)) {
-    return BadInput(args.config, "cannot read the file (missing, unreadable or a folder)");
+    return ReportError(
+        BadInput(args.config, "cannot read the file (missing, unreadable or a folder)"));
   }
   HfImportOptions options;
   options.source = args.config;
@@ -175,7 +169,7 @@ int ImportHf(const ImportHfArgs& args) {
 int ImportMegatron(const ImportMegatronArgs& args) {
   std::string text, unreadable;
   if (!MegatronText(args.args, &text, &unreadable)) {
-    return BadInput(unreadable, "cannot read the argument file");
+    return ReportError(BadInput(unreadable, "cannot read the argument file"));
   }
   Result<MegatronImport> parsed = ParseMegatronArgs(text);
   if (!parsed.ok()) return ReportError(parsed.error());

@@ -25,4 +25,11 @@ InputError IoError(const std::string& path, const std::string& message) {
   return e;
 }
 
+InputError BadInput(const std::string& file, const std::string& message) {
+  InputError e;
+  e.file = file;
+  e.message = message;
+  return e;
+}
+
 }  // namespace meshsim

@@ -35,6 +35,8 @@ struct InputError {
 
 // A failed file operation on `path` (kind kIo), e.g. IoError("out/a.csv", "cannot write: ...").
 InputError IoError(const std::string& path, const std::string& message);
+// Bad input in `file` (no line or key), e.g. BadInput("out/results.csv", "--resume: ...").
+InputError BadInput(const std::string& file, const std::string& message);
 
 template <typename T>
 class Result {

@@ -13,19 +13,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-InputError FileError(const std::string& path, const std::string& message) {
-  InputError e;
-  e.file = path;
-  e.message = message;
-  return e;
-}
-
 }  // namespace
 
 Result<SweepManifest> ReadManifest(const std::string& outdir) {
   const std::string path = (fs::path(outdir) / "sweep.json").string();
   std::ifstream in(path);
-  if (!in) return FileError(path, "cannot open file: " + std::string(std::strerror(errno)));
+  if (!in) return BadInput(path, "cannot open file: " + std::string(std::strerror(errno)));
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
     SweepManifest m;
@@ -37,7 +30,7 @@ Result<SweepManifest> ReadManifest(const std::string& outdir) {
     m.columns = j.at("columns").get<std::vector<std::string>>();
     return m;
   } catch (const nlohmann::json::exception& ex) {
-    return FileError(path, std::string("not a meshsim sweep manifest: ") + ex.what());
+    return BadInput(path, std::string("not a meshsim sweep manifest: ") + ex.what());
   }
 }
 

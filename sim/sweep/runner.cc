@@ -16,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-InputError FileError(const std::string& path, const std::string& message) {
-  InputError e;
-  e.file = path;
-  e.message = message;
-  return e;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -61,18 +54,18 @@ Result<Resumed> LoadResumed(const std::string& outdir, const SweepManifest& mani
     if (!old.ok()) return old.error();
     const SweepManifest& m = old.value();
     if (m.fingerprint != manifest.fingerprint || m.configurations != manifest.configurations) {
-      return FileError(
-          csv_path, "--resume: these rows come from another sweep (" + m.name + ", fingerprint " +
-                        m.fingerprint + ", " + std::to_string(m.configurations) +
-                        " configurations); this sweep is " + manifest.name + ", fingerprint " +
-                        manifest.fingerprint + ", " + std::to_string(manifest.configurations) +
-                        "; use another -o folder");
+      return BadInput(csv_path,
+                      "--resume: these rows come from another sweep (" + m.name + ", fingerprint " +
+                          m.fingerprint + ", " + std::to_string(m.configurations) +
+                          " configurations); this sweep is " + manifest.name + ", fingerprint " +
+                          manifest.fingerprint + ", " + std::to_string(manifest.configurations) +
+                          "; use another -o folder");
     }
     if (m.shard_index != manifest.shard_index || m.shard_count != manifest.shard_count) {
-      return FileError(csv_path, "--resume: these rows are shard " + std::to_string(m.shard_index) +
-                                     "/" + std::to_string(m.shard_count) + ", not " +
-                                     std::to_string(manifest.shard_index) + "/" +
-                                     std::to_string(manifest.shard_count));
+      return BadInput(csv_path, "--resume: these rows are shard " + std::to_string(m.shard_index) +
+                                    "/" + std::to_string(m.shard_count) + ", not " +
+                                    std::to_string(manifest.shard_index) + "/" +
+                                    std::to_string(manifest.shard_count));
     }
   }
   Result<ParsedResults> parsed = ReadResultsCsv(csv_path);
@@ -83,19 +76,19 @@ Result<Resumed> LoadResumed(const std::string& outdir, const SweepManifest& mani
   }
   Resumed r{std::move(parsed).value(), 0};
   if (ResultColumns(r.results.table.axis_keys) != manifest.columns) {
-    return FileError(csv_path, "--resume: the header differs from this sweep's columns");
+    return BadInput(csv_path, "--resume: the header differs from this sweep's columns");
   }
   for (size_t i = 0; i < r.results.table.rows.size(); ++i) {
     const int64_t idx = r.results.table.rows[i].config;
     if (idx < 0 || idx >= manifest.configurations ||
         idx % manifest.shard_count != manifest.shard_index) {
-      return FileError(csv_path, "--resume: row " + std::to_string(r.results.lines[i]) +
-                                     " names configuration '" + std::to_string(idx) +
-                                     "', which is not one of this shard's");
+      return BadInput(csv_path, "--resume: row " + std::to_string(r.results.lines[i]) +
+                                    " names configuration '" + std::to_string(idx) +
+                                    "', which is not one of this shard's");
     }
     if ((*done)[idx]) {
-      return FileError(csv_path,
-                       "--resume: configuration " + std::to_string(idx) + " appears twice");
+      return BadInput(csv_path,
+                      "--resume: configuration " + std::to_string(idx) + " appears twice");
     }
     (*done)[idx] = true;
     ++r.count;
