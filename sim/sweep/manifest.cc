@@ -9,11 +9,8 @@
 #include "sim/core/atomic_file.h"
 
 namespace meshsim {
-namespace {
 
 namespace fs = std::filesystem;
-
-}  // namespace
 
 Result<SweepManifest> ReadManifest(const std::string& outdir) {
   const std::string path = (fs::path(outdir) / "sweep.json").string();
