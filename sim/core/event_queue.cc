@@ -6,17 +6,7 @@
 namespace meshsim {
 
 EventId EventQueue::Push(SimTime at, Callback cb) {
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
-  Slot& s = slots_[slot];
-  s.callback = std::move(cb);
-  s.cancelled = false;
+  const uint32_t slot = slots_.Add(std::move(cb));
   assert(at >= SimTime::Zero());
   assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
   const Key key =
@@ -24,15 +14,11 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   heap_.emplace_back();
   SiftUp(heap_.size() - 1, key);
   ++live_;
-  return EventId{slot, s.generation};
+  return slots_.IdOf(slot);
 }
 
 bool EventQueue::Cancel(EventId id) {
-  if (id.slot >= slots_.size()) return false;
-  Slot& s = slots_[id.slot];
-  if (s.generation != id.generation || s.cancelled) return false;
-  s.cancelled = true;
-  s.callback = nullptr;
+  if (!slots_.Cancel(id)) return false;
   --live_;
   return true;
 }
@@ -71,12 +57,10 @@ void EventQueue::PopKey() {
 }
 
 void EventQueue::DropCancelledTop() {
-  while (!heap_.empty() && slots_[SlotOf(heap_.front())].cancelled) {
-    uint32_t slot = SlotOf(heap_.front());
+  while (!heap_.empty() && slots_.Cancelled(SlotOf(heap_.front()))) {
+    const uint32_t slot = SlotOf(heap_.front());
     PopKey();
-    ++slots_[slot].generation;
-    slots_[slot].cancelled = false;
-    free_slots_.push_back(slot);
+    slots_.Discard(slot);
   }
 }
 
@@ -91,20 +75,14 @@ SimTime EventQueue::Pop(Callback* cb) {
   DropCancelledTop();
   const Key top = heap_.front();
   PopKey();
-  const uint32_t slot = SlotOf(top);
-  Slot& s = slots_[slot];
-  *cb = std::move(s.callback);
-  s.callback = nullptr;
-  ++s.generation;
-  free_slots_.push_back(slot);
+  slots_.Take(SlotOf(top), cb);
   --live_;
   return TimeOf(top);
 }
 
 void EventQueue::Reserve(size_t n) {
   heap_.reserve(n);
-  slots_.reserve(n);
-  free_slots_.reserve(n);
+  slots_.Reserve(n);
 }
 
 }  // namespace meshsim

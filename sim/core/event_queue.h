@@ -1,47 +1,67 @@
-// A deterministic priority queue of timed callbacks.
+// Deterministic priority queues of timed callbacks: the interface, and the 4-ary heap
+// that the simulator runs on.
 //
 // Events are ordered by (time, sequence): two events at the same time run in the order
-// they were scheduled, so a replay is reproducible bit for bit. Storage is a 4-ary heap
-// on a std::vector of compact keys, (time, sequence) packed into one 128-bit integer so
-// that a comparison is a single branch-free compare; callbacks live in a slot array
-// reused through a free list, so steady-state scheduling does not allocate (small
-// lambdas fit std::function's inline buffer). Cancellation sets a flag; the cancelled
-// key is skipped when popped. Push and Pop are O(log n).
+// they were scheduled, so a replay is reproducible bit for bit. Cancellation sets a flag
+// (EventSlots); the cancelled event is skipped when its key reaches the top.
+//
+// EventQueueLike is the interface. It is a concept, not a virtual base, so that the
+// simulator loop calls its queue directly: a replay runs millions of events. Two queues
+// satisfy it: EventQueue below, and PriorityEventQueue (priority_event_queue.h), the
+// std::priority_queue baseline. tests/unit/event_queue_test.cc runs one typed suite over
+// both, and tests/bench/event_queue_bench.cc times both in the same run.
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
+#include "sim/core/event_slots.h"
 #include "sim/core/time.h"
 
 namespace meshsim {
 
-// Identifies a scheduled event for cancellation. Valid until the event runs or is cancelled.
-struct EventId {
-  uint32_t slot = UINT32_MAX;
-  uint32_t generation = 0;
+// What the simulator needs of a queue:
+//   Push(at, cb) -> EventId   adds an event at absolute time `at` (>= 0).
+//   Cancel(id) -> bool        flags an event cancelled; false if it already ran or was
+//                             cancelled, or `id` is stale or default.
+//   Empty(), Size()           live (pending, not cancelled) events.
+//   NextTime() -> SimTime     time of the earliest live event. Precondition: !Empty().
+//   Pop(&cb) -> SimTime       removes the earliest live event, moves its callback into
+//                             *cb (without running it) and returns its time.
+//                             Precondition: !Empty().
+//   Reserve(n)                room for n pending events; changes no behaviour.
+// Ties in time pop in Push order. Queues are not copyable (they own callbacks).
+template <typename Q>
+concept EventQueueLike =
+    std::default_initializable<Q> && !std::copyable<Q> &&
+    requires(Q q, const Q cq, SimTime at, EventCallback cb, EventId id, size_t n) {
+  { q.Push(at, std::move(cb)) } -> std::same_as<EventId>;
+  { q.Cancel(id) } -> std::same_as<bool>;
+  { cq.Empty() } -> std::same_as<bool>;
+  { cq.Size() } -> std::same_as<size_t>;
+  { q.NextTime() } -> std::same_as<SimTime>;
+  { q.Pop(&cb) } -> std::same_as<SimTime>;
+  q.Reserve(n);
 };
 
+// A 4-ary heap on a std::vector of compact keys: (time, sequence) packed into one 128-bit
+// integer so that a comparison is a single branch-free compare. Push and Pop are
+// O(log n), Cancel O(1).
 class EventQueue {
  public:
-  using Callback = std::function<void()>;
+  using Callback = EventCallback;
 
   EventQueue() = default;
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
-  // Adds an event. O(log n).
   EventId Push(SimTime at, Callback cb);
-  // Marks an event as cancelled; returns false if it already ran or was cancelled. O(1).
   bool Cancel(EventId id);
-  // True when no live (non-cancelled) event remains.
   bool Empty() const { return live_ == 0; }
   size_t Size() const { return live_; }
-  // Time of the earliest live event. Precondition: !Empty().
   SimTime NextTime();
-  // Removes the earliest live event and returns its time and callback.
-  // Precondition: !Empty(). O(log n).
   SimTime Pop(Callback* cb);
   void Reserve(size_t n);
 
@@ -54,20 +74,15 @@ class EventQueue {
   static uint32_t SlotOf(Key k) { return static_cast<uint32_t>(k) & ((1u << kSlotBits) - 1); }
   static SimTime TimeOf(Key k) { return SimTime::Picoseconds(static_cast<int64_t>(k >> 64)); }
   static constexpr size_t kArity = 4;
-  struct Slot {
-    Callback callback;
-    uint32_t generation = 0;
-    bool cancelled = false;
-  };
   void SiftUp(size_t hole, Key key);
   void DropCancelledTop();
   void PopKey();
 
   std::vector<Key> heap_;
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_slots_;
+  EventSlots slots_;
   uint64_t next_sequence_ = 0;  // below 2^(64 - kSlotBits): a trillion events
   size_t live_ = 0;
 };
+static_assert(EventQueueLike<EventQueue>);
 
 }  // namespace meshsim

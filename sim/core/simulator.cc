@@ -2,21 +2,26 @@
 
 #include <cassert>
 
+#include "sim/core/priority_event_queue.h"
+
 namespace meshsim {
 
-EventId Simulator::Schedule(SimTime delay, EventQueue::Callback cb) {
+template <EventQueueLike Queue>
+EventId BasicSimulator<Queue>::Schedule(SimTime delay, EventCallback cb) {
   assert(delay >= SimTime::Zero());
   return queue_.Push(now_ + delay, std::move(cb));
 }
 
-EventId Simulator::ScheduleAt(SimTime at, EventQueue::Callback cb) {
+template <EventQueueLike Queue>
+EventId BasicSimulator<Queue>::ScheduleAt(SimTime at, EventCallback cb) {
   assert(at >= now_);
   return queue_.Push(at, std::move(cb));
 }
 
-uint64_t Simulator::Run() {
+template <EventQueueLike Queue>
+uint64_t BasicSimulator<Queue>::Run() {
   uint64_t n = 0;
-  EventQueue::Callback cb;
+  EventCallback cb;
   while (!queue_.Empty()) {
     const SimTime t = queue_.Pop(&cb);
     assert(t >= now_);
@@ -27,5 +32,8 @@ uint64_t Simulator::Run() {
   executed_ += n;
   return n;
 }
+
+template class BasicSimulator<EventQueue>;
+template class BasicSimulator<PriorityEventQueue>;
 
 }  // namespace meshsim

@@ -3,10 +3,9 @@
 
 #include <vector>
 
+#include "sim/core/collective_kinds.h"
 #include "sim/core/status.h"
 #include "sim/hw/cluster_spec.h"
-#include "sim/net/algorithm.h"
-#include "sim/net/collective.h"
 
 namespace meshsim {
 

@@ -81,27 +81,17 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
   return out;
 }
 
-}  // namespace
+// Stragglers, changed links and skewed MoE routing make ranks differ, and expert-
+// parallel groups (blocks of the dp x cp ranks) are not mapped onto each other by the
+// tp/cp/dp translations that symmetric replay relies on: replay every rank then.
+bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
+  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
+         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
+}
 
-std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Mesh mesh(e.plan);
-  // Stragglers, changed links and skewed MoE routing make ranks differ, and expert-
-  // parallel groups (blocks of the dp x cp ranks) are not mapped onto each other by the
-  // tp/cp/dp translations that symmetric replay relies on: replay every rank then.
-  const bool full = options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
-                    (e.model.IsMoe() && e.plan.moe_skew != 1.0);
-  const std::vector<int> simulated = SimulatedRanks(mesh, options.memory_curve_ranks, full);
-  std::vector<int> representative(mesh.Size());
-  std::vector<bool> is_simulated(mesh.Size(), false);
-  for (int r : simulated) is_simulated[r] = true;
-  for (int r = 0; r < mesh.Size(); ++r) {
-    representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
-  }
-  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
-  const auto compute = MakeComputeModel(e);
-  Result<std::unique_ptr<Network>> network = MakeNetwork(e);
-  assert(network.ok() && "LoadExperimentFile validates the topology");
+ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& options,
+                                const Mesh& mesh, const Program& program,
+                                const std::vector<bool>& is_simulated, bool full) {
   ReplayOptions ro;
   ro.memory_curve_ranks = options.memory_curve_ranks;
   for (int r : options.memory_curve_ranks) {
@@ -117,9 +107,14 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
     for (const Straggler& s : e.cluster.what_if.stragglers)
       ro.compute_slowdown[s.gpu] *= s.slowdown;
   }
-  ReplayResult replay = Replay(program, *compute, *network.value(), ro);
-  StepStats stats = AnalyzeStep(program, replay, simulated);
-  for (int r = 0; r < mesh.Size(); ++r) {
+  return ro;
+}
+
+// Gives every rank that was not replayed the results of its representative, and takes
+// the bubble fraction over every rank.
+void Spread(const std::vector<int>& representative, ReplayResult& replay, StepStats& stats) {
+  const int ranks = static_cast<int>(representative.size());
+  for (int r = 0; r < ranks; ++r) {
     const int rep = representative[r];
     if (rep == r) continue;
     stats.ranks[r] = stats.ranks[rep];
@@ -131,12 +126,53 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
   if (stats.pipeline_end_s > 0) {
     double idle = 0;
     for (const RankStats& r : stats.ranks) idle += r.pipeline_idle_s;
-    stats.bubble_fraction = idle / mesh.Size() / stats.pipeline_end_s;
+    stats.bubble_fraction = idle / ranks / stats.pipeline_end_s;
   }
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Models DefaultModels(const Experiment& e) {
+  Result<std::unique_ptr<Network>> network = MakeNetwork(e);
+  assert(network.ok() && "LoadExperimentFile validates the topology");
+  return Models{MakeComputeModel(e), std::move(network.value())};
+}
+
+std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options,
+                                     Models models) {
+  assert(models.compute && models.network);
+  const auto t0 = std::chrono::steady_clock::now();
+  Mesh mesh(e.plan);
+  const bool full = NeedsFullReplay(e, options);
+  const std::vector<int> simulated = SimulatedRanks(mesh, options.memory_curve_ranks, full);
+  std::vector<int> representative(mesh.Size());
+  std::vector<bool> is_simulated(mesh.Size(), false);
+  for (int r : simulated) is_simulated[r] = true;
+  for (int r = 0; r < mesh.Size(); ++r) {
+    representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
+  }
+  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
+  const ReplayOptions ro = MakeReplayOptions(e, options, mesh, program, is_simulated, full);
+  ReplayResult replay = Replay(program, *models.compute, *models.network, ro);
+  StepStats stats = AnalyzeStep(program, replay, simulated);
+  Spread(representative, replay, stats);
   auto sim = std::unique_ptr<Simulation>(new Simulation{e, std::move(mesh), std::move(program),
                                                         std::move(replay), std::move(stats),
                                                         simulated, std::move(representative), 0});
-  sim->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  sim->wall_s = SecondsSince(t0);
+  return sim;
+}
+
+std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Models models = DefaultModels(e);
+  const double building_s = SecondsSince(t0);
+  std::unique_ptr<Simulation> sim = Simulate(e, options, std::move(models));
+  sim->wall_s += building_s;
   return sim;
 }
 

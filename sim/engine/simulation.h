@@ -36,12 +36,31 @@ struct Simulation {
   double wall_s = 0;                 // host time spent building, replaying and analysing
 };
 
-// Precondition: the experiment passed ValidatePlan.
+// The models a replay runs on: how long compute takes, and the network that carries the
+// collectives. A Network keeps the state of one replay (bytes carried, flows in flight),
+// so each Simulate takes fresh models and owns them until it returns. With symmetric
+// replay the network also receives the mirrored groups of each collective
+// (Network::Start): a fake that counts traffic must count them.
+struct Models {
+  std::unique_ptr<ComputeModel> compute;
+  std::unique_ptr<Network> network;
+};
+
+// The models an experiment's cluster implies: a roofline of its GPU, and its
+// network_model (alpha-beta or flow-level). What the CLI, sweeps and benchmarks run on.
+// Precondition: the cluster's topology is valid (LoadExperimentFile checked it).
+Models DefaultModels(const Experiment& experiment);
+
+// Replays one step of the experiment on `models`.
+// Preconditions: the experiment passed ValidatePlan; both models are set.
+std::unique_ptr<Simulation> Simulate(const Experiment& experiment, const SimulationOptions& options,
+                                     Models models);
+// The same on DefaultModels(experiment); wall_s includes building them.
 std::unique_ptr<Simulation> Simulate(const Experiment& experiment,
                                      const SimulationOptions& options = {});
 
-// The compute model and network an experiment's cluster implies. MakeNetwork fails only
-// on a topology that LoadExperimentFile would have rejected.
+// The parts of DefaultModels. MakeNetwork fails only on a topology that
+// LoadExperimentFile would have rejected.
 std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& experiment);
 Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& experiment);
 

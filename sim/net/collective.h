@@ -1,42 +1,13 @@
-// Collective operations and the model that times them.
+// The model that times a collective (the collective kinds are core vocabulary:
+// sim/core/collective_kinds.h).
 #pragma once
 
-#include <cstdint>
 #include <span>
-#include <string_view>
 
+#include "sim/core/collective_kinds.h"
 #include "sim/core/time.h"
 
 namespace meshsim {
-
-// kRingShift: every member sends `bytes` to its successor in the group's order (one
-// step of ring attention's K/V exchange).
-enum class CommOp : uint8_t {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kSendRecv,
-  kRingShift
-};
-
-constexpr std::string_view CommOpName(CommOp op) {
-  switch (op) {
-    case CommOp::kAllReduce:
-      return "all_reduce";
-    case CommOp::kAllGather:
-      return "all_gather";
-    case CommOp::kReduceScatter:
-      return "reduce_scatter";
-    case CommOp::kAllToAll:
-      return "all_to_all";
-    case CommOp::kSendRecv:
-      return "sendrecv";
-    case CommOp::kRingShift:
-      return "ring_shift";
-  }
-  return "?";
-}
 
 // What one collective costs: its duration and the bytes it puts on each link class.
 struct CollectiveCost {

@@ -37,8 +37,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
-#include "sim/net/algorithm.h"
 #include "sim/net/flow_network.h"
 #include "sim/net/network.h"
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
-#include "sim/net/algorithm.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/net/collective.h"
+#include "sim/core/collective_kinds.h"
 #include "sim/workload/compute_model.h"
 
 namespace meshsim {

@@ -1,5 +1,7 @@
-// Tests for EventQueue: (time, sequence) order, cancellation, live counts, and a
-// randomized comparison against a std::multimap reference model.
+// Tests for the event queues (EventQueueLike): (time, sequence) order, cancellation, live
+// counts, and a randomized comparison against a std::multimap reference model. One typed
+// suite runs over every implementation: the 4-ary heap and the std::priority_queue
+// baseline.
 #include "sim/core/event_queue.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +10,11 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
+
+#include "sim/core/priority_event_queue.h"
 
 namespace meshsim {
 namespace {
@@ -16,9 +22,10 @@ namespace {
 SimTime Ps(int64_t ps) { return SimTime::Picoseconds(ps); }
 
 // Pops every live event, running each callback; returns the popped times.
-std::vector<int64_t> DrainTimes(EventQueue& q) {
+template <EventQueueLike Queue>
+std::vector<int64_t> DrainTimes(Queue& q) {
   std::vector<int64_t> times;
-  EventQueue::Callback cb;
+  EventCallback cb;
   while (!q.Empty()) {
     times.push_back(q.Pop(&cb).picoseconds());
     cb();
@@ -26,28 +33,51 @@ std::vector<int64_t> DrainTimes(EventQueue& q) {
   return times;
 }
 
-TEST(EventQueue, StartsEmpty) {
-  EventQueue q;
+template <typename Queue>
+class EventQueueTest : public ::testing::Test {};
+
+struct QueueNames {
+  template <typename Queue>
+  static std::string GetName(int) {
+    return std::is_same_v<Queue, EventQueue> ? "FourAryHeap" : "PriorityQueue";
+  }
+};
+using Queues = ::testing::Types<EventQueue, PriorityEventQueue>;
+
+// The interface asks for cancellation: a queue without it is not EventQueueLike.
+struct QueueWithoutCancel {
+  EventId Push(SimTime, EventCallback);
+  bool Empty() const;
+  size_t Size() const;
+  SimTime NextTime();
+  SimTime Pop(EventCallback*);
+  void Reserve(size_t);
+};
+static_assert(!EventQueueLike<QueueWithoutCancel>);
+TYPED_TEST_SUITE(EventQueueTest, Queues, QueueNames);
+
+TYPED_TEST(EventQueueTest, StartsEmpty) {
+  TypeParam q;
   EXPECT_TRUE(q.Empty());
   EXPECT_EQ(q.Size(), 0u);
 }
 
-TEST(EventQueue, PopsInTimeOrder) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, PopsInTimeOrder) {
+  TypeParam q;
   for (int64_t t : {50, 10, 40, 20, 30, 0}) q.Push(Ps(t), [] {});
   EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{0, 10, 20, 30, 40, 50}));
 }
 
-TEST(EventQueue, RunsTiesInSchedulingOrder) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, RunsTiesInSchedulingOrder) {
+  TypeParam q;
   std::vector<int> order;
   for (int i = 0; i < 10; ++i) q.Push(Ps(7), [&order, i] { order.push_back(i); });
   DrainTimes(q);
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
-TEST(EventQueue, OrdersByTimeBeforeSequence) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, OrdersByTimeBeforeSequence) {
+  TypeParam q;
   std::vector<char> order;
   q.Push(Ps(2), [&] { order.push_back('a'); });
   q.Push(Ps(1), [&] { order.push_back('b'); });
@@ -57,19 +87,19 @@ TEST(EventQueue, OrdersByTimeBeforeSequence) {
   EXPECT_EQ(order, (std::vector<char>{'b', 'd', 'a', 'c'}));
 }
 
-TEST(EventQueue, PopReturnsTheEventsCallback) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, PopReturnsTheEventsCallback) {
+  TypeParam q;
   int ran = 0;
   q.Push(Ps(5), [&] { ran = 5; });
-  EventQueue::Callback cb;
+  EventCallback cb;
   EXPECT_EQ(q.Pop(&cb), Ps(5));
   EXPECT_EQ(ran, 0) << "Pop must hand the callback over, not run it";
   cb();
   EXPECT_EQ(ran, 5);
 }
 
-TEST(EventQueue, CancelPreventsTheCallback) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelPreventsTheCallback) {
+  TypeParam q;
   bool cancelled_ran = false;
   bool other_ran = false;
   const EventId id = q.Push(Ps(1), [&] { cancelled_ran = true; });
@@ -80,29 +110,29 @@ TEST(EventQueue, CancelPreventsTheCallback) {
   EXPECT_TRUE(other_ran);
 }
 
-TEST(EventQueue, CancelTwiceReturnsFalse) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelTwiceReturnsFalse) {
+  TypeParam q;
   const EventId id = q.Push(Ps(1), [] {});
   EXPECT_TRUE(q.Cancel(id));
   EXPECT_FALSE(q.Cancel(id));
 }
 
-TEST(EventQueue, CancelAfterPopReturnsFalse) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelAfterPopReturnsFalse) {
+  TypeParam q;
   const EventId id = q.Push(Ps(1), [] {});
   DrainTimes(q);
   EXPECT_FALSE(q.Cancel(id));
 }
 
-TEST(EventQueue, CancelOfDefaultIdReturnsFalse) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CancelOfDefaultIdReturnsFalse) {
+  TypeParam q;
   q.Push(Ps(1), [] {});
   EXPECT_FALSE(q.Cancel(EventId{}));
   EXPECT_EQ(q.Size(), 1u);
 }
 
-TEST(EventQueue, StaleIdDoesNotCancelTheEventReusingItsSlot) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, StaleIdDoesNotCancelTheEventReusingItsSlot) {
+  TypeParam q;
   const EventId stale = q.Push(Ps(1), [] {});
   DrainTimes(q);
   bool ran = false;
@@ -114,8 +144,8 @@ TEST(EventQueue, StaleIdDoesNotCancelTheEventReusingItsSlot) {
   EXPECT_TRUE(ran);
 }
 
-TEST(EventQueue, SizeAndEmptyTrackLiveEvents) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, SizeAndEmptyTrackLiveEvents) {
+  TypeParam q;
   const EventId a = q.Push(Ps(1), [] {});
   const EventId b = q.Push(Ps(2), [] {});
   q.Push(Ps(3), [] {});
@@ -124,7 +154,7 @@ TEST(EventQueue, SizeAndEmptyTrackLiveEvents) {
   EXPECT_EQ(q.Size(), 2u);
   EXPECT_FALSE(q.Cancel(b));
   EXPECT_EQ(q.Size(), 2u);
-  EventQueue::Callback cb;
+  EventCallback cb;
   q.Pop(&cb);
   EXPECT_EQ(q.Size(), 1u);
   EXPECT_FALSE(q.Cancel(a));
@@ -133,8 +163,8 @@ TEST(EventQueue, SizeAndEmptyTrackLiveEvents) {
   EXPECT_TRUE(q.Empty());
 }
 
-TEST(EventQueue, IsEmptyWhenEveryEventIsCancelled) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, IsEmptyWhenEveryEventIsCancelled) {
+  TypeParam q;
   const EventId a = q.Push(Ps(1), [] {});
   const EventId b = q.Push(Ps(1), [] {});
   EXPECT_TRUE(q.Cancel(a));
@@ -143,8 +173,8 @@ TEST(EventQueue, IsEmptyWhenEveryEventIsCancelled) {
   EXPECT_EQ(q.Size(), 0u);
 }
 
-TEST(EventQueue, NextTimeSkipsCancelledEvents) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, NextTimeSkipsCancelledEvents) {
+  TypeParam q;
   const EventId first = q.Push(Ps(1), [] {});
   q.Push(Ps(9), [] {});
   EXPECT_EQ(q.NextTime(), Ps(1));
@@ -153,8 +183,8 @@ TEST(EventQueue, NextTimeSkipsCancelledEvents) {
   EXPECT_EQ(q.Size(), 1u);
 }
 
-TEST(EventQueue, CallbackCanPushMoreEvents) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, CallbackCanPushMoreEvents) {
+  TypeParam q;
   std::vector<int64_t> ran;
   q.Push(Ps(1), [&] {
     ran.push_back(1);
@@ -165,8 +195,8 @@ TEST(EventQueue, CallbackCanPushMoreEvents) {
   EXPECT_EQ(ran, (std::vector<int64_t>{1, 2, 3}));
 }
 
-TEST(EventQueue, ReserveKeepsBehaviour) {
-  EventQueue q;
+TYPED_TEST(EventQueueTest, ReserveKeepsBehaviour) {
+  TypeParam q;
   q.Reserve(1000);
   EXPECT_TRUE(q.Empty());
   q.Push(Ps(2), [] {});
@@ -184,9 +214,9 @@ struct ReferenceQueue {
 
 // 100k random pushes, cancels (of live, dead and stale ids) and pops, checked step by
 // step against the reference model; slots are recycled heavily along the way.
-TEST(EventQueue, MatchesMultimapModelUnderRandomPushesAndCancels) {
+TYPED_TEST(EventQueueTest, MatchesMultimapModelUnderRandomPushesAndCancels) {
   std::mt19937_64 rng(20240613);
-  EventQueue q;
+  TypeParam q;
   ReferenceQueue ref;
   std::vector<EventId> ids;  // by tag
   int last_ran = -1;
@@ -211,7 +241,7 @@ TEST(EventQueue, MatchesMultimapModelUnderRandomPushesAndCancels) {
       ASSERT_FALSE(q.Empty());
       const auto top = ref.events.begin();
       ASSERT_EQ(q.NextTime(), Ps(top->first)) << "step " << step;
-      EventQueue::Callback cb;
+      EventCallback cb;
       ASSERT_EQ(q.Pop(&cb), Ps(top->first)) << "step " << step;
       cb();
       ASSERT_EQ(last_ran, top->second) << "step " << step;
@@ -222,7 +252,7 @@ TEST(EventQueue, MatchesMultimapModelUnderRandomPushesAndCancels) {
     ASSERT_EQ(q.Size(), ref.events.size()) << "step " << step;
     ASSERT_EQ(q.Empty(), ref.events.empty()) << "step " << step;
   }
-  EventQueue::Callback cb;
+  EventCallback cb;
   for (const auto& [t, tag] : ref.events) {
     ASSERT_EQ(q.Pop(&cb), Ps(t));
     cb();

@@ -2,34 +2,18 @@
 // replaying the schedule (shared/validation: closed forms).
 #include <gtest/gtest.h>
 
-#include "sim/engine/replay.h"
-#include "sim/engine/step_stats.h"
-#include "sim/plan/mesh.h"
+#include "sim/engine/simulation.h"
 #include "sim/schedule/pipeline_order.h"
-#include "sim/schedule/step_builder.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
 namespace {
 
-using testing::FlopsOnlyComputeModel;
-using testing::FreeNetwork;
 using testing::SmallPipeline;
 
-struct Replayed {
-  Program program;
-  ReplayResult result;
-  StepStats stats;
-};
-
-Replayed ReplayExperiment(const Experiment& e) {
-  Mesh mesh(e.plan);
-  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh);
-  FlopsOnlyComputeModel compute;
-  FreeNetwork network;
-  ReplayResult result = Replay(program, compute, network);
-  StepStats stats = AnalyzeStep(program, result);
-  return {std::move(program), std::move(result), std::move(stats)};
+// The step on FLOPs-only compute and a free network (testing::FakeModels).
+std::unique_ptr<Simulation> ReplayExperiment(const Experiment& e) {
+  return Simulate(e, {}, testing::FakeModels());
 }
 
 double ClosedFormBubble(int p, int m, int v = 1) {
@@ -37,29 +21,30 @@ double ClosedFormBubble(int p, int m, int v = 1) {
 }
 
 TEST(PipelineBubble, GpipeMatchesClosedForm) {
-  const Replayed r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kGpipe));
-  ASSERT_TRUE(r.result.completed) << r.result.stall;
-  EXPECT_NEAR(r.stats.bubble_fraction, ClosedFormBubble(4, 8), 0.01 * ClosedFormBubble(4, 8));
+  const auto r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kGpipe));
+  ASSERT_TRUE(r->replay.completed) << r->replay.stall;
+  EXPECT_NEAR(r->stats.bubble_fraction, ClosedFormBubble(4, 8), 0.01 * ClosedFormBubble(4, 8));
 }
 
 TEST(PipelineBubble, OneFOneBMatchesClosedForm) {
-  const Replayed r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kOneFOneB));
-  ASSERT_TRUE(r.result.completed) << r.result.stall;
-  EXPECT_NEAR(r.stats.bubble_fraction, ClosedFormBubble(4, 8), 0.01 * ClosedFormBubble(4, 8));
+  const auto r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kOneFOneB));
+  ASSERT_TRUE(r->replay.completed) << r->replay.stall;
+  EXPECT_NEAR(r->stats.bubble_fraction, ClosedFormBubble(4, 8), 0.01 * ClosedFormBubble(4, 8));
 }
 
 TEST(PipelineBubble, InterleavedMatchesClosedForm) {
-  const Replayed r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kInterleaved, 2));
-  ASSERT_TRUE(r.result.completed) << r.result.stall;
-  EXPECT_NEAR(r.stats.bubble_fraction, ClosedFormBubble(4, 8, 2), 0.01 * ClosedFormBubble(4, 8, 2));
-  EXPECT_LT(r.stats.bubble_fraction, ClosedFormBubble(4, 8));
+  const auto r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kInterleaved, 2));
+  ASSERT_TRUE(r->replay.completed) << r->replay.stall;
+  EXPECT_NEAR(r->stats.bubble_fraction, ClosedFormBubble(4, 8, 2),
+              0.01 * ClosedFormBubble(4, 8, 2));
+  EXPECT_LT(r->stats.bubble_fraction, ClosedFormBubble(4, 8));
 }
 
 TEST(PipelineBubble, ShrinksWithMoreMicroBatches) {
   const double few =
-      ReplayExperiment(SmallPipeline(4, 4, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
+      ReplayExperiment(SmallPipeline(4, 4, ScheduleKind::kOneFOneB))->stats.bubble_fraction;
   const double many =
-      ReplayExperiment(SmallPipeline(4, 16, ScheduleKind::kOneFOneB)).stats.bubble_fraction;
+      ReplayExperiment(SmallPipeline(4, 16, ScheduleKind::kOneFOneB))->stats.bubble_fraction;
   EXPECT_NEAR(few, ClosedFormBubble(4, 4), 0.01 * ClosedFormBubble(4, 4));
   EXPECT_NEAR(many, ClosedFormBubble(4, 16), 0.01 * ClosedFormBubble(4, 16));
 }
@@ -67,30 +52,31 @@ TEST(PipelineBubble, ShrinksWithMoreMicroBatches) {
 TEST(PipelineBubble, StepTimeIsMPlusPMinusOneStageTimes) {
   // Equal stages, free network: the pipeline ends after (m + p - 1) * (t_f + t_b).
   const Experiment e = SmallPipeline(4, 8, ScheduleKind::kOneFOneB);
-  const Replayed r = ReplayExperiment(e);
+  const auto r = ReplayExperiment(e);
   SimTime stage_busy = SimTime::Zero();
-  for (OpId id : r.program.StreamOps(1, Stream::kCompute)) {
-    const Op& op = r.program.op(id);
-    if (op.kind == OpKind::kCompute) stage_busy += r.result.end[id] - r.result.start[id];
+  for (OpId id : r->program.StreamOps(1, Stream::kCompute)) {
+    const Op& op = r->program.op(id);
+    if (op.kind == OpKind::kCompute) stage_busy += r->replay.end[id] - r->replay.start[id];
   }
   const double per_micro_batch = stage_busy.seconds() / 8;
-  EXPECT_NEAR(r.stats.pipeline_end_s, (8 + 4 - 1) * per_micro_batch, 1e-3 * r.stats.pipeline_end_s);
+  EXPECT_NEAR(r->stats.pipeline_end_s, (8 + 4 - 1) * per_micro_batch,
+              1e-3 * r->stats.pipeline_end_s);
 }
 
 // The first forward of stage s starts after s forward stage-times: the staircase.
 TEST(PipelineBubble, ForwardStartsFormAStaircase) {
-  const Replayed r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kGpipe));
+  const auto r = ReplayExperiment(SmallPipeline(4, 8, ScheduleKind::kGpipe));
   std::vector<double> first_start;
   double forward_time = 0;
   for (int stage = 0; stage < 4; ++stage) {
     bool found = false;
-    for (OpId id : r.program.StreamOps(stage, Stream::kCompute)) {
-      const Op& op = r.program.op(id);
+    for (OpId id : r->program.StreamOps(stage, Stream::kCompute)) {
+      const Op& op = r->program.op(id);
       if (op.kind != OpKind::kCompute || op.micro_batch != 0) continue;
       if (op.tag == Tag::kAttentionFwd || op.tag == Tag::kMlpFwd) {
-        if (!found) first_start.push_back(r.result.start[id].seconds());
+        if (!found) first_start.push_back(r->replay.start[id].seconds());
         found = true;
-        if (stage == 0) forward_time += (r.result.end[id] - r.result.start[id]).seconds();
+        if (stage == 0) forward_time += (r->replay.end[id] - r->replay.start[id]).seconds();
       }
     }
     ASSERT_TRUE(found);
@@ -112,20 +98,20 @@ double ActivationsPerMicroBatchOnStage(const Experiment& e, int layers_on_stage)
 
 TEST(PipelineMemory, OneFOneBFirstStageHoldsPpMicroBatches) {
   const Experiment e = SmallPipeline(4, 8, ScheduleKind::kOneFOneB);
-  const Replayed r = ReplayExperiment(e);
+  const auto r = ReplayExperiment(e);
   const double per_mb = ActivationsPerMicroBatchOnStage(e, 2);
-  EXPECT_NEAR(PeakActivations(r.result, 0) / per_mb, 4.0, 0.01);
+  EXPECT_NEAR(PeakActivations(r->replay, 0) / per_mb, 4.0, 0.01);
   // The last stage runs one forward then its backward: one micro-batch in flight, plus the
   // (tiny) logits.
-  EXPECT_NEAR(PeakActivations(r.result, 3) / per_mb, 1.0, 0.01);
+  EXPECT_NEAR(PeakActivations(r->replay, 3) / per_mb, 1.0, 0.01);
 }
 
 TEST(PipelineMemory, GpipeHoldsAllMicroBatches) {
   const Experiment e = SmallPipeline(4, 8, ScheduleKind::kGpipe);
-  const Replayed r = ReplayExperiment(e);
+  const auto r = ReplayExperiment(e);
   const double per_mb = ActivationsPerMicroBatchOnStage(e, 2);
   for (int stage = 0; stage < 4; ++stage) {
-    EXPECT_NEAR(PeakActivations(r.result, stage) / per_mb, 8.0, 0.01) << "stage " << stage;
+    EXPECT_NEAR(PeakActivations(r->replay, stage) / per_mb, 8.0, 0.01) << "stage " << stage;
   }
 }
 
@@ -134,10 +120,10 @@ TEST(PipelineMemory, InterleavedAddsInFlightChunks) {
   // by 1 + (p-1)/(p*v).
   const int p = 4, v = 2;
   const Experiment e = SmallPipeline(p, 8, ScheduleKind::kInterleaved, v);
-  const Replayed r = ReplayExperiment(e);
+  const auto r = ReplayExperiment(e);
   const double per_mb_stage = ActivationsPerMicroBatchOnStage(e, 2);  // 8 layers / 4 stages
   const double expected = p * (1.0 + (p - 1.0) / (p * v));
-  EXPECT_NEAR(PeakActivations(r.result, 0) / per_mb_stage, expected, 0.01);
+  EXPECT_NEAR(PeakActivations(r->replay, 0) / per_mb_stage, expected, 0.01);
 }
 
 TEST(PipelineOrder, EveryStageRunsEachPassOnce) {

@@ -1,5 +1,6 @@
-// Tests for Simulator: the clock follows events in (time, sequence) order, callbacks may
-// schedule and cancel, and time never goes backwards.
+// Tests for the simulator loop: the clock follows events in (time, sequence) order,
+// callbacks may schedule and cancel, and time never goes backwards. One typed suite over
+// the loop on each event queue (Simulator is the loop on the 4-ary heap).
 #include "sim/core/simulator.h"
 
 #include <gtest/gtest.h>
@@ -7,27 +8,43 @@
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
+
+#include "sim/core/priority_event_queue.h"
 
 namespace meshsim {
 namespace {
 
 SimTime Ps(int64_t ps) { return SimTime::Picoseconds(ps); }
 
-TEST(Simulator, StartsAtZero) {
-  Simulator sim;
+template <typename Sim>
+class SimulatorTest : public ::testing::Test {};
+
+struct SimulatorNames {
+  template <typename Sim>
+  static std::string GetName(int) {
+    return std::is_same_v<Sim, Simulator> ? "FourAryHeap" : "PriorityQueue";
+  }
+};
+using Simulators = ::testing::Types<Simulator, BasicSimulator<PriorityEventQueue>>;
+TYPED_TEST_SUITE(SimulatorTest, Simulators, SimulatorNames);
+
+TYPED_TEST(SimulatorTest, StartsAtZero) {
+  TypeParam sim;
   EXPECT_EQ(sim.Now(), SimTime::Zero());
   EXPECT_EQ(sim.EventsExecuted(), 0u);
 }
 
-TEST(Simulator, RunWithNoEventsDoesNothing) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, RunWithNoEventsDoesNothing) {
+  TypeParam sim;
   EXPECT_EQ(sim.Run(), 0u);
   EXPECT_EQ(sim.Now(), SimTime::Zero());
 }
 
-TEST(Simulator, RunsEventsAtTheirScheduledTimes) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, RunsEventsAtTheirScheduledTimes) {
+  TypeParam sim;
   std::vector<int64_t> seen;
   for (int64_t t : {300, 100, 200}) {
     sim.ScheduleAt(Ps(t), [&] { seen.push_back(sim.Now().picoseconds()); });
@@ -37,24 +54,24 @@ TEST(Simulator, RunsEventsAtTheirScheduledTimes) {
   EXPECT_EQ(sim.Now(), Ps(300));
 }
 
-TEST(Simulator, ScheduleIsRelativeToNow) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, ScheduleIsRelativeToNow) {
+  TypeParam sim;
   SimTime inner = SimTime::Zero();
   sim.ScheduleAt(Ps(1000), [&] { sim.Schedule(Ps(5), [&] { inner = sim.Now(); }); });
   sim.Run();
   EXPECT_EQ(inner, Ps(1005));
 }
 
-TEST(Simulator, TiesRunInSchedulingOrder) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, TiesRunInSchedulingOrder) {
+  TypeParam sim;
   std::vector<int> order;
   for (int i = 0; i < 5; ++i) sim.ScheduleAt(Ps(42), [&order, i] { order.push_back(i); });
   sim.Run();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
-TEST(Simulator, ZeroDelayEventRunsAfterThoseAlreadyDueNow) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, ZeroDelayEventRunsAfterThoseAlreadyDueNow) {
+  TypeParam sim;
   std::vector<char> order;
   sim.ScheduleAt(Ps(10), [&] {
     order.push_back('a');
@@ -65,8 +82,8 @@ TEST(Simulator, ZeroDelayEventRunsAfterThoseAlreadyDueNow) {
   EXPECT_EQ(order, (std::vector<char>{'a', 'b', 'c'}));
 }
 
-TEST(Simulator, CallbacksCanScheduleChains) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, CallbacksCanScheduleChains) {
+  TypeParam sim;
   int remaining = 100;
   std::function<void()> tick = [&] {
     if (--remaining > 0) sim.Schedule(Ps(7), tick);
@@ -77,8 +94,8 @@ TEST(Simulator, CallbacksCanScheduleChains) {
   EXPECT_EQ(sim.Now(), Ps(700));
 }
 
-TEST(Simulator, CancelledEventDoesNotRun) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, CancelledEventDoesNotRun) {
+  TypeParam sim;
   bool ran = false;
   const EventId id = sim.Schedule(Ps(5), [&] { ran = true; });
   EXPECT_TRUE(sim.Cancel(id));
@@ -88,8 +105,8 @@ TEST(Simulator, CancelledEventDoesNotRun) {
   EXPECT_EQ(sim.Now(), SimTime::Zero()) << "a cancelled event must not move the clock";
 }
 
-TEST(Simulator, CallbackCanCancelALaterEvent) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, CallbackCanCancelALaterEvent) {
+  TypeParam sim;
   bool later_ran = false;
   const EventId later = sim.ScheduleAt(Ps(20), [&] { later_ran = true; });
   bool cancel_result = false;
@@ -100,15 +117,15 @@ TEST(Simulator, CallbackCanCancelALaterEvent) {
   EXPECT_EQ(sim.Now(), Ps(10));
 }
 
-TEST(Simulator, CancelAfterTheEventRanReturnsFalse) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, CancelAfterTheEventRanReturnsFalse) {
+  TypeParam sim;
   const EventId id = sim.Schedule(Ps(1), [] {});
   sim.Run();
   EXPECT_FALSE(sim.Cancel(id));
 }
 
-TEST(Simulator, EventsExecutedAccumulatesAcrossRuns) {
-  Simulator sim;
+TYPED_TEST(SimulatorTest, EventsExecutedAccumulatesAcrossRuns) {
+  TypeParam sim;
   sim.Schedule(Ps(1), [] {});
   sim.Schedule(Ps(2), [] {});
   EXPECT_EQ(sim.Run(), 2u);
@@ -126,10 +143,10 @@ struct Observation {
 
 // Builds a randomized cascade: each event schedules 0..3 followers at random delays
 // (zero included, to exercise ties), and some events cancel a random pending one.
+template <typename Sim>
 class RandomCascade {
  public:
-  RandomCascade(Simulator& sim, uint64_t seed, int budget)
-      : sim_(sim), rng_(seed), budget_(budget) {}
+  RandomCascade(Sim& sim, uint64_t seed, int budget) : sim_(sim), rng_(seed), budget_(budget) {}
 
   void Start(int roots) {
     for (int i = 0; i < roots; ++i) Add(SimTime::Zero() + Ps(Delay()));
@@ -155,7 +172,7 @@ class RandomCascade {
     }
   }
 
-  Simulator& sim_;
+  Sim& sim_;
   std::mt19937_64 rng_;
   int budget_;
   std::vector<EventId> pending_;
@@ -163,9 +180,9 @@ class RandomCascade {
   int cancelled_ = 0;
 };
 
-TEST(Simulator, TimeNeverGoesBackwardsUnderARandomSchedule) {
-  Simulator sim;
-  RandomCascade cascade(sim, /*seed=*/12345, /*budget=*/20000);
+TYPED_TEST(SimulatorTest, TimeNeverGoesBackwardsUnderARandomSchedule) {
+  TypeParam sim;
+  RandomCascade<TypeParam> cascade(sim, /*seed=*/12345, /*budget=*/20000);
   cascade.Start(/*roots=*/200);
   const uint64_t executed = sim.Run();
 
@@ -182,10 +199,10 @@ TEST(Simulator, TimeNeverGoesBackwardsUnderARandomSchedule) {
   EXPECT_EQ(sim.Now().picoseconds(), obs.back().now_ps);
 }
 
-TEST(Simulator, RandomScheduleIsDeterministic) {
+TYPED_TEST(SimulatorTest, RandomScheduleIsDeterministic) {
   auto run = [](uint64_t seed) {
-    Simulator sim;
-    RandomCascade cascade(sim, seed, /*budget=*/5000);
+    TypeParam sim;
+    RandomCascade<TypeParam> cascade(sim, seed, /*budget=*/5000);
     cascade.Start(/*roots=*/50);
     sim.Run();
     std::vector<int64_t> times;

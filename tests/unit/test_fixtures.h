@@ -1,6 +1,12 @@
 // Small experiments and fake cost models for tests.
+//
+// The fakes reach every engine test: Simulate(experiment, options, FakeModels()) replays
+// on them what Replay would (see Models in sim/engine/simulation.h).
 #pragma once
 
+#include <memory>
+
+#include "sim/engine/simulation.h"
 #include "sim/net/network.h"
 #include "sim/plan/experiment.h"
 #include "sim/workload/compute_model.h"
@@ -27,6 +33,11 @@ class FreeNetwork final : public Network {
   double IntraNodeBytes() const override { return 0; }
   double InterNodeBytes() const override { return 0; }
 };
+
+// FlopsOnlyComputeModel and FreeNetwork, for Simulate.
+inline Models FakeModels() {
+  return Models{std::make_unique<FlopsOnlyComputeModel>(), std::make_unique<FreeNetwork>()};
+}
 
 // A small GPT-like model: 8 layers, hidden 1024, 16 heads, tiny vocabulary so that the
 // embedding and output layers are negligible next to the transformer layers.
