@@ -171,8 +171,12 @@ YAML::Node LoadYamlFile(const std::string& path) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  return ParseYamlFileText(ss.str(), path);
+}
+
+YAML::Node ParseYamlFileText(const std::string& text, const std::string& path) {
   try {
-    return YAML::Load(ss.str());
+    return YAML::Load(text);
   } catch (const YAML::ParserException& ex) {
     InputError e;
     e.file = path;
