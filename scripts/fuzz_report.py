@@ -6,8 +6,9 @@ Usage: scripts/fuzz_report.py [BUILD_DIR] [OUTPUT]   (defaults: build-asan resul
 Per target it reads the newest line of BUILD_DIR/fuzz-logs/summary.tsv (the command and
 its outcome) and BUILD_DIR/fuzz-logs/TARGET.log (libFuzzer's last status line and final
 stats). Findings come from tests/unit/fuzz_regressions_test.cc: each TEST there is preceded
-by a comment block whose first line is `// Found by fuzz_TARGET: WHAT` and which holds a
-line `// Fix: HOW` (continuation lines start with `//   `).
+by a comment block whose first line is `// Found by fuzz_TARGET: WHAT` (or `// Found by
+review, fuzz_TARGET: WHAT`) and which holds a line `// Fix: HOW` (continuation lines start
+with `//   `).
 """
 import datetime
 import pathlib
@@ -56,17 +57,19 @@ def findings():
         lines = [l[2:].strip() for l in comment.splitlines()]
         joined, current = {}, None
         for l in lines:
-            m = re.match(r"Found by fuzz_(\w+): (.*)", l)
+            m = re.match(r"Found by (review, )?fuzz_(\w+): (.*)", l)
             if m:
-                current, target = "what", m.group(1)
-                joined["what"] = m.group(2)
+                current, target = "what", m.group(2)
+                joined["how"] = "review" if m.group(1) else "fuzzing"
+                joined["what"] = m.group(3)
             elif l.startswith("Fix: "):
                 current = "fix"
                 joined["fix"] = l[5:]
             elif current:
                 joined[current] += " " + l
         if "what" in joined:
-            out.setdefault(target, []).append((name, joined["what"], joined.get("fix", "")))
+            out.setdefault(target, []).append(
+                (name, joined["how"], joined["what"], joined.get("fix", "")))
     return out
 
 
@@ -82,20 +85,26 @@ def main():
     found = findings()
     clang = subprocess.run(["clang++", "--version"], capture_output=True,
                            text=True).stdout.splitlines()[0]
+    cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    code = ["sim", "tests/fuzz", "CMakeLists.txt"]
+    commit = git("log", "-1", "--format=%h", "--", *code)
+    dirty = " (plus uncommitted changes)" if git("status", "--porcelain", "--", *code) else ""
+    day = datetime.date.fromtimestamp((build / "fuzz-logs" / "summary.tsv").stat().st_mtime)
     md = ["# Fuzzing campaigns", "",
           "Written by `scripts/fuzz_report.py` from the logs of the last `scripts/fuzz.sh` run "
           "of each target (README: \"Fuzzing and sanitizers\"). Do not edit by hand.", "",
-          f"- date: {datetime.date.today().isoformat()}; commit: {git('rev-parse', '--short', 'HEAD')}"
-          f"{' (with uncommitted changes)' if git('status', '--porcelain') else ''}",
-          f"- host: {platform.machine()}, {subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores"
-          " shared with other work (each target on one core, `nice -n 10`, two at a time)",
+          f"- run: {day.isoformat()}; code: commit {commit}{dirty}, the last commit that "
+          "changed sim/, tests/fuzz/ or CMakeLists.txt",
+          f"- host: {platform.machine()}, {cores} cores shared with other work (each target on "
+          "one core, `nice -n 10`, two at a time)",
           f"- compiler: {clang}; build-asan: `-O1 -g -fsanitize=address,undefined "
           "-fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link`, asserts on",
           "- coverage: libFuzzer's `cov` (instrumented edges of meshsim's code reached) and "
-          "`ft` (features: edges with hit counts); yaml-cpp, nlohmann::json and the standard "
-          "library are not instrumented", ""]
-    md += ["| target | duration | result | exec/s | executions | corpus (units/bytes) | cov | ft | peak RSS |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+          "`ft` (features: edges with hit counts); yaml-cpp and the standard library are "
+          "shared libraries without instrumentation, header-only nlohmann::json and Boost are "
+          "instrumented with meshsim's code", ""]
+    md += ["| target | duration | result | exec/s | executions | corpus (units/bytes) | cov | ft "
+           "| peak RSS |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in TARGETS:
         if t not in rows:
             md.append(f"| {t} | not run | | | | | | | |")
@@ -115,8 +124,11 @@ def main():
             md += [f"- {t}:", "", f"  ```", f"  {rows[t]['command']}", "  ```", ""]
     md += ["## Findings and fixes", "",
            "Every input that crashed, leaked, hit undefined behaviour or an assert, or broke a "
-           "target's check during the campaigns (earlier runs included) was fixed in the "
-           "library and is a test in `tests/unit/fuzz_regressions_test.cc`.", ""]
+           "target's check in the exploratory runs before the campaign above was fixed in the "
+           "library and is a test in `tests/unit/fuzz_regressions_test.cc`. \"Found by review\" "
+           "marks defects seen while reading the code behind a target that the fuzzer had not "
+           "reached; their inputs were run through that target before the fix to confirm "
+           "them.", ""]
     for t in TARGETS:
         items = found.get(t, [])
         md.append(f"### {t}")
@@ -124,8 +136,8 @@ def main():
         if not items:
             md += ["No finding.", ""]
             continue
-        for name, what, fix in items:
-            md.append(f"- **{what}** Fix: {fix} (test `FuzzRegressions.{name}`)")
+        for name, how, what, fix in items:
+            md.append(f"- Found by {how}: {what} Fix: {fix} (test `FuzzRegressions.{name}`)")
         md.append("")
     output.write_text("\n".join(md))
     print(f"fuzz_report.py: wrote {output}")

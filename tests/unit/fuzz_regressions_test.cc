@@ -1,10 +1,10 @@
 // Inputs the fuzz targets of tests/fuzz found to crash (or to break a target's check),
 // each now a bad input with a located message. scripts/fuzz_report.py lists them in
 // results/fuzz.md from the comment block above each TEST: its first line is
-// `// Found by fuzz_TARGET: WHAT` (or `// Found by review (fuzz_TARGET reproduces it):
-// WHAT` for defects seen while reading the code that the fuzzer had not reached yet), and
-// a line `// Fix: HOW` says what changed. Under build-asan these inputs also check that
-// no undefined behaviour is left on their path.
+// `// Found by fuzz_TARGET: WHAT`, or `// Found by review, fuzz_TARGET: WHAT` for a defect
+// seen while reading the code that the fuzzer had not reached (the input then goes
+// through that target), and a line `// Fix: HOW` says what changed. Under build-asan
+// these inputs also check that no undefined behaviour is left on their path.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -83,8 +83,8 @@ TEST(FuzzRegressions, ExperimentPathTooLongIsNotFound) {
   EXPECT_EQ(e.error().message.rfind("file not found: ", 0), 0u) << e.error().message;
 }
 
-// Found by fuzz_experiment (the same defect, in the sweep loader, found by reading it
-//   after the first finding): a base path too long for the system terminated the program.
+// Found by review, fuzz_sweep: the std::filesystem call of the finding above, in the sweep
+//   loader: a base path too long for the system terminated the program.
 // Fix: as for experiments (sim/config/sweep_loader.cc, LoadBase).
 TEST(FuzzRegressions, SweepBasePathTooLongIsNotFound) {
   const std::string name(5000, 'b');
@@ -117,9 +117,9 @@ TEST(FuzzRegressions, HfNumberOverflowIsInvalidJson) {
   EXPECT_EQ(r.error().column, 17);
 }
 
-// Found by review (fuzz_set reproduces it): tp*pp*dp*cp overflowed int in ValidatePlan
-//   (undefined behaviour) for degrees such as tp 2147483647, pp 2; likewise
-//   pp*virtual_stages and micro_batch*dp.
+// Found by review, fuzz_set: tp*pp*dp*cp overflowed int in ValidatePlan (undefined
+//   behaviour) for degrees such as tp 2147483647, pp 2; likewise pp*virtual_stages and
+//   micro_batch*dp (each input reproduced with fuzz_set before the fix).
 // Fix: ValidatePlan multiplies plan degrees in int64, capped at 2^31, which matches no GPU
 //   count and divides no layer or batch count (sim/plan/validate.cc, Product).
 TEST(FuzzRegressions, PlanDegreeProductsDoNotOverflow) {
@@ -143,8 +143,8 @@ TEST(FuzzRegressions, PlanDegreeProductsDoNotOverflow) {
       << e.message;
 }
 
-// Found by review (fuzz_set reproduces it): nodes x gpus_per_node overflowed int
-//   (ClusterSpec::TotalGpus) for nodes 1000000000 and 8 GPUs per node.
+// Found by review, fuzz_set: nodes x gpus_per_node overflowed int (ClusterSpec::TotalGpus)
+//   for nodes 1000000000 and 8 GPUs per node (reproduced with fuzz_set before the fix).
 // Fix: the cluster decoder accepts at most kMaxClusterGpus = 2^24 GPUs (2^14 in fuzzing
 //   builds, so that every input loads fast) (sim/config/decode.cc, DecodeCluster).
 TEST(FuzzRegressions, ClusterLargerThanTheLimitIsBadInput) {
@@ -155,8 +155,8 @@ TEST(FuzzRegressions, ClusterLargerThanTheLimitIsBadInput) {
                            " GPUs, found nodes 1000000000 x gpus_per_node 8 = 8000000000");
 }
 
-// Found by review (fuzz_set reproduces it): dp_bucket_mb 1e300 made the conversion to
-//   bytes overflow int64 (undefined behaviour).
+// Found by review, fuzz_set: dp_bucket_mb 1e300 made the conversion to bytes overflow
+//   int64 (undefined behaviour; reproduced with fuzz_set before the fix).
 // Fix: the plan decoder accepts at most 1e9 MB (sim/config/decode.cc, DecodePlan).
 TEST(FuzzRegressions, HugeDpBucketIsBadInput) {
   const InputError e = DefaultWith({"plan.dp_bucket_mb=1e300"});
@@ -165,9 +165,10 @@ TEST(FuzzRegressions, HugeDpBucketIsBadInput) {
   EXPECT_EQ(e.message, "expected at most 1e9 MB, found '1e300'");
 }
 
-// Found by review (fuzz_import_hf reproduces it): required counts were cut to int without
-//   a range check: num_attention_heads 4294967296 became 0 and hidden_size % 0 divided by
-//   zero; num_hidden_layers 4294967297 silently became 1.
+// Found by review, fuzz_import_hf: required counts were cut to int without a range check:
+//   num_attention_heads 4294967296 became 0 and hidden_size % 0 divided by zero
+//   (reproduced with fuzz_import_hf before the fix); num_hidden_layers 4294967297
+//   silently became 1.
 // Fix: required counts get the same at-most-2^30 check as optional ones
 //   (sim/config/import_hf.cc, Fields::Int32).
 TEST(FuzzRegressions, HfCountsBeyondIntAreBadInput) {
@@ -181,9 +182,9 @@ TEST(FuzzRegressions, HfCountsBeyondIntAreBadInput) {
   EXPECT_EQ(r.error().message, "expected a plausible count, found 4294967297");
 }
 
-// Found by review (fuzz_import_megatron reproduces it): --num-layers and
-//   --num-attention-heads were cut to int without a range check: heads 4294967296 became 0
-//   and hidden % 0 divided by zero.
+// Found by review, fuzz_import_megatron: --num-layers and --num-attention-heads were cut
+//   to int without a range check: heads 4294967296 became 0 and hidden % 0 divided by
+//   zero (reproduced with fuzz_import_megatron before the fix); layers 4294967297 became 1.
 // Fix: both are read with the at-most-2^30 check of the other counts
 //   (sim/config/megatron_args.h, Args::Required32).
 TEST(FuzzRegressions, MegatronRequiredCountsBeyondIntAreBadInput) {
@@ -197,11 +198,11 @@ TEST(FuzzRegressions, MegatronRequiredCountsBeyondIntAreBadInput) {
   EXPECT_EQ(e.message, "expected a plausible count, found 4294967297");
 }
 
-// Found by review (fuzz_import_megatron reproduces it): products of flags overflowed
-//   (undefined behaviour): pp * --num-layers-per-virtual-pipeline-stage, pp *
-//   virtual stages for --recompute-granularity full, --make-vocab-size-divisible-by * tp
-//   (int64), tp*pp*cp and micro_batch * dp when the world is resolved, and --nodes x GPUs
-//   per node.
+// Found by review, fuzz_import_megatron: products of flags overflowed (undefined
+//   behaviour): pp * --num-layers-per-virtual-pipeline-stage, pp * virtual stages for
+//   --recompute-granularity full, --make-vocab-size-divisible-by * tp (int64), tp*pp*cp
+//   and micro_batch * dp when the world is resolved (each reproduced with
+//   fuzz_import_megatron before the fix), and the CLI's --nodes x GPUs per node.
 // Fix: these products are taken in int64 from factors of at most 2^30 (the divisor is now
 //   read as such a count) and checked: a padded vocabulary above 2^40, a world above
 //   kMaxClusterGpus and a derived global batch above 2^30 are bad input
