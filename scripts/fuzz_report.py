@@ -35,6 +35,7 @@ def log_stats(log):
     stats = {k: v for k, v in re.findall(r"stat::(\w+):\s+(\d+)", text)}
     status = re.findall(r"^#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)/(\S+)", text, re.M)
     done = re.findall(r"^Done (\d+) runs in (\d+) second", text, re.M)
+    edges = re.findall(r"Loaded 1 modules\s+\((\d+) inline 8-bit counters", text)
     out = {"execs": stats.get("number_of_executed_units", "?"),
            "exec_s": stats.get("average_exec_per_sec", "?"),
            "rss_mb": stats.get("peak_rss_mb", "?"),
@@ -45,6 +46,7 @@ def log_stats(log):
         out.update(cov=cov, ft=ft, corp=corp, corp_size=size)
     if done:
         out["wall_s"] = done[-1][1]
+    out["edges"] = edges[0] if edges else "?"
     return out
 
 
@@ -99,7 +101,9 @@ def main():
           "one core, `nice -n 10`, two at a time)",
           f"- compiler: {clang}; build-asan: `-O1 -g -fsanitize=address,undefined "
           "-fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link`, asserts on",
-          "- coverage: libFuzzer's `cov` (instrumented edges of meshsim's code reached) and "
+          "- coverage: libFuzzer's `cov` (instrumented edges reached, of all in the binary, "
+          "which holds every function of the object files it links, called by the target or "
+          "not) and "
           "`ft` (features: edges with hit counts); yaml-cpp and the standard library are "
           "shared libraries without instrumentation, header-only nlohmann::json and Boost are "
           "instrumented with meshsim's code", ""]
@@ -114,7 +118,7 @@ def main():
         result = "no finding" if r["status"] == "ok" else "**finding**"
         md.append(f"| {t} | {s.get('wall_s', r['seconds'])} s | {result} | {s['exec_s']} | "
                   f"{s['execs']} | {s.get('corp', '?')} / {s.get('corp_size', '?')} | "
-                  f"{s.get('cov', '?')} | {s.get('ft', '?')} | {s['rss_mb']} MB |")
+                  f"{s.get('cov', '?')} of {s['edges']} | {s.get('ft', '?')} | {s['rss_mb']} MB |")
     md += ["", "## Commands", "",
            "Run from the repository root after `bash scripts/fuzz.sh --build-only`; the seeds "
            "and dictionary come from `tests/fuzz/make_seeds.py` (bundled files plus "
