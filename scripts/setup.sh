@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
   chromium fonts-dejavu-core   # headless browser for the HTML explorer's test
+  clang libclang-rt-14-dev     # sanitizer + libFuzzer build (scripts/ci_sanitize.sh, fuzz.sh)
 )
 
 missing=()

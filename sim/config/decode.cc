@@ -219,6 +219,13 @@ ClusterSpec DecodeCluster(YamlReader& r) {
   RequireAtLeast(r, "nodes", c.nodes, 1);
   r.GetInt("gpus_per_node", &c.gpus_per_node, true);
   RequireAtLeast(r, "gpus_per_node", c.gpus_per_node, 1);
+  const int64_t gpus = int64_t{c.nodes} * c.gpus_per_node;
+  if (gpus > kMaxClusterGpus) {
+    Fail(r.sources(), r.Child("nodes"), r.KeyPath("nodes"),
+         "expected at most " + std::to_string(kMaxClusterGpus) + " GPUs, found nodes " +
+             std::to_string(c.nodes) + " x gpus_per_node " + std::to_string(c.gpus_per_node) +
+             " = " + std::to_string(gpus));
+  }
   DecodeIntraNode(r.Map("intra_node"), &c.intra_node);
   if (r.Has("inter_node")) {
     DecodeInterNode(r.Map("inter_node"), &c.inter_node);
@@ -254,6 +261,10 @@ PlanSpec DecodePlan(YamlReader& r) {
   double bucket_mb = static_cast<double>(p.dp_bucket_bytes) / 1e6;
   r.GetDouble("dp_bucket_mb", &bucket_mb);
   RequirePositive(r, "dp_bucket_mb", bucket_mb);
+  if (bucket_mb > 1e9) {  // 1 PB: far above any model, and its bytes fit an int64
+    Fail(r.sources(), r.Child("dp_bucket_mb"), r.KeyPath("dp_bucket_mb"),
+         "expected at most 1e9 MB, found " + Describe(r.Child("dp_bucket_mb")));
+  }
   p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
   r.GetBool("overlap_p2p", &p.overlap_p2p);
   r.GetDouble("moe_skew", &p.moe_skew);

@@ -128,7 +128,10 @@ class Fields {
     if (x > int64_t{1} << 40) Fail(key, "expected a plausible size, found " + N(x));
     return x;
   }
-  int Int32(const std::string& key, int64_t min) const { return static_cast<int>(Int(key, min)); }
+  int Int32(const std::string& key, int64_t min) const {
+    if (!Has(key)) Fail(key, "required field is missing (expected an integer >= " + N(min) + ")");
+    return Int32Or(key, 0, min);
+  }
   int Int32Or(const std::string& key, int64_t fallback, int64_t min) const {
     const int64_t x = IntOr(key, fallback, min);
     if (x > 1 << 30) Fail(key, "expected a plausible count, found " + N(x));
@@ -179,6 +182,22 @@ json ParseJson(const std::string& text, const std::string& file) {
     const size_t at = what.find("parse error");
     const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
     err.message = "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2));
+    throw ImportFailure{err};
+  } catch (const json::exception& e) {
+    // Valid syntax that nlohmann::json cannot hold: "[json.exception.out_of_range.406]
+    // number overflow parsing '1e400'". No position comes with it: point at the first
+    // occurrence of the quoted text.
+    InputError err;
+    err.file = file;
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    err.message =
+        "invalid JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2));
+    const size_t open = what.find('\''), close = what.rfind('\'');
+    if (open != std::string::npos && close > open + 1) {
+      const size_t at = text.find(what.substr(open + 1, close - open - 1));
+      if (at != std::string::npos) std::tie(err.line, err.column) = LineColumn(text, at);
+    }
     throw ImportFailure{err};
   }
 }

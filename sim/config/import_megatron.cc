@@ -12,6 +12,7 @@
 
 #include "sim/config/import_hf.h"
 #include "sim/config/megatron_args.h"
+#include "sim/hw/cluster_spec.h"
 #include "sim/plan/plan_names.h"
 #include "sim/schedule/model_states.h"
 #include "sim/workload/param_count.h"
@@ -103,7 +104,7 @@ void DecodeMoeLayerFreq(const Args& a, ModelSpec* m) {
 void DecodeHeads(const Args& a, MegatronImport* out) {
   ModelSpec& m = out->model;
   m.hidden = a.Required("--hidden-size", 1);
-  m.heads = static_cast<int>(a.Required("--num-attention-heads", 1));
+  m.heads = a.Required32("--num-attention-heads", 1);
   if (m.hidden % m.heads != 0) {
     Fail("--num-attention-heads",
          "--num-attention-heads " + N(m.heads) + " does not divide --hidden-size " + N(m.hidden));
@@ -135,8 +136,13 @@ void DecodeVocab(const Args& a, MegatronImport* out) {
     m.vocab = a.Int("--padded-vocab-size", 0, 1);
   } else if (a.Has("--vocab-size")) {
     const int64_t vocab = a.Int("--vocab-size", 0, 1);
-    const int64_t multiple = a.Int("--make-vocab-size-divisible-by", 128, 1) * tp;
+    // Both factors are at most 2^30: the product fits an int64.
+    const int64_t multiple = int64_t{a.Int32("--make-vocab-size-divisible-by", 128, 1)} * tp;
     m.vocab = (vocab + multiple - 1) / multiple * multiple;
+    if (m.vocab > (int64_t{1} << 40)) {
+      Fail("--make-vocab-size-divisible-by",
+           "expected a plausible size, found a padded vocabulary of " + N(m.vocab));
+    }
     if (m.vocab != vocab) {
       out->notes.push_back("vocab " + N(m.vocab) + ": --vocab-size " + N(vocab) +
                            " padded to a multiple of " + N(multiple) + " as Megatron does");
@@ -191,7 +197,7 @@ void DecodeMoe(const Args& a, MegatronImport* out) {
 
 void DecodeModel(const Args& a, MegatronImport* out) {
   ModelSpec& m = out->model;
-  m.layers = static_cast<int>(a.Required("--num-layers", 1));
+  m.layers = a.Required32("--num-layers", 1);
   DecodeHeads(a, out);
   const bool swiglu = a.Flag("--swiglu");
   // --quick-geglu is gated too (3 matrices) but keeps the 4*hidden default.
@@ -239,7 +245,8 @@ void DecodeRecompute(const Args& a, MegatronImport* out) {
       a.Has("--recompute-method") ? a.Choice("--recompute-method", {"uniform", "block"}, "") : "";
   const int layers = a.Int32("--recompute-num-layers", 1, 1);
   if (p.recompute != Recompute::kFull) return;
-  const int per_chunk = out->model.layers / std::max(1, p.pp * p.virtual_stages);
+  const int64_t per_chunk =
+      out->model.layers / std::max<int64_t>(1, int64_t{p.pp} * p.virtual_stages);
   const bool exact = method.empty() || (method == "uniform" && layers == 1) ||
                      (method == "block" && layers >= per_chunk);
   if (!exact) {
@@ -365,12 +372,13 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   const int layers = out->model.layers;
   if (a.Has("--num-layers-per-virtual-pipeline-stage")) {
     const int per = a.Int32("--num-layers-per-virtual-pipeline-stage", 1, 1);
-    if (layers % (p.pp * per) != 0) {
+    const int64_t chunk_layers = int64_t{p.pp} * per;  // at most 2^60
+    if (layers % chunk_layers != 0) {
       Fail("--num-layers-per-virtual-pipeline-stage", "--num-layers " + N(layers) +
                                                           " is not divisible by pp * " + N(per) +
-                                                          " = " + N(p.pp * per));
+                                                          " = " + N(chunk_layers));
     }
-    p.virtual_stages = layers / (p.pp * per);
+    p.virtual_stages = static_cast<int>(layers / chunk_layers);
     out->notes.push_back(
         "schedule interleaved, virtual_stages = layers / (pp * "
         "num-layers-per-virtual-pipeline-stage) = " +
@@ -545,40 +553,55 @@ Result<int> ResolveMegatronWorld(MegatronImport* run, int gpus_per_node, int nod
   InputError e;
   e.file = kMegatronSource;
   e.key = "--world-size";
-  int world = run->world_size;
+  int64_t world = run->world_size;
   if (nodes > 0) {
-    if (world > 0 && world != nodes * gpus_per_node) {
+    const int64_t node_gpus = int64_t{nodes} * gpus_per_node;
+    if (world > 0 && world != node_gpus) {
       e.message = "--world-size " + N(world) + " disagrees with --nodes " + N(nodes) + " x " +
-                  N(gpus_per_node) + " GPUs per node = " + N(nodes * gpus_per_node);
+                  N(gpus_per_node) + " GPUs per node = " + N(node_gpus);
       return e;
     }
-    world = nodes * gpus_per_node;
+    world = node_gpus;
   } else if (world == 0) {
     e.message =
         "required flag is missing (the number of GPUs, which Megatron gets from its "
         "launcher; or give meshsim import's --nodes)";
     return e;
   } else if (world % gpus_per_node == 0) {
-    nodes = world / gpus_per_node;
+    nodes = static_cast<int>(world / gpus_per_node);
   } else if (world < gpus_per_node && gpus_per_node % world == 0) {
     nodes = 1;
-    *gpus_per_node_override = world;
+    *gpus_per_node_override = static_cast<int>(world);
   } else {
     e.message = "--world-size " + N(world) + " is not a whole number of nodes of " +
                 N(gpus_per_node) + " GPUs";
     return e;
   }
-  const int model_parallel = p.tp * p.pp * p.cp;
-  if (world % model_parallel != 0) {
-    e.message = "world size " + N(world) + " is not divisible by tp*pp*cp = " + N(p.tp) + "*" +
-                N(p.pp) + "*" + N(p.cp) + " = " + N(model_parallel);
+  if (world > kMaxClusterGpus) {
+    e.message = "expected at most " + N(kMaxClusterGpus) + " GPUs, found a world of " + N(world);
     return e;
   }
-  p.dp = world / model_parallel;
+  // tp, pp and cp are at most 2^30: the product, capped above the world, fits an int64.
+  int64_t model_parallel = 1;
+  for (const int d : {p.tp, p.pp, p.cp}) model_parallel = std::min(model_parallel * d, world + 1);
+  if (world % model_parallel != 0) {
+    e.message = "world size " + N(world) + " is not divisible by tp*pp*cp = " + N(p.tp) + "*" +
+                N(p.pp) + "*" + N(p.cp) + " = " +
+                (model_parallel > world ? "more than " + N(world) : N(model_parallel));
+    return e;
+  }
+  p.dp = static_cast<int>(world / model_parallel);
   run->notes.push_back("dp = world / (tp*pp*cp) = " + N(world) + " / " + N(model_parallel) + " = " +
                        N(p.dp) + "; nodes " + N(nodes));
   if (!run->global_batch_given) {
-    p.global_batch = p.micro_batch * p.dp;
+    const int64_t global_batch = int64_t{p.micro_batch} * p.dp;
+    if (global_batch > (1 << 30)) {
+      e.key = "--micro-batch-size";
+      e.message = "global_batch = micro_batch * dp = " + N(p.micro_batch) + " * " + N(p.dp) +
+                  " = " + N(global_batch) + " is not a plausible count";
+      return e;
+    }
+    p.global_batch = static_cast<int>(global_batch);
     run->notes.push_back("global_batch = micro_batch * dp = " + N(p.global_batch) +
                          " (Megatron's default without --global-batch-size)");
   }

@@ -147,7 +147,8 @@ SubDoc Resolve(YamlReader& exp, const std::string& key, const fs::path& dir) {
     Fail(exp.sources(), n, key, "expected a file path or a mapping, found " + config::Describe(n));
   }
   const fs::path path = dir / n.Scalar();
-  if (!fs::is_regular_file(path)) {
+  std::error_code ec;  // a name the system rejects (too long) is not found; no exception
+  if (!fs::is_regular_file(path, ec)) {
     Fail(exp.sources(), n, key, "file not found: " + path.lexically_normal().string());
   }
   doc.node = config::LoadYamlFile(path.lexically_normal().string());
@@ -320,16 +321,33 @@ Result<ClusterSpec> LoadClusterFile(const std::string& path) {
   }
 }
 
-Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector<std::string>& sets,
-                                      const LoadOptions& options) {
+namespace {
+
+// Decodes the tree that `parse` returns, turning every failure into an InputError.
+template <typename Parse>
+Result<Experiment> LoadExperiment(Parse parse, const std::string& path,
+                                  const std::vector<std::string>& sets,
+                                  const LoadOptions& options) {
   try {
-    return config::DecodeExperimentNode(config::LoadYamlFile(path), path, sets,
-                                        options.validate_plan);
+    return config::DecodeExperimentNode(parse(), path, sets, options.validate_plan);
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {
     return config::FromYamlException(path, e);
   }
+}
+
+}  // namespace
+
+Result<Experiment> LoadExperimentFile(const std::string& path, const std::vector<std::string>& sets,
+                                      const LoadOptions& options) {
+  return LoadExperiment([&] { return config::LoadYamlFile(path); }, path, sets, options);
+}
+
+Result<Experiment> LoadExperimentText(const std::string& text, const std::string& path,
+                                      const std::vector<std::string>& sets,
+                                      const LoadOptions& options) {
+  return LoadExperiment([&] { return config::ParseYamlFileText(text, path); }, path, sets, options);
 }
 
 }  // namespace meshsim

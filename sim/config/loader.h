@@ -29,6 +29,12 @@ struct LoadOptions {
 Result<Experiment> LoadExperimentFile(const std::string& path,
                                       const std::vector<std::string>& sets = {},
                                       const LoadOptions& options = {});
+// The same for the YAML `text` of an experiment file at `path`: `path` names it in errors
+// and relative model and cluster paths resolve against its folder; it is not read and
+// need not exist. (For checks that generate experiments, such as the fuzz targets.)
+Result<Experiment> LoadExperimentText(const std::string& text, const std::string& path,
+                                      const std::vector<std::string>& sets = {},
+                                      const LoadOptions& options = {});
 
 // An experiment without an experiment file, as `meshsim plan` builds one: the model and
 // cluster files, then `keys` (dotted key, YAML value; "cluster.*" keys act as

@@ -132,6 +132,10 @@ class Args {
     if (!w_.values.count(flag)) Fail(flag, "required flag is missing");
     return Int(flag, 0, min);
   }
+  int Required32(const std::string& flag, int64_t min) const {
+    if (!w_.values.count(flag)) Fail(flag, "required flag is missing");
+    return Int32(flag, 0, min);
+  }
   // One of `choices`.
   std::string Choice(const std::string& flag, const std::vector<std::string>& choices,
                      const std::string& fallback) const {

@@ -41,8 +41,8 @@ class SweepLoader {
  public:
   explicit SweepLoader(const std::string& path) : path_(path) { src_.file = path; }
 
-  SweepSpec Load() {
-    YAML::Node root = config::LoadYamlFile(path_);
+  // `root`: the parsed sweep file.
+  SweepSpec Load(YAML::Node root) {
     config::YamlReader top(root, "", src_);
     SweepSpec spec;
     config::GetFolderName(top, "name", &spec.name);
@@ -73,7 +73,9 @@ class SweepLoader {
            "expected an experiment file path or mapping, found " + config::Describe(base));
     }
     const fs::path file = (fs::path(path_).parent_path() / base.Scalar()).lexically_normal();
-    if (!fs::is_regular_file(file)) Fail(src_, base, "base", "file not found: " + file.string());
+    std::error_code ec;  // a name the system rejects (too long) is not found; no exception
+    if (!fs::is_regular_file(file, ec))
+      Fail(src_, base, "base", "file not found: " + file.string());
     base_file_ = file.string();
     base_ = config::LoadYamlFile(base_file_);
   }
@@ -212,14 +214,28 @@ class SweepLoader {
 
 }  // namespace
 
-Result<SweepSpec> LoadSweepFile(const std::string& path) {
+namespace {
+
+// Loads the sweep tree that `parse` returns, turning every failure into an InputError.
+template <typename Parse>
+Result<SweepSpec> LoadSweep(Parse parse, const std::string& path) {
   try {
-    return SweepLoader(path).Load();
+    return SweepLoader(path).Load(parse());
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {
     return config::FromYamlException(path, e);
   }
+}
+
+}  // namespace
+
+Result<SweepSpec> LoadSweepFile(const std::string& path) {
+  return LoadSweep([&] { return config::LoadYamlFile(path); }, path);
+}
+
+Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path) {
+  return LoadSweep([&] { return config::ParseYamlFileText(text, path); }, path);
 }
 
 }  // namespace meshsim

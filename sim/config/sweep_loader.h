@@ -21,5 +21,8 @@
 namespace meshsim {
 
 Result<SweepSpec> LoadSweepFile(const std::string& path);
+// The same for the YAML `text` of a sweep file at `path`: `path` names it in errors and
+// a relative base path resolves against its folder; it is not read and need not exist.
+Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path);
 
 }  // namespace meshsim

@@ -234,8 +234,12 @@ YAML::Node LoadYamlFile(const std::string& path) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  return ParseYamlFileText(ss.str(), path);
+}
+
+YAML::Node ParseYamlFileText(const std::string& text, const std::string& path) {
   try {
-    YAML::Node root = YAML::Load(ss.str());
+    YAML::Node root = YAML::Load(text);
     CheckNoDuplicateKeys(root, path);
     return root;
   } catch (const YAML::ParserException& ex) {

@@ -138,6 +138,8 @@ InputError FromYamlException(const std::string& path, const YAML::Exception& e);
 
 // Parses a YAML file; syntax errors and missing files fail with their location.
 YAML::Node LoadYamlFile(const std::string& path);
+// Parses `text`, the contents of file `path`; syntax errors fail with their location.
+YAML::Node ParseYamlFileText(const std::string& text, const std::string& path);
 // Parses YAML text (for --set values).
 YAML::Node LoadYamlText(const std::string& text, const std::string& origin);
 

@@ -77,6 +77,16 @@ struct WhatIfSpec {
 
 enum class NetworkModelKind { kFlow, kAlphaBeta };
 
+// The largest cluster (nodes x gpus_per_node) the config layer accepts: 2^24 GPUs, so that
+// GPU counts and products of plan degrees equal to them fit an int. Fuzzing builds
+// (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, the libFuzzer convention; MESHSIM_FUZZ
+// defines it) accept 2^14, so that every input loads in well under a second there.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inline constexpr int kMaxClusterGpus = 1 << 14;
+#else
+inline constexpr int kMaxClusterGpus = 1 << 24;
+#endif
+
 struct ClusterSpec {
   std::string name;
   GpuSpec gpu;
@@ -89,6 +99,7 @@ struct ClusterSpec {
   // kFlow: flows over the topology graph with max-min sharing; kAlphaBeta: per link class.
   NetworkModelKind network_model = NetworkModelKind::kFlow;
 
+  // Precondition: nodes * gpus_per_node <= kMaxClusterGpus (DecodeCluster checks it).
   int TotalGpus() const { return nodes * gpus_per_node; }
   double NicEfficiency() const { return efficiency.nic < 0 ? efficiency.network : efficiency.nic; }
 };

@@ -47,6 +47,7 @@ struct PlanSpec {
   double moe_skew = 1.0;
   double moe_capacity_factor = 0.0;
 
+  // Precondition (both): a plan that ValidatePlan accepted, so that no product overflows.
   int Ranks() const { return tp * pp * dp * cp; }
   int MicroBatches() const { return global_batch / (micro_batch * dp); }
 };

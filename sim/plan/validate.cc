@@ -1,5 +1,8 @@
 #include "sim/plan/validate.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace meshsim {
@@ -13,6 +16,16 @@ InputError Bad(std::string key, std::string message) {
 }
 
 std::string N(long long v) { return std::to_string(v); }
+
+// Products of plan degrees (each in [1, 2^31)) are taken in int64 and capped at kOverInt:
+// a product that large equals no GPU count and divides no batch or layer count.
+constexpr int64_t kOverInt = int64_t{1} << 31;
+int64_t Product(std::initializer_list<int> factors) {
+  int64_t p = 1;
+  for (const int f : factors) p = std::min(p * f, kOverInt);
+  return p;
+}
+std::string ProductText(int64_t p) { return p < kOverInt ? N(p) : "more than 2^31"; }
 
 // Every degree and size >= 1, ZeRO 0-3, and tp*pp*dp*cp = the cluster's GPUs.
 Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
@@ -31,9 +44,10 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
   if (p.zero < 0 || p.zero > 3)
     return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
   const int gpus = cluster.TotalGpus();
-  if (p.Ranks() != gpus) {
+  const int64_t ranks = Product({p.tp, p.pp, p.dp, p.cp});
+  if (ranks != gpus) {
     return Bad("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" + N(p.cp) +
-                           " = " + N(p.Ranks()) + " but the cluster has " + N(gpus) +
+                           " = " + ProductText(ranks) + " but the cluster has " + N(gpus) +
                            " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
                            N(cluster.gpus_per_node) + ")");
   }
@@ -54,15 +68,17 @@ Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
     return Bad("plan.virtual_stages",
                "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
   }
-  const int chunks = p.pp * p.virtual_stages;
+  const int64_t chunks = Product({p.pp, p.virtual_stages});
   if (m.layers % chunks != 0) {
     return Bad("plan.pp", "pp*virtual_stages = " + N(p.pp) + "*" + N(p.virtual_stages) + " = " +
-                              N(chunks) + " does not divide the model's layers = " + N(m.layers));
+                              ProductText(chunks) +
+                              " does not divide the model's layers = " + N(m.layers));
   }
-  if (p.global_batch % (p.micro_batch * p.dp) != 0) {
+  const int64_t sequences = Product({p.micro_batch, p.dp});
+  if (p.global_batch % sequences != 0) {
     return Bad("plan.global_batch",
                "global_batch = " + N(p.global_batch) + " is not divisible by micro_batch*dp = " +
-                   N(p.micro_batch) + "*" + N(p.dp) + " = " + N(p.micro_batch * p.dp));
+                   N(p.micro_batch) + "*" + N(p.dp) + " = " + ProductText(sequences));
   }
   return Ok{};
 }

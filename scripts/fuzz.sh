@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets (clang, ASan + UBSan, asserts on) and run them.
+#
+# Usage: scripts/fuzz.sh [-t SECONDS] [-j PARALLEL] [--build-only] [TARGET...]
+#   TARGET: experiment | set | sweep | import_hf | import_megatron (default: all five)
+#   -t SECONDS   how long each target runs (default 60)
+#   -j PARALLEL  targets run at a time (default 1; each uses one core)
+#
+# Build folder: build-asan (MESHSIM_SANITIZE=ON MESHSIM_FUZZ=ON, -O1 -g), shared with
+# scripts/ci_sanitize.sh. Seeds are made from the bundled files at each run
+# (tests/fuzz/make_seeds.py -> build-asan/fuzz-seeds/); the corpus grows in
+# build-asan/fuzz-corpus/TARGET across runs; logs go to build-asan/fuzz-logs/TARGET.log and
+# crashing inputs to build-asan/fuzz-artifacts/TARGET/. One summary line per target goes
+# to build-asan/fuzz-logs/summary.tsv (read by scripts/fuzz_report.py).
+# Exit status: 0 when every target ran its time without a finding, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+parallel=1
+build_only=0
+targets=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -t) seconds=$2; shift 2 ;;
+    -j) parallel=$2; shift 2 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+all=(experiment set sweep import_hf import_megatron)
+[[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
+
+# Largest input per target (bytes): a little above the largest seed.
+declare -A max_len=([experiment]=4096 [set]=1024 [sweep]=4096 [import_hf]=4096
+                    [import_megatron]=2048)
+for t in "${targets[@]}"; do
+  [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
+done
+
+build=build-asan
+if [[ ! -f $build/CMakeCache.txt ]] || ! grep -q '^MESHSIM_FUZZ:BOOL=ON' $build/CMakeCache.txt; then
+  generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  CXX=clang++ cmake -S . -B $build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DMESHSIM_SANITIZE=ON -DMESHSIM_FUZZ=ON \
+    -DMESHSIM_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build $build -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+[[ $build_only -eq 1 ]] && exit 0
+
+root=$PWD
+rm -rf $build/fuzz-seeds
+python3 tests/fuzz/make_seeds.py . $build/fuzz-seeds
+mkdir -p $build/fuzz-logs
+summary=$build/fuzz-logs/summary.tsv
+[[ -f $summary ]] || printf 'target\tseconds\tstatus\tcommand\n' >"$summary"
+
+# Runs one target; appends its summary line; returns non-zero on a finding.
+run_target() {
+  local t=$1
+  local corpus=$build/fuzz-corpus/$t artifacts=$build/fuzz-artifacts/$t log=$build/fuzz-logs/$t.log
+  mkdir -p "$corpus" "$artifacts"
+  local cmd=(nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="${max_len[$t]}"
+             -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -dict="$build/fuzz-seeds/$t.dict"
+             -artifact_prefix="$artifacts/" "$corpus" "$build/fuzz-seeds/$t")
+  local status=ok
+  (cd "$root" && "${cmd[@]}") >"$log" 2>&1 || status=finding
+  printf '%s\t%s\t%s\t%s\n' "$t" "$seconds" "$status" "${cmd[*]}" >>"$summary"
+  if [[ $status == ok ]]; then
+    echo "fuzz.sh: $t: ${seconds}s, no finding ($(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$') exec/s)"
+  else
+    echo "fuzz.sh: $t: FINDING; see $log and $artifacts/" >&2
+    grep -m1 -E 'ERROR|runtime error|fuzz check failed' "$log" >&2 || tail -5 "$log" >&2
+    return 1
+  fi
+}
+
+failed=0
+pids=()
+for t in "${targets[@]}"; do
+  run_target "$t" &
+  pids+=($!)
+  if [[ ${#pids[@]} -ge $parallel ]]; then
+    wait "${pids[0]}" || failed=1
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+exit $failed

@@ -1,0 +1,37 @@
+// Fuzz target: an experiment YAML file (with its model and cluster inline or by path),
+// loaded and validated as `meshsim validate` does; no simulation.
+//
+// The input is the text of workloads/experiments/fuzz.yaml (a file that does not exist),
+// so relative paths such as ../models/llama2-7b.yaml reach the bundled files.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sim/config/loader.h"
+#include "tests/fuzz/fuzz_common.h"
+
+namespace meshsim::fuzz {
+
+// What a validated experiment promises its users (ValidatePlan's checks).
+void CheckExperiment(const Experiment& e) {
+  const PlanSpec& p = e.plan;
+  Require(p.Ranks() == e.cluster.TotalGpus(), "tp*pp*dp*cp differs from the cluster's GPUs");
+  Require(p.MicroBatches() >= 1, "a validated plan without micro-batches");
+  Require(e.model.heads % p.tp == 0 && e.model.layers % (p.pp * p.virtual_stages) == 0,
+          "a validated plan that does not divide the model");
+}
+
+}  // namespace meshsim::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace meshsim;
+  static const std::string path = fuzz::SourcePath("workloads/experiments/fuzz.yaml");
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const Result<Experiment> loaded = LoadExperimentText(text, path);
+  if (loaded.ok()) {
+    fuzz::CheckExperiment(loaded.value());
+  } else {
+    fuzz::CheckError(loaded.error());
+  }
+  return 0;
+}
