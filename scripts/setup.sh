@@ -12,6 +12,7 @@ PACKAGES=(
   python3 python3-matplotlib
   chromium fonts-dejavu-core   # headless browser for the HTML explorer's test
   clang libclang-rt-14-dev     # sanitizer + libFuzzer build (scripts/ci_sanitize.sh, fuzz.sh)
+  clang-format                 # scripts/check_format.sh (CI)
 )
 
 missing=()
