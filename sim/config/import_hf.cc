@@ -1,6 +1,7 @@
 #include "sim/config/import_hf.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -407,16 +408,30 @@ void WarnBiases(const Fields& f, const Family& fam, HfImport* out) {
                           " of the model, and their element-wise work");
 }
 
+// `name` made usable as a folder name (config/folder_name.h): characters other than
+// letters, digits, '.', '_', '-', '+' become '-', leading dots are dropped.
+std::string SafeName(std::string name) {
+  for (char& c : name) {
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+';
+    if (!ok) c = '-';
+  }
+  name.erase(0, name.find_first_not_of('.'));
+  return name.substr(0, 128);
+}
+
+// --name as given; else a name derived from the config (made safe: a model's name may end
+// up in a file or folder name of the user's).
 std::string DefaultName(const Fields& f, const HfImportOptions& o, const std::string& model_type) {
   if (!o.name.empty()) return o.name;
   std::string path = f.StringOr("_name_or_path", "");
   while (!path.empty() && path.back() == '/') path.pop_back();
-  if (!path.empty()) return path.substr(path.find_last_of('/') + 1);
-  if (!o.source.empty() && o.source != "-") {
-    const std::string stem = std::filesystem::path(o.source).stem().string();
-    if (!stem.empty()) return stem;
+  std::string name;
+  if (!path.empty()) name = SafeName(path.substr(path.find_last_of('/') + 1));
+  if (name.empty() && !o.source.empty() && o.source != "-") {
+    name = SafeName(std::filesystem::path(o.source).stem().string());
   }
-  return model_type;
+  return name.empty() ? SafeName(model_type) : name;
 }
 
 HfImport Decode(const std::string& text, const HfImportOptions& o) {

@@ -240,6 +240,23 @@ TEST(ImportHf, GptNeoxIsGelu) {
   ExpectWithin(CountParams(r.value().model).total, 6.857e9, 0.005, "pythia-6.9b");
 }
 
+// A derived name is made usable as a folder name (characters outside letters, digits,
+// '.', '_', '-', '+' become '-', leading dots go); --name is kept as given.
+TEST(ImportHf, DerivedNamesAreSafeFolderNames) {
+  const std::string body = R"("model_type": "gpt_neox", "hidden_size": 4096,
+      "num_attention_heads": 32, "intermediate_size": 16384, "num_hidden_layers": 32,
+      "vocab_size": 50432, "max_position_embeddings": 2048, "hidden_act": "gelu"})";
+  Result<HfImport> r = ImportText(R"({"_name_or_path": "/tmp/../my model:v2", )" + body);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r.value().model.name, "my-model-v2");
+  r = ImportText(R"({"_name_or_path": "org/..hidden", )" + body);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r.value().model.name, "hidden");
+  r = ImportText(R"({"_name_or_path": "org/..", )" + body);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r.value().model.name, "config");  // nothing left: the file's stem
+}
+
 TEST(ImportHf, ArchitectureWithoutModelType) {
   Result<HfImport> r = ImportText(R"({"architectures": ["MistralForCausalLM"],
       "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
