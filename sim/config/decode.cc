@@ -261,7 +261,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   double bucket_mb = static_cast<double>(p.dp_bucket_bytes) / 1e6;
   r.GetDouble("dp_bucket_mb", &bucket_mb);
   RequirePositive(r, "dp_bucket_mb", bucket_mb);
-  if (bucket_mb > 1e9) {  // 1 PB: far above any model, and its bytes fit an int64
+  if (bucket_mb * 1e6 > PlanSpec::kMaxDpBucketBytes) {
     Fail(r.sources(), r.Child("dp_bucket_mb"), r.KeyPath("dp_bucket_mb"),
          "expected at most 1e9 MB, found " + Describe(r.Child("dp_bucket_mb")));
   }

@@ -509,20 +509,25 @@ void ResolveBucket(MegatronImport* run) {
   PlanSpec& p = run->plan;
   const double grad_bytes = GradientBytesPerParam(run->training);
   const int64_t replicas = static_cast<int64_t>(p.dp) * p.cp;
+  // Bytes as a plan may hold them: at most the schema's bound on plan.dp_bucket_mb.
+  const auto bucket_bytes = [](double bytes) {
+    return static_cast<int64_t>(std::min(bytes, PlanSpec::kMaxDpBucketBytes));
+  };
   if (run->overlap_grad_reduce) {
     const bool given = run->ddp_bucket_params > 0;
-    const int64_t params =
-        given ? run->ddp_bucket_params : std::max<int64_t>(40'000'000, 1'000'000 * replicas);
-    p.dp_bucket_bytes = static_cast<int64_t>(static_cast<double>(params) * grad_bytes);
+    const double params = given ? static_cast<double>(run->ddp_bucket_params)
+                                : std::max(40e6, 1e6 * static_cast<double>(replicas));
+    p.dp_bucket_bytes = bucket_bytes(params * grad_bytes);
     run->notes.push_back(
-        "dp_bucket_mb " + Megabytes(p.dp_bucket_bytes) + ": " + N(params) + " parameters (" +
+        "dp_bucket_mb " + Megabytes(p.dp_bucket_bytes) + ": " +
+        N(static_cast<long long>(std::min(params, 9e18))) + " parameters (" +
         (given ? std::string("--ddp-bucket-size")
                : "Megatron's default max(40M, 1M * dp*cp) with --overlap-grad-reduce") +
         ") of " + N(static_cast<long long>(grad_bytes)) + "-byte gradients");
     return;
   }
   const double all = CountParams(run->model).total * grad_bytes;
-  p.dp_bucket_bytes = static_cast<int64_t>(std::ceil(all / 1e6)) * 1'000'000;
+  p.dp_bucket_bytes = bucket_bytes(std::ceil(all / 1e6) * 1e6);
   run->notes.push_back(
       "dp_bucket_mb " + Megabytes(p.dp_bucket_bytes) +
       ", all of the model's gradients: without --overlap-grad-reduce Megatron "

@@ -35,6 +35,9 @@ struct PlanSpec {
   // occupy ranks of its own; its position is kept for the record.
   std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   int64_t dp_bucket_bytes = 25'000'000;  // gradient bucket size (PyTorch DDP default 25 MB)
+  // The largest bucket a plan may name: 1e15 bytes (1 PB) is far above any model, and
+  // its byte count fits an int64 with room to add.
+  static constexpr double kMaxDpBucketBytes = 1e15;
   // Pipeline sends overlap later compute (Megatron-Core --overlap-p2p-communication).
   // false: the stage waits for its send to finish, as Megatron-LM's batched
   // isend/irecv followed by a synchronize does.

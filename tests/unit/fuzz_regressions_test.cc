@@ -255,5 +255,23 @@ TEST(FuzzRegressions, MegatronFlagProductsDoNotOverflow) {
   EXPECT_EQ(r.value().plan.virtual_stages, 1073741824);
 }
 
+// Found by fuzz_import_megatron: the gradient bucket of a model with more than ~9e18
+//   gradient bytes (one bucket for the whole model without --overlap-grad-reduce)
+//   overflowed an int64 when rounded up to whole megabytes (undefined behaviour).
+// Fix: the importer derives the bucket in floating point and holds it to the schema's
+//   bound on plan.dp_bucket_mb, PlanSpec::kMaxDpBucketBytes = 1e15 bytes
+//   (sim/config/import_megatron.cc, ResolveBucket).
+TEST(FuzzRegressions, MegatronHugeModelBucketIsHeldToTheSchemaBound) {
+  // 12 * 2^20 layers * 2^30^2 hidden: ~1.5e25 parameters.
+  Result<MegatronImport> r = ParseMegatronArgs(
+      "--num-layers 1048576 --hidden-size 1073741824 --num-attention-heads 16 --seq-length 128"
+      " --world-size 8");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  int gpus_per_node_override = 0;
+  const Result<int> nodes = ResolveMegatronWorld(&r.value(), 8, 0, &gpus_per_node_override);
+  ASSERT_TRUE(nodes.ok()) << nodes.error().ToString();
+  EXPECT_EQ(r.value().plan.dp_bucket_bytes, 1'000'000'000'000'000);
+}
+
 }  // namespace
 }  // namespace meshsim

@@ -117,6 +117,9 @@ TEST_P(NetworkModels, SendRecvTakesLatencyPlusBytesOverTheLink) {
       Finish(*net, {{CommOp::kSendRecv, {0, 1}, kB}, {CommOp::kSendRecv, {0, 8}, kB, {}, 1.0}});
   ExpectSeconds(end[0], 0.004212752250980392);
   ExpectSeconds(end[1], 1.0 + 0.0505340270117647);
+  // The literals above are the closed forms written out.
+  ExpectSeconds(0.004212752250980392, 2e-6 + kB / kNv);
+  ExpectSeconds(0.0505340270117647, 5e-6 + kB / kNic);
   EXPECT_NEAR(net->IntraNodeBytes(), kB, 1e-6 * kB);
   EXPECT_NEAR(net->InterNodeBytes(), kB, 1e-6 * kB);
 }
