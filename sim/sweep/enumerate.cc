@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/plan/stages.h"
+
 namespace meshsim {
 namespace {
 
@@ -65,8 +67,8 @@ class GroupExpander {
         }
       }
     }
-    // Fixed nesting order after the mesh: schedule, virtual stages, micro-batch, zero,
-    // recompute, sequence parallelism.
+    // Fixed nesting order after the mesh: schedule, virtual stages, stage layers,
+    // micro-batch, zero, recompute, sequence parallelism.
     auto is_auto = [&spec](const char* key) {
       for (const SweepAxis& a : spec.axes) {
         if (a.key == key && a.is_auto) return true;
@@ -84,16 +86,33 @@ class GroupExpander {
       steps_.push_back(
           [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
             PlanSpec q = p;
-            if (p.schedule != ScheduleKind::kInterleaved || p.pp < 1 || layers % p.pp != 0) {
-              q.virtual_stages = 1;
+            q.virtual_stages = 1;
+            // pp dividing the layers: every pp*v dividing them (an even split); otherwise
+            // every pp*v dividing layers + 2 (Megatron's split accounting for the
+            // embedding and the loss runs evenly).
+            const int split = p.pp < 1 ? 0 : layers % p.pp == 0 ? layers : layers + 2;
+            if (p.schedule != ScheduleKind::kInterleaved || split == 0 || split % p.pp != 0) {
               next(q);
               return;
             }
-            for (int v : Divisors(layers / p.pp)) {
+            for (int v : Divisors(split / p.pp)) {
               if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
               q.virtual_stages = v;
               next(q);
             }
+          });
+    }
+    if (is_auto("plan.stage_layers")) {
+      const int layers = e.model.layers;
+      steps_.push_back(
+          [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+            PlanSpec q = p;
+            // The default split written out; none (ValidatePlan says why) when it has none.
+            if (p.pp >= 1 && p.virtual_stages >= 1) {
+              q.stage_layers =
+                  DefaultStageLayers(layers, p.pp, p.virtual_stages).value_or(std::vector<int>());
+            }
+            next(q);
           });
     }
     if (is_auto("plan.micro_batch")) {
@@ -222,6 +241,7 @@ const std::vector<std::string>& AutoKeys() {
                                                 "plan.recompute",
                                                 "plan.schedule",
                                                 "plan.virtual_stages",
+                                                "plan.stage_layers",
                                                 "plan.sequence_parallel"};
   return keys;
 }
@@ -298,6 +318,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                   static_cast<int>(p.recompute), static_cast<int>(p.schedule), p.virtual_stages,
                   p.micro_batch, p.global_batch);
     h = Fnv(h, buf);
+    if (!p.stage_layers.empty()) h = Fnv(h, "stage_layers=" + StageLayersText(p.stage_layers));
   }
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
