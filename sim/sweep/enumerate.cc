@@ -56,6 +56,39 @@ Expander Values(T PlanSpec::*field, std::vector<T> values) {
   };
 }
 
+// plan.virtual_stages: auto. pp dividing the layers: every v >= 2 with pp*v dividing them
+// (an even split); otherwise every pp*v dividing layers + 2 (Megatron's split accounting for
+// the embedding and the loss runs evenly). 1 unless the schedule is interleaved.
+Expander VirtualStages(int layers) {
+  return [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    q.virtual_stages = 1;
+    const int split = p.pp < 1 ? 0 : layers % p.pp == 0 ? layers : layers + 2;
+    if (p.schedule != ScheduleKind::kInterleaved || split == 0 || split % p.pp != 0) {
+      next(q);
+      return;
+    }
+    for (int v : Divisors(split / p.pp)) {
+      if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
+      q.virtual_stages = v;
+      next(q);
+    }
+  };
+}
+
+// plan.stage_layers: auto. The default split written out; none (ValidatePlan then says
+// why) when there is none.
+Expander StageLayers(int layers) {
+  return [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    if (p.pp >= 1 && p.virtual_stages >= 1) {
+      q.stage_layers =
+          DefaultStageLayers(layers, p.pp, p.virtual_stages).value_or(std::vector<int>());
+    }
+    next(q);
+  };
+}
+
 class GroupExpander {
  public:
   GroupExpander(const SweepSpec& spec, const Experiment& e) : e_(e) {
@@ -81,40 +114,8 @@ class GroupExpander {
                  std::vector<ScheduleKind>{ScheduleKind::kGpipe, ScheduleKind::kOneFOneB,
                                            ScheduleKind::kInterleaved}));
     }
-    if (is_auto("plan.virtual_stages")) {
-      const int layers = e.model.layers;
-      steps_.push_back(
-          [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
-            PlanSpec q = p;
-            q.virtual_stages = 1;
-            // pp dividing the layers: every pp*v dividing them (an even split); otherwise
-            // every pp*v dividing layers + 2 (Megatron's split accounting for the
-            // embedding and the loss runs evenly).
-            const int split = p.pp < 1 ? 0 : layers % p.pp == 0 ? layers : layers + 2;
-            if (p.schedule != ScheduleKind::kInterleaved || split == 0 || split % p.pp != 0) {
-              next(q);
-              return;
-            }
-            for (int v : Divisors(split / p.pp)) {
-              if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
-              q.virtual_stages = v;
-              next(q);
-            }
-          });
-    }
-    if (is_auto("plan.stage_layers")) {
-      const int layers = e.model.layers;
-      steps_.push_back(
-          [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
-            PlanSpec q = p;
-            // The default split written out; none (ValidatePlan says why) when it has none.
-            if (p.pp >= 1 && p.virtual_stages >= 1) {
-              q.stage_layers =
-                  DefaultStageLayers(layers, p.pp, p.virtual_stages).value_or(std::vector<int>());
-            }
-            next(q);
-          });
-    }
+    if (is_auto("plan.virtual_stages")) steps_.push_back(VirtualStages(e.model.layers));
+    if (is_auto("plan.stage_layers")) steps_.push_back(StageLayers(e.model.layers));
     if (is_auto("plan.micro_batch")) {
       steps_.push_back([](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
         if (p.dp < 1 || p.global_batch < 1 || p.global_batch % p.dp != 0) {
