@@ -73,6 +73,18 @@ class StageMemory {
 
   int pp() const { return e_.plan.pp; }
 
+  // Whether a middle stage can hold more than stage 0. Not with an even split of identical
+  // layers: each then holds stage 0's layers less the embedding, with no more micro-batches
+  // in flight (StageOrder's warm-up shrinks from stage to stage), so Bound(0) bounds them
+  // and only the first and the last stage need walking.
+  bool MiddleStagesMayBeFuller() const {
+    if (!costs_.split().Even()) return true;
+    return std::any_of(layers_.begin(), layers_.end(), [this](const LayerMemory& m) {
+      return m.stored != layers_[0].stored || m.transient != layers_[0].transient ||
+             m.buffer != layers_[0].buffer;
+    });
+  }
+
  private:
   // The stage's pipeline order: at each point the compute stream passes, the stored
   // activations of the chunks in flight and the buffers of the kernel running.
@@ -139,7 +151,9 @@ class StageMemory {
 MemoryBound EstimatePeakMemory(const Experiment& e) {
   const StageMemory m(e);
   MemoryBound worst = m.Bound(0);
+  const bool middle = m.MiddleStagesMayBeFuller();
   for (int stage = 1; stage < m.pp(); ++stage) {
+    if (!middle && stage < m.pp() - 1) continue;
     MemoryBound b = m.Bound(stage);
     if (b.Total() > worst.Total()) worst = b;
   }

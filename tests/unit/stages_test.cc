@@ -401,6 +401,23 @@ TEST(MemoryBound, FindsTheFullestStageInTheMiddle) {
   EXPECT_LE(b.Total(), ReplayPeak(e) * (1 + 1e-12));
 }
 
+// An even split whose layers differ: MoE layers after two dense ones, so stage 0 holds the
+// dense layers and stage 1 the first MoE layers, each with 4 experts of ffn 8192 (their
+// weights alone are 4 x 3 x h x 8192 = 100.7M parameters a layer, against a dense layer's
+// 12.6M): the fullest device is stage 1, which the bound must walk although the split is
+// even.
+TEST(MemoryBound, WalksTheMiddleStagesWhenLayersDiffer) {
+  Experiment e = MemoryExperiment();
+  e.model.experts = 4;
+  e.model.top_k = 2;
+  e.model.moe_ffn_hidden = 8192;
+  e.model.dense_layers = 2;
+  const MemoryBound b = EstimatePeakMemory(e);
+  EXPECT_EQ(b.stage, 1);
+  EXPECT_LE(b.Total(), ReplayPeak(e) * (1 + 1e-12));
+  EXPECT_GT(b.Total(), 0.75 * ReplayPeak(e));
+}
+
 // Over uneven splits (empty stages included), schedules, recomputation and ZeRO stages: the
 // bound never exceeds the replay's peak and stays close to it.
 TEST(MemoryBound, NeverExceedsTheReplayOnUnevenStages) {
