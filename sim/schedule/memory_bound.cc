@@ -42,7 +42,8 @@ class StageMemory {
         m.transient += dense.mlp.transient_act_bytes;
         continue;
       }
-      if (!moe) moe = MoeLayerCost(e_.model, costs_.shape(), p.ep, Rank0ExpertLoad());
+      if (!moe)
+        moe = MoeLayerCost(e_.model, costs_.shape(), p.ep, costs_.ExpertLoad(/*ep_coord=*/0));
       m.stored += moe->router.stored_act_bytes + moe->experts.stored_act_bytes;
       if (e_.model.shared_experts > 0) m.stored += moe->shared.stored_act_bytes;
       m.transient += moe->experts.transient_act_bytes + moe->shared.transient_act_bytes;
@@ -123,16 +124,6 @@ class StageMemory {
     }
   }
 
-  // Rank 0's experts (EP coordinate 0) take the busiest expert's tokens under a skew.
-  double Rank0ExpertLoad() const {
-    const PlanSpec& p = e_.plan;
-    if (p.moe_skew == 1.0) return 1.0;
-    const double experts = e_.model.experts, local = experts / p.ep;
-    double hot = p.moe_skew;
-    if (p.moe_capacity_factor > 0) hot = std::min(hot, p.moe_capacity_factor);
-    const double others = (experts - hot) / (experts - 1);
-    return (hot + (local - 1) * others) / local;
-  }
   bool GathersParams() const { return e_.plan.zero >= 3 && nd_ > 1; }
   double EmbeddingBuffer() const {
     return GathersParams() ? costs_.EmbeddingParams() * kWeightBytesPerParam : 0;

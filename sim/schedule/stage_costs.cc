@@ -1,5 +1,6 @@
 #include "sim/schedule/stage_costs.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace meshsim {
@@ -59,6 +60,15 @@ bool StageCosts::HoldsOutput(int stage) const {
 
 double StageCosts::LogitBytes() const {
   return 4.0 * shape_.seq * shape_.micro_batch * static_cast<double>(m_.vocab) / p_.tp;
+}
+
+double StageCosts::ExpertLoad(int ep_coord) const {
+  if (p_.moe_skew == 1.0) return 1.0;
+  const double e = m_.experts, local = e / p_.ep;
+  double hot = p_.moe_skew;
+  if (p_.moe_capacity_factor > 0) hot = std::min(hot, p_.moe_capacity_factor);
+  const double others = (e - hot) / (e - 1);
+  return ep_coord == 0 ? (hot + (local - 1) * others) / local : others;
 }
 
 }  // namespace meshsim

@@ -41,6 +41,11 @@ class StageCosts {
   bool HoldsOutput(int stage) const;
   // fp32 logits of one micro-batch's local vocabulary shard, kept for the loss' backward.
   double LogitBytes() const;
+  // Routed tokens the experts of a rank at expert-parallel coordinate `ep_coord` receive,
+  // over the average: under plan.moe_skew the busiest expert sits on coordinate 0 and gets
+  // moe_skew times the average (capped by moe_capacity_factor), the others share the rest;
+  // 1 without skew. Precondition: a MoE model.
+  double ExpertLoad(int ep_coord) const;
 
  private:
   const ModelSpec& m_;

@@ -288,15 +288,8 @@ void StepBuilder::EmitRank(int rank) {
   st.grad_group = mesh_.GradientGroup(rank);
   st.ep_group = mesh_.ExpertGroup(rank);
   st.expert_grad_group = mesh_.ExpertDataGroup(rank);
-  if (m_.IsMoe()) {
-    // The busiest expert sits on the first rank of each EP group; capacity caps it.
-    const double e = m_.experts, local = e / p_.ep;
-    double hot = p_.moe_skew;
-    if (p_.moe_capacity_factor > 0) hot = std::min(hot, p_.moe_capacity_factor);
-    const double others = (e - hot) / (e - 1);
-    st.expert_load = mesh_.CoordsOf(rank).ep == 0 ? (hot + (local - 1) * others) / local : others;
-    if (p_.moe_skew == 1.0) st.expert_load = 1.0;
-  }
+  // The busiest expert sits on the first rank of each EP group; capacity caps it.
+  if (m_.IsMoe()) st.expert_load = stages_.ExpertLoad(mesh_.CoordsOf(rank).ep);
   const LocalParams params = stages_.StageParams(st.stage);
   const ModelStateBytes dense = ModelStates(params.dense, nd_, p_.zero, t_);
   const ModelStateBytes expert = ModelStates(params.expert, ned_, p_.zero, t_);
