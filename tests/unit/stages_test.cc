@@ -52,6 +52,9 @@ TEST(StageLayers, DefaultCountsTheEmbeddingAndTheLossAsALayerEach) {
   EXPECT_EQ(DefaultStageLayers(126, 16, 1), Cat(Cat({7}, Repeat(8, 14)), {7}));
   // pp 16 x v 2: 128 / 32 = 4 units a virtual stage: 3, 4 x 30, 3.
   EXPECT_EQ(DefaultStageLayers(126, 16, 2), Cat(Cat({3}, Repeat(4, 30)), {3}));
+  // pp 16 x v 8: one unit a virtual stage, the first holding only the embedding and the last
+  // only the output layer and loss, as the Llama 3 paper describes its layout.
+  EXPECT_EQ(DefaultStageLayers(126, 16, 8), Cat(Cat({0}, Repeat(1, 126)), {0}));
   // 70 layers on pp 12: 72 / 12 = 6: 5, 6 x 10, 5.
   EXPECT_EQ(DefaultStageLayers(70, 12, 1), Cat(Cat({5}, Repeat(6, 10)), {5}));
 }
