@@ -1,6 +1,9 @@
 #include "sim/config/decode.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
 
 #include "sim/plan/plan_names.h"
 
@@ -25,6 +28,32 @@ void RequireFraction(YamlReader& r, const std::string& key, double v) {
   if (!(v > 0 && v <= 1)) {
     Fail(r.sources(), r.Child(key), r.KeyPath(key),
          "expected a fraction in (0, 1], found " + Describe(r.Child(key)));
+  }
+}
+
+// stage_layers: a non-empty list of integers (checked against the plan and the model by
+// ValidatePlan, which names the entry at fault).
+void DecodeStageLayers(YamlReader& r, std::vector<int>* out) {
+  r.Skip("stage_layers");
+  if (!r.Has("stage_layers")) return;
+  const YAML::Node list = r.Child("stage_layers");
+  if (!list.IsSequence() || list.size() == 0) {
+    Fail(
+        r.sources(), list, r.KeyPath("stage_layers"),
+        "expected a list of layers per pipeline stage, e.g. [7, 8, 8, 7], found " + Describe(list));
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string s = item.IsScalar() ? item.Scalar() : std::string();
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || errno != 0 || *end != '\0' || v < std::numeric_limits<int>::min() ||
+        v > std::numeric_limits<int>::max()) {
+      Fail(r.sources(), item, r.KeyPath("stage_layers") + "[" + std::to_string(i) + "]",
+           "expected an integer, found " + Describe(item));
+    }
+    out->push_back(static_cast<int>(v));
   }
 }
 
@@ -256,6 +285,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetEnum<Recompute>("recompute", RecomputeNames(), &p.recompute);
   r.GetEnum<ScheduleKind>("schedule", ScheduleNames(), &p.schedule);
   r.GetInt("virtual_stages", &p.virtual_stages);
+  DecodeStageLayers(r, &p.stage_layers);
   r.GetInt("micro_batch", &p.micro_batch);
   r.GetInt("global_batch", &p.global_batch, true);
   double bucket_mb = static_cast<double>(p.dp_bucket_bytes) / 1e6;

@@ -14,6 +14,7 @@
 #include "sim/config/megatron_args.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/plan/plan_names.h"
+#include "sim/plan/stages.h"
 #include "sim/schedule/model_states.h"
 #include "sim/workload/param_count.h"
 
@@ -345,6 +346,130 @@ void DecodeMoePlan(const Args& a, MegatronImport* out) {
   p.moe_capacity_factor = a.Positive("--moe-expert-capacity-factor", 0.0);
 }
 
+constexpr const char* kFirstLayers = "--decoder-first-pipeline-num-layers";
+constexpr const char* kLastLayers = "--decoder-last-pipeline-num-layers";
+constexpr const char* kAccountEmbedding = "--account-for-embedding-in-pipeline-split";
+constexpr const char* kAccountLoss = "--account-for-loss-in-pipeline-split";
+
+// "[5, 6, 6, 5]".
+std::string ListText(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "[" : ", ") + N(x);
+  return s + "]";
+}
+
+// --decoder-first/last-pipeline-num-layers, or their TransformerConfig names
+// --num-layers-in-first/last-pipeline-stage: the value (>= 1, as Megatron requires), 0
+// when absent. `shown` gets the name given.
+int StageFlag(const Args& a, const char* flag, const char* config_name, std::string* shown) {
+  *shown = a.Has(flag) ? flag : config_name;
+  if (a.Has(flag) && a.Has(config_name) && a.Int32(flag, 0, 1) != a.Int32(config_name, 0, 1)) {
+    Fail(config_name, std::string("disagrees with ") + flag);
+  }
+  return a.Int32(*shown, 0, 1);
+}
+
+// Megatron-LM's uneven first and last stages (megatron/core/transformer/
+// transformer_block.py, get_num_layers_to_build; checks from transformer_config.py): the
+// first (last) stage builds F (L) layers in all, F/v (L/v) per model chunk; the other
+// stages share the rest evenly, rest/(pp - given)/v per chunk. Per stage, in virtual-stage
+// order.
+std::vector<int> FirstLastStageLayers(const Args& a, MegatronImport* out, int first, int last,
+                                      const std::string& first_flag, const std::string& last_flag) {
+  const PlanSpec& p = out->plan;
+  const int v = p.virtual_stages;
+  if (a.Has("--num-layers-per-virtual-pipeline-stage")) {
+    Fail("--num-layers-per-virtual-pipeline-stage",
+         "Megatron-LM needs --num-virtual-stages-per-pipeline-rank with uneven first or last "
+         "stages");
+  }
+  int64_t rest = out->model.layers;
+  int left = p.pp;
+  for (const auto& [n, flag] : {std::pair{first, first_flag}, std::pair{last, last_flag}}) {
+    if (n == 0) continue;
+    if (n % v != 0) Fail(flag, N(n) + " layers are not divisible by the virtual stages " + N(v));
+    rest -= n;
+    --left;
+  }
+  const std::string& flag = first > 0 ? first_flag : last_flag;
+  if (rest < 0 || (rest > 0) != (left > 0) || (left > 0 && rest % (int64_t{left} * v) != 0)) {
+    Fail(flag, N(rest) + " layers are left for the " + N(left) + " middle stages (of " + N(v) +
+                   " model chunks each) of --num-layers " + N(out->model.layers) +
+                   ": Megatron-LM needs them to divide evenly");
+  }
+  std::vector<int> per_stage(p.pp, left > 0 ? static_cast<int>(rest / left) : 0);
+  if (first > 0) per_stage.front() = first;
+  if (last > 0) per_stage.back() = last;
+  std::vector<int> layers;
+  for (int chunk = 0; chunk < v; ++chunk) {
+    for (int stage = 0; stage < p.pp; ++stage) layers.push_back(per_stage[stage] / v);
+  }
+  return layers;
+}
+
+// The embedding and the loss counted as layers (--account-for-embedding/loss-in-
+// pipeline-split): Megatron needs pp*v to divide the units, then the first (last) model
+// chunk builds one layer fewer.
+std::vector<int> AccountedLayers(MegatronImport* out, bool embedding, bool loss) {
+  const PlanSpec& p = out->plan;
+  const int units = out->model.layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  const int64_t n = int64_t{p.pp} * p.virtual_stages;
+  const char* flag = embedding ? kAccountEmbedding : kAccountLoss;
+  if (units % n != 0) {
+    Fail(flag, "--num-layers " + N(out->model.layers) + " + " + N(units - out->model.layers) +
+                   " = " + N(units) + " is not divisible by pp*virtual_stages = " + N(n) +
+                   " (Megatron-LM refuses it)");
+  }
+  std::optional<std::vector<int>> layers =
+      AccountedStageLayers(out->model.layers, static_cast<int>(n), embedding, loss);
+  if (!layers) Fail(flag, "leaves the first or last model chunk fewer than 0 layers");
+  return *layers;
+}
+
+// plan.stage_layers from Megatron's uneven-split flags. Without them, Megatron needs
+// pp*v to divide the layers; where it does not, meshsim's default split is warned.
+void DecodeStageSplit(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  std::string first_flag, last_flag;
+  const int first = StageFlag(a, kFirstLayers, "--num-layers-in-first-pipeline-stage", &first_flag);
+  const int last = StageFlag(a, kLastLayers, "--num-layers-in-last-pipeline-stage", &last_flag);
+  const bool embedding = a.Flag(kAccountEmbedding), loss = a.Flag(kAccountLoss);
+  if ((first > 0 || last > 0) && (embedding || loss)) {
+    Fail(first > 0 ? first_flag : last_flag, std::string("cannot be combined with ") +
+                                                 (embedding ? kAccountEmbedding : kAccountLoss) +
+                                                 " (Megatron-LM refuses it)");
+  }
+  const int64_t n = int64_t{p.pp} * p.virtual_stages;
+  std::string from;
+  if (first > 0 || last > 0) {
+    if (p.pp == 1) {
+      out->notes.push_back(first_flag + " / " + last_flag + " ignored: pp is 1");
+      return;
+    }
+    p.stage_layers = FirstLastStageLayers(a, out, first, last, first_flag, last_flag);
+    from = (first > 0 ? first_flag + " " + N(first) : "") + (first > 0 && last > 0 ? ", " : "") +
+           (last > 0 ? last_flag + " " + N(last) : "");
+  } else if (embedding || loss) {
+    p.stage_layers = AccountedLayers(out, embedding, loss);
+    from = std::string(embedding ? kAccountEmbedding : "") + (embedding && loss ? ", " : "") +
+           (loss ? kAccountLoss : "");
+  } else {
+    if (out->model.layers % n != 0) {
+      const std::optional<std::vector<int>> d =
+          DefaultStageLayers(out->model.layers, p.pp, p.virtual_stages);
+      out->warnings.push_back(
+          "Megatron-LM refuses --num-layers " + N(out->model.layers) +
+          " over pp*virtual_stages = " + N(n) +
+          " without an uneven-split flag; meshsim splits them by its default (the "
+          "embedding and the loss counted as a layer each)" +
+          (d ? ": " + ListText(*d) : std::string()));
+    }
+    return;
+  }
+  out->notes.push_back("stage_layers " + ListText(p.stage_layers) + " (virtual-stage order) from " +
+                       from + ", as Megatron-LM's get_num_layers_to_build splits them");
+}
+
 void DecodePlan(const Args& a, MegatronImport* out) {
   PlanSpec& p = out->plan;
   p.tp = a.Int32("--tensor-model-parallel-size", 1, 1);
@@ -369,24 +494,36 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   }
   p.schedule = ScheduleKind::kOneFOneB;
   p.virtual_stages = 1;
+  // Megatron counts the embedding and the loss as layers here when told to account for them.
   const int layers = out->model.layers;
+  const int accounted = (a.Flag(kAccountEmbedding) ? 1 : 0) + (a.Flag(kAccountLoss) ? 1 : 0);
+  const int units = layers + accounted;
+  // "--num-layers 126" or "--num-layers 126 + 2 (embedding and loss accounted) = 128".
+  const std::string units_text = "--num-layers " + N(layers) +
+                                 (accounted == 0 ? ""
+                                                 : " + " + N(accounted) + " (" +
+                                                       (accounted == 2 ? "embedding and loss"
+                                                        : a.Flag(kAccountEmbedding) ? "embedding"
+                                                                                    : "loss") +
+                                                       " accounted) = " + N(units));
   if (a.Has("--num-layers-per-virtual-pipeline-stage")) {
     const int per = a.Int32("--num-layers-per-virtual-pipeline-stage", 1, 1);
     const int64_t chunk_layers = int64_t{p.pp} * per;  // at most 2^60
-    if (layers % chunk_layers != 0) {
-      Fail("--num-layers-per-virtual-pipeline-stage", "--num-layers " + N(layers) +
-                                                          " is not divisible by pp * " + N(per) +
-                                                          " = " + N(chunk_layers));
+    if (units % chunk_layers != 0) {
+      Fail("--num-layers-per-virtual-pipeline-stage",
+           units_text + " is not divisible by pp * " + N(per) + " = " + N(chunk_layers));
     }
-    p.virtual_stages = static_cast<int>(layers / chunk_layers);
+    p.virtual_stages = static_cast<int>(units / chunk_layers);
     out->notes.push_back(
-        "schedule interleaved, virtual_stages = layers / (pp * "
-        "num-layers-per-virtual-pipeline-stage) = " +
-        N(layers) + " / (" + N(p.pp) + " * " + N(per) + ") = " + N(p.virtual_stages));
+        "schedule interleaved, virtual_stages = " +
+        (accounted == 0 ? std::string("layers") : "(layers + " + N(accounted) + " accounted)") +
+        " / (pp * num-layers-per-virtual-pipeline-stage) = " + N(units) + " / (" + N(p.pp) + " * " +
+        N(per) + ") = " + N(p.virtual_stages));
   } else if (a.Has("--num-virtual-stages-per-pipeline-rank")) {
     p.virtual_stages = a.Int32("--num-virtual-stages-per-pipeline-rank", 1, 1);
   }
   if (p.virtual_stages > 1) p.schedule = ScheduleKind::kInterleaved;
+  DecodeStageSplit(a, out);
   DecodeOverlapP2p(a, out);
   DecodeSharding(a, out);
   out->overlap_grad_reduce = a.Flag("--overlap-grad-reduce");
@@ -654,8 +791,9 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "  sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n"
     << "  recompute: " << recompute << "\n"
     << "  schedule: " << schedule << "\n"
-    << "  virtual_stages: " << p.virtual_stages << "\n"
-    << "  micro_batch: " << p.micro_batch << "\n"
+    << "  virtual_stages: " << p.virtual_stages << "\n";
+  if (!p.stage_layers.empty()) o << "  stage_layers: " << ListText(p.stage_layers) << "\n";
+  o << "  micro_batch: " << p.micro_batch << "\n"
     << "  global_batch: " << p.global_batch << "\n"
     << "  mesh_order: [tp, cp, ep, dp, pp]\n";
   o << "  dp_bucket_mb: " << Megabytes(p.dp_bucket_bytes) << "\n";
@@ -685,6 +823,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"plan.ep", "--expert-model-parallel-size"},
       {"plan.schedule", "--num-layers-per-virtual-pipeline-stage"},
       {"plan.virtual_stages", "--num-layers-per-virtual-pipeline-stage"},
+      {"plan.stage_layers", "--decoder-first-pipeline-num-layers"},
       {"plan.micro_batch", "--micro-batch-size"},
       {"plan.global_batch", "--global-batch-size"},
       {"plan.zero", "--use-distributed-optimizer"},
@@ -702,7 +841,8 @@ std::string MegatronFlagOf(const std::string& key) {
       {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
       {"training.dtype", "--bf16/--fp16/--fp8-format"},
   };
-  auto it = kFlags.find(key);
+  // plan.stage_layers[3] -> plan.stage_layers
+  auto it = kFlags.find(key.substr(0, key.find('[')));
   return it == kFlags.end() ? std::string() : it->second;
 }
 

@@ -14,9 +14,10 @@ constexpr FlagUse kNotModelled = FlagUse::kNotModelled;
 constexpr FlagUse kNoEffect = FlagUse::kNoEffect;
 
 // Assumptions shared by several flags.
-constexpr const char* kEvenSplit =
-    "meshsim splits the layers evenly over the pipeline stages (Megatron's default), with the "
-    "embedding on the first stage and the output layer and loss on the last";
+constexpr const char* kLayout =
+    "meshsim splits the layers by plan.stage_layers from the other pipeline flags (evenly by "
+    "default, Megatron's), with the embedding on the first stage and the output layer and loss "
+    "on the last; write plan.stage_layers by hand for a custom layout";
 constexpr const char* kFused =
     "meshsim's element-wise kernel times assume Megatron's fused kernels (its default)";
 constexpr const char* kMla =
@@ -80,6 +81,12 @@ const std::vector<FlagInfo> kTable = {
     {"--recompute-modules", kList, kMapped, ""},
     {"--num-layers-per-virtual-pipeline-stage", kOne, kMapped, ""},
     {"--num-virtual-stages-per-pipeline-rank", kOne, kMapped, ""},
+    {"--decoder-first-pipeline-num-layers", kOne, kMapped, ""},
+    {"--decoder-last-pipeline-num-layers", kOne, kMapped, ""},
+    {"--num-layers-in-first-pipeline-stage", kOne, kMapped, ""},
+    {"--num-layers-in-last-pipeline-stage", kOne, kMapped, ""},
+    {"--account-for-embedding-in-pipeline-split", kSwitch, kMapped, ""},
+    {"--account-for-loss-in-pipeline-split", kSwitch, kMapped, ""},
     {"--overlap-p2p-communication", kSwitch, kMapped, ""},
     {"--no-overlap-p2p-communication", kSwitch, kMapped, ""},
     {"--use-distributed-optimizer", kSwitch, kMapped, ""},
@@ -108,13 +115,7 @@ const std::vector<FlagInfo> kTable = {
     {"--cuda-graph-impl", kOne, kMapped, ""},
 
     // ---- (b) not modelled: the pipeline split ----
-    {"--decoder-first-pipeline-num-layers", kOne, kNotModelled, kEvenSplit},
-    {"--decoder-last-pipeline-num-layers", kOne, kNotModelled, kEvenSplit},
-    {"--num-layers-in-first-pipeline-stage", kOne, kNotModelled, kEvenSplit},
-    {"--num-layers-in-last-pipeline-stage", kOne, kNotModelled, kEvenSplit},
-    {"--account-for-embedding-in-pipeline-split", kSwitch, kNotModelled, kEvenSplit},
-    {"--account-for-loss-in-pipeline-split", kSwitch, kNotModelled, kEvenSplit},
-    {"--pipeline-model-parallel-layout", kOne, kNotModelled, kEvenSplit},
+    {"--pipeline-model-parallel-layout", kOne, kNotModelled, kLayout},
     {"--microbatch-group-size-per-virtual-pipeline-stage", kOne, kNotModelled,
      "meshsim's interleaved schedule runs groups of pp micro-batches per chunk (Megatron's "
      "default)"},

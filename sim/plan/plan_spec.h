@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
@@ -29,6 +30,11 @@ struct PlanSpec {
   Recompute recompute = Recompute::kNone;
   ScheduleKind schedule = ScheduleKind::kOneFOneB;
   int virtual_stages = 1;
+  // Layers per virtual stage (chunk c of stage s at c*pp + s), summing to the model's
+  // layers; empty: the default split (sim/plan/stages.h: even, or Megatron-LM's with the
+  // embedding and the loss counted as a layer each when pp*virtual_stages does not divide
+  // the layers).
+  std::vector<int> stage_layers;
   int micro_batch = 1;
   int global_batch = 1;
   // Innermost axis first. ep is folded into dp x cp (Megatron-Core), so it does not

@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "sim/plan/stages.h"
+
 namespace meshsim {
 namespace {
 
@@ -54,8 +56,9 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
   return Ok{};
 }
 
-// Heads over tp, layers over the pipeline's chunks (chunks only with the interleaved
-// schedule), the batch over micro-batches and dp.
+// Heads over tp, layers over the pipeline's virtual stages (plan.stage_layers, or a
+// default split that exists; chunks only with the interleaved schedule), the batch over
+// micro-batches and dp.
 Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
   if (m.heads % p.tp != 0) {
     return Bad("plan.tp", "tp = " + N(p.tp) + " does not divide the model's heads = " + N(m.heads));
@@ -68,12 +71,7 @@ Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
     return Bad("plan.virtual_stages",
                "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
   }
-  const int64_t chunks = Product({p.pp, p.virtual_stages});
-  if (m.layers % chunks != 0) {
-    return Bad("plan.pp", "pp*virtual_stages = " + N(p.pp) + "*" + N(p.virtual_stages) + " = " +
-                              ProductText(chunks) +
-                              " does not divide the model's layers = " + N(m.layers));
-  }
+  if (Status s = CheckStageLayers(p, m); !s.ok()) return s;
   const int64_t sequences = Product({p.micro_batch, p.dp});
   if (p.global_batch % sequences != 0) {
     return Bad("plan.global_batch",

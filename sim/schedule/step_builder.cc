@@ -12,17 +12,14 @@ namespace schedule_internal {
 
 StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t,
                          const Mesh& mesh)
-    : m_(m), p_(p), t_(t), mesh_(mesh), prog_(mesh.Size()) {
-  shape_.seq = m.seq_len / p.cp;
-  shape_.kv_seq = m.seq_len;
-  shape_.micro_batch = p.micro_batch;
-  shape_.tp = p.tp;
-  shape_.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  shape_.recompute = p.recompute;
-  shape_.dtype = t.dtype;
-  shape_.flash_attention = t.flash_attention;
-  layer_ = TransformerLayerCost(m, shape_);
-  layers_per_chunk_ = m.layers / (p.pp * p.virtual_stages);
+    : m_(m),
+      p_(p),
+      t_(t),
+      mesh_(mesh),
+      prog_(mesh.Size()),
+      stages_(m, p, t),
+      shape_(stages_.shape()),
+      layer_(stages_.dense_layer()) {
   micro_batches_ = p.MicroBatches();
   nd_ = p.dp * p.cp;
   ned_ = nd_ / p.ep;
@@ -168,10 +165,7 @@ void StepBuilder::PipelineSend(RankState& st, bool forward, int chunk, int mb) {
 // over NVLink on arrival.
 double StepBuilder::PipelineBytes() const { return ActBytes(Sbh()) / p_.tp; }
 
-double StepBuilder::LogitActBytes() const {
-  // fp32 logits of the local vocabulary shard, kept for the cross-entropy backward.
-  return 4.0 * shape_.seq * shape_.micro_batch * static_cast<double>(m_.vocab) / p_.tp;
-}
+double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 
 KernelWork StepBuilder::LogitsWork() const {
   return KernelWork{LogitFlops(m_, shape_), 2 * LogitActBytes()};
@@ -185,9 +179,9 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     Compute(st, Tag::kEmbeddingFwd, KernelWork{0, 2 * ActBytes(Sbh())}, -1, mb);
     ReleaseParams(st, EmbeddingParamsLocal());
   }
-  for (int i = 0; i < layers_per_chunk_; ++i) {
-    const int layer = vs * layers_per_chunk_ + i;
-    const LocalParams params = LayerParamsLocal(layer);
+  const StageSplit& split = stages_.split();
+  for (int layer = split.FirstLayer(vs); layer < split.EndLayer(vs); ++layer) {
+    const LocalParams& params = stages_.LayerParams(layer);
     GatherParams(st, params.dense + params.expert, layer, mb);
     AttentionForward(st, layer, mb, false);
     if (m_.IsMoeLayer(layer)) {
@@ -217,12 +211,12 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     Compute(st, Tag::kLogitsBwd, w, -1, mb);
     Memory(st, MemCategory::kActivations, -LogitActBytes());
     ReleaseParams(st, EmbeddingParamsLocal());
-    if (HoldsOutput(st.stage)) ReduceGradients(st, EmbeddingParamsLocal(), last_mb, false);
+    if (stages_.HoldsOutput(st.stage)) ReduceGradients(st, EmbeddingParamsLocal(), last_mb, false);
   }
-  for (int i = layers_per_chunk_ - 1; i >= 0; --i) {
-    const int layer = vs * layers_per_chunk_ + i;
+  const StageSplit& split = stages_.split();
+  for (int layer = split.EndLayer(vs) - 1; layer >= split.FirstLayer(vs); --layer) {
     const bool moe = m_.IsMoeLayer(layer);
-    const LocalParams params = LayerParamsLocal(layer);
+    const LocalParams& params = stages_.LayerParams(layer);
     GatherParams(st, params.dense + params.expert, layer, mb);
     // Recomputed activations are working memory of this layer's backward only.
     const double transient = layer_.attention.transient_act_bytes +
@@ -245,7 +239,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     AttentionBackward(st, layer, mb);
     Memory(st, MemCategory::kBuffers, -transient);
     ReleaseParams(st, params.dense + params.expert);
-    const bool flush = i == 0 && !IsFirst(vs);
+    const bool flush = layer == split.FirstLayer(vs) && !IsFirst(vs);
     if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
     ReduceGradients(st, params.dense, last_mb, flush);
   }
@@ -258,28 +252,8 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   PipelineSend(st, false, chunk, mb);
 }
 
-LocalParams StepBuilder::LayerParamsLocal(int layer) const {
-  if (!m_.IsMoeLayer(layer)) return {layer_.params, 0};
-  const MoeCost moe = MoeLayerCost(m_, shape_, p_.ep);
-  return {AttentionParams(m_) / p_.tp + moe.dense_params, moe.expert_params};
-}
-
-LocalParams StepBuilder::StageParams(int stage) const {
-  LocalParams total;
-  for (int chunk = 0; chunk < p_.virtual_stages; ++chunk) {
-    for (int i = 0; i < layers_per_chunk_; ++i) {
-      const LocalParams l = LayerParamsLocal(VirtualStage(chunk, stage) * layers_per_chunk_ + i);
-      total.dense += l.dense;
-      total.expert += l.expert;
-    }
-  }
-  if (HoldsEmbedding(stage)) total.dense += EmbeddingParamsLocal();
-  if (HoldsOutput(stage)) total.dense += EmbeddingParamsLocal();
-  return total;
-}
-
 void StepBuilder::Optimizer(RankState& st) {
-  const LocalParams params = StageParams(st.stage);
+  const LocalParams params = stages_.StageParams(st.stage);
   // Tied embeddings across stages: the first and last stage sum their copies' gradients.
   if (m_.tied_embeddings && p_.pp > 1 && (st.stage == 0 || st.stage == p_.pp - 1)) {
     const Coords& c = mesh_.CoordsOf(st.rank);
@@ -314,16 +288,9 @@ void StepBuilder::EmitRank(int rank) {
   st.grad_group = mesh_.GradientGroup(rank);
   st.ep_group = mesh_.ExpertGroup(rank);
   st.expert_grad_group = mesh_.ExpertDataGroup(rank);
-  if (m_.IsMoe()) {
-    // The busiest expert sits on the first rank of each EP group; capacity caps it.
-    const double e = m_.experts, local = e / p_.ep;
-    double hot = p_.moe_skew;
-    if (p_.moe_capacity_factor > 0) hot = std::min(hot, p_.moe_capacity_factor);
-    const double others = (e - hot) / (e - 1);
-    st.expert_load = mesh_.CoordsOf(rank).ep == 0 ? (hot + (local - 1) * others) / local : others;
-    if (p_.moe_skew == 1.0) st.expert_load = 1.0;
-  }
-  const LocalParams params = StageParams(st.stage);
+  // The busiest expert sits on the first rank of each EP group; capacity caps it.
+  if (m_.IsMoe()) st.expert_load = stages_.ExpertLoad(mesh_.CoordsOf(rank).ep);
+  const LocalParams params = stages_.StageParams(st.stage);
   const ModelStateBytes dense = ModelStates(params.dense, nd_, p_.zero, t_);
   const ModelStateBytes expert = ModelStates(params.expert, ned_, p_.zero, t_);
   Memory(st, MemCategory::kWeights, dense.weights + expert.weights);

@@ -10,6 +10,7 @@
 #include "sim/plan/mesh.h"
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/program.h"
+#include "sim/schedule/stage_costs.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -32,13 +33,6 @@ constexpr uint32_t kChannelCount = 9;
 inline uint32_t ChannelKey(int32_t group, Channel ch) {
   return static_cast<uint32_t>(group) * kChannelCount + static_cast<uint32_t>(ch);
 }
-
-// Parameters one rank holds: replicated over the dp x cp group (dense) and over the
-// expert-data-parallel group (routed experts).
-struct LocalParams {
-  double dense = 0;
-  double expert = 0;
-};
 
 class StepBuilder {
  public:
@@ -85,8 +79,6 @@ class StepBuilder {
   KernelWork LogitsWork() const;
   void Forward(RankState& st, int chunk, int mb);
   void Backward(RankState& st, int chunk, int mb);
-  LocalParams LayerParamsLocal(int layer) const;
-  LocalParams StageParams(int stage) const;
   void Optimizer(RankState& st);
   void EmitRank(int rank);
 
@@ -106,15 +98,13 @@ class StepBuilder {
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
 
-  bool IsFirst(int vs) const { return vs == 0; }
-  bool IsLast(int vs) const { return vs == p_.pp * p_.virtual_stages - 1; }
-  int VirtualStage(int chunk, int stage) const { return chunk * p_.pp + stage; }
-  bool HoldsEmbedding(int stage) const { return stage == 0; }
-  bool HoldsOutput(int stage) const {
-    return stage == p_.pp - 1 && !(m_.tied_embeddings && p_.pp == 1);
+  bool IsFirst(int vs) const { return stages_.split().IsFirst(vs); }
+  bool IsLast(int vs) const { return stages_.split().IsLast(vs); }
+  int VirtualStage(int chunk, int stage) const {
+    return stages_.split().VirtualStage(chunk, stage);
   }
   double ActBytes(double elements) const { return elements * BytesPerElement(t_.dtype); }
-  double EmbeddingParamsLocal() const { return EmbeddingParams(m_) / p_.tp; }
+  double EmbeddingParamsLocal() const { return stages_.EmbeddingParams(); }
   double Sbh() const { return static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden; }
 
   const ModelSpec& m_;
@@ -122,9 +112,9 @@ class StepBuilder {
   const TrainingSpec& t_;
   const Mesh& mesh_;
   Program prog_;
-  LayerShape shape_;
-  LayerCost layer_;
-  int layers_per_chunk_ = 0;
+  const StageCosts stages_;  // the layer split, per-layer costs and parameters
+  const LayerShape& shape_;  // stages_.shape()
+  const LayerCost& layer_;   // stages_.dense_layer()
   int micro_batches_ = 0;
   int nd_ = 1;   // dense gradient group: dp x cp
   int ned_ = 1;  // expert gradient group: dp x cp / ep

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/plan/stages.h"
+
 namespace meshsim {
 namespace {
 
@@ -54,6 +56,39 @@ Expander Values(T PlanSpec::*field, std::vector<T> values) {
   };
 }
 
+// plan.virtual_stages: auto. pp dividing the layers: every v >= 2 with pp*v dividing them
+// (an even split); otherwise every pp*v dividing layers + 2 (Megatron's split accounting for
+// the embedding and the loss runs evenly). 1 unless the schedule is interleaved.
+Expander VirtualStages(int layers) {
+  return [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    q.virtual_stages = 1;
+    const int split = p.pp < 1 ? 0 : layers % p.pp == 0 ? layers : layers + 2;
+    if (p.schedule != ScheduleKind::kInterleaved || split == 0 || split % p.pp != 0) {
+      next(q);
+      return;
+    }
+    for (int v : Divisors(split / p.pp)) {
+      if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
+      q.virtual_stages = v;
+      next(q);
+    }
+  };
+}
+
+// plan.stage_layers: auto. The default split written out; none (ValidatePlan then says
+// why) when there is none.
+Expander StageLayers(int layers) {
+  return [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    if (p.pp >= 1 && p.virtual_stages >= 1) {
+      q.stage_layers =
+          DefaultStageLayers(layers, p.pp, p.virtual_stages).value_or(std::vector<int>());
+    }
+    next(q);
+  };
+}
+
 class GroupExpander {
  public:
   GroupExpander(const SweepSpec& spec, const Experiment& e) : e_(e) {
@@ -65,8 +100,8 @@ class GroupExpander {
         }
       }
     }
-    // Fixed nesting order after the mesh: schedule, virtual stages, micro-batch, zero,
-    // recompute, sequence parallelism.
+    // Fixed nesting order after the mesh: schedule, virtual stages, stage layers,
+    // micro-batch, zero, recompute, sequence parallelism.
     auto is_auto = [&spec](const char* key) {
       for (const SweepAxis& a : spec.axes) {
         if (a.key == key && a.is_auto) return true;
@@ -79,23 +114,8 @@ class GroupExpander {
                  std::vector<ScheduleKind>{ScheduleKind::kGpipe, ScheduleKind::kOneFOneB,
                                            ScheduleKind::kInterleaved}));
     }
-    if (is_auto("plan.virtual_stages")) {
-      const int layers = e.model.layers;
-      steps_.push_back(
-          [layers](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
-            PlanSpec q = p;
-            if (p.schedule != ScheduleKind::kInterleaved || p.pp < 1 || layers % p.pp != 0) {
-              q.virtual_stages = 1;
-              next(q);
-              return;
-            }
-            for (int v : Divisors(layers / p.pp)) {
-              if (v == 1) continue;  // one chunk per stage is 1F1B, not interleaving
-              q.virtual_stages = v;
-              next(q);
-            }
-          });
-    }
+    if (is_auto("plan.virtual_stages")) steps_.push_back(VirtualStages(e.model.layers));
+    if (is_auto("plan.stage_layers")) steps_.push_back(StageLayers(e.model.layers));
     if (is_auto("plan.micro_batch")) {
       steps_.push_back([](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
         if (p.dp < 1 || p.global_batch < 1 || p.global_batch % p.dp != 0) {
@@ -222,6 +242,7 @@ const std::vector<std::string>& AutoKeys() {
                                                 "plan.recompute",
                                                 "plan.schedule",
                                                 "plan.virtual_stages",
+                                                "plan.stage_layers",
                                                 "plan.sequence_parallel"};
   return keys;
 }
@@ -298,6 +319,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                   static_cast<int>(p.recompute), static_cast<int>(p.schedule), p.virtual_stages,
                   p.micro_batch, p.global_batch);
     h = Fnv(h, buf);
+    if (!p.stage_layers.empty()) h = Fnv(h, "stage_layers=" + StageLayersText(p.stage_layers));
   }
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));

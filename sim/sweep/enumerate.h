@@ -10,14 +10,18 @@
 //   plan.recompute         none, selective, full;
 //   plan.schedule          gpipe, 1f1b, interleaved;
 //   plan.virtual_stages    1 unless the schedule is interleaved; then every v >= 2 with
-//                          pp * v dividing the layers;
+//                          pp * v dividing the layers (when pp does not divide them,
+//                          dividing the layers + 2: Megatron's split with the embedding
+//                          and the loss counted as a layer each, run evenly);
+//   plan.stage_layers      the default split (DefaultStageLayers, sim/plan/stages.h)
+//                          written out, so that results.csv shows it;
 //   plan.sequence_parallel false, true.
 // Where the axes set some of tp, pp and cp but not dp, dp is derived as
 // gpus / (tp * pp * cp); a configuration where that is not a whole number is invalid.
 //
 // Order: groups in order; inside a group the auto axes nest as listed above (mesh axes
 // outermost, in the order tp, pp, cp, dp; each ascending), so that values that depend on
-// others (dp, micro-batch, virtual stages) are chosen after them.
+// others (dp, micro-batch, virtual stages, stage layers) are chosen after them.
 #pragma once
 
 #include <cstdint>

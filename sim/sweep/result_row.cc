@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "sim/plan/plan_names.h"
+#include "sim/plan/stages.h"
 
 namespace meshsim {
 namespace {
@@ -27,6 +28,7 @@ void VisitPlanFields(P& p, Visit&& visit) {
   visit("plan.virtual_stages", p.virtual_stages);
   visit("plan.recompute", p.recompute);
   visit("plan.sequence_parallel", p.sequence_parallel);
+  visit("plan.stage_layers", p.stage_layers);  // "7/8/8/7"; empty: the default split
 }
 
 // The same for the memory bound's columns and the budget.
@@ -63,6 +65,8 @@ std::string Cell(const T& v) {
     return NameOf(ScheduleNames(), v);
   } else if constexpr (std::is_same_v<T, Recompute>) {
     return NameOf(RecomputeNames(), v);
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    return StageLayersText(v);
   } else if constexpr (std::is_floating_point_v<T>) {
     return fmt::format("{}", v);
   } else {
@@ -84,6 +88,8 @@ bool ParseCell(const std::string& text, T* out) {
     return ValueOf(ScheduleNames(), text, out);
   } else if constexpr (std::is_same_v<T, Recompute>) {
     return ValueOf(RecomputeNames(), text, out);
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    return ParseStageLayersText(text, out);
   } else {
     if (text.empty()) return false;
     errno = 0;

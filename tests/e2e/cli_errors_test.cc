@@ -133,6 +133,35 @@ TEST_F(CliErrors, WrongTypeNamesKeyAndExpectedType) {
   ExpectContains(r.err, "four");
 }
 
+// plan.stage_layers: a bad list names its entry, with the entry's line and column.
+TEST_F(CliErrors, BadStageLayersNameTheEntry) {
+  // llama2-7b has 32 layers over pp 4.
+  struct Case {
+    const char* list;
+    const char* message;
+  } cases[] = {
+      {"[8, 8, 8, 8, 0]", "bad.yaml:8:30: plan.stage_layers[4]: expected pp = 4 entries, found 5"},
+      {"[8, 8, 16]", "bad.yaml:8:24: plan.stage_layers[2]: expected pp = 4 entries, found 3"},
+      {"[8, -8, 24, 8]", "bad.yaml:8:21: plan.stage_layers[1]: expected a number of layers >= 0"},
+      {"[8, 8, 8, 7]",
+       "bad.yaml:8:27: plan.stage_layers[3]: the entries sum to 31, fewer than "
+       "the model's layers = 32"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = Replace(ValidExperiment(), "  pp: 4\n",
+                                     std::string("  pp: 4\n  stage_layers: ") + c.list + "\n");
+    const RunResult r = RunText(text);
+    ExpectBadInput(r);
+    ASSERT_EQ(LineOf(text, "stage_layers"), 8);
+    ExpectContains(r.err, c.message);
+  }
+  // An uneven list that sums to the layers runs.
+  const RunResult ok =
+      RunText(Replace(ValidExperiment(), "  pp: 4\n", "  pp: 4\n  stage_layers: [7, 9, 9, 7]\n"),
+              {"--no-trace"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 TEST_F(CliErrors, UnknownKeyNamesTheDottedKey) {
   const std::string text = Replace(ValidExperiment(), "  pp: 4\n", "  pp: 4\n  tpp: 4\n");
   const RunResult r = RunText(text);
@@ -285,10 +314,10 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
     EXPECT_EQ(r.out.rfind("ok: ", 0), 0u) << entry.path() << ": " << r.out;
     ++checked;
   }
-  // default, gpt-1t-3072, llama2-70b-h100, llama3-405b-128k-cp16, mixtral-8x7b-ep8 and the
-  // 8 calibration runs (gpt3-175b and korthikanti-22b, -530b, -1t, each -full and
-  // -selective): 13 files.
-  EXPECT_EQ(checked, 13);
+  // default, gpt-1t-3072, llama2-70b-h100, llama3-405b-128k-cp16, llama3-405b-pp16,
+  // mixtral-8x7b-ep8 and the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b, -1t,
+  // each -full and -selective): 14 files.
+  EXPECT_EQ(checked, 14);
 }
 
 TEST(Cli, VersionPrintsAVersion) {

@@ -222,19 +222,34 @@ TEST_F(Import, MegatronNotModelledFlagsAreWarned) {
       {"import", "megatron",
        "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
        "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16 --world-size 8 "
-       "--tp-comm-overlap --decoder-first-pipeline-num-layers 3 --log-interval 1",
+       "--tp-comm-overlap --pipeline-model-parallel-layout Ettt|tttttL --log-interval 1",
        "-o", out.string(), "--cluster", SourcePath("topologies/dgx-h100.yaml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
   const std::string header = ReadFile(out);
   for (const std::string flag : {"--tp-comm-overlap is not modelled: TP collectives",
-                                 "--decoder-first-pipeline-num-layers 3 is not modelled: meshsim "
-                                 "splits the layers evenly"}) {
+                                 "--pipeline-model-parallel-layout Ettt|tttttL is not modelled: "
+                                 "meshsim splits the layers by plan.stage_layers"}) {
     EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
     EXPECT_NE(std::regex_replace(header, std::regex("\n#   "), " ").find("# " + flag),
               std::string::npos)
         << header;
   }
+  EXPECT_EQ(Meshsim({"validate", out.string()}).exit_code, 0);
+}
+
+// The uneven first stage is mapped: 3 layers on stage 0, the other 5 on stage 1, no warning.
+TEST_F(Import, MegatronFirstStageLayersAreMapped) {
+  const fs::path out = Path("uneven.yaml");
+  const RunResult r = Meshsim(
+      {"import", "megatron",
+       "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+       "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16 --world-size 8 "
+       "--decoder-first-pipeline-num-layers 3",
+       "-o", out.string(), "--cluster", SourcePath("topologies/dgx-h100.yaml").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(ReadFile(out).find("\n  stage_layers: [3, 5]\n"), std::string::npos) << ReadFile(out);
   EXPECT_EQ(Meshsim({"validate", out.string()}).exit_code, 0);
 }
 

@@ -688,7 +688,7 @@ TEST(MegatronFlags, EveryNotModelledFlagIsWarnedOnce) {
         << given;
     ++checked;
   }
-  EXPECT_GE(checked, 70);
+  EXPECT_GE(checked, 67);  // 73 until the pipeline split's six flags were mapped
 }
 
 // (b) Flags read and compared with what meshsim models: warned only where they differ.

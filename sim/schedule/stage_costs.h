@@ -1,0 +1,60 @@
+// What each pipeline stage of a plan holds and what its layers cost, derived once for the
+// step builder (step_builder.cc) and the memory bound (memory_bound.cc): the layer split
+// (StageSplit), one layer's shape and cost on a rank, the parameters each layer and each
+// stage holds on one rank, and the output layer's logits.
+#pragma once
+
+#include <vector>
+
+#include "sim/plan/plan_spec.h"
+#include "sim/plan/stages.h"
+#include "sim/workload/model_spec.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim {
+
+// Parameters one rank holds: replicated over the dp x cp group (dense) and over the
+// expert-data-parallel group (routed experts).
+struct LocalParams {
+  double dense = 0;
+  double expert = 0;
+};
+
+class StageCosts {
+ public:
+  // Precondition: the plan passed ValidatePlan for this model.
+  StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t);
+
+  const StageSplit& split() const { return split_; }
+  // One micro-batch of one layer on one rank: its shape, and the cost of a dense layer.
+  const LayerShape& shape() const { return shape_; }
+  const LayerCost& dense_layer() const { return dense_layer_; }
+  // Layer `layer`'s parameters on one rank (attention and MLP split by tp; a MoE layer's
+  // router and shared experts dense, its routed experts spread over ep).
+  const LocalParams& LayerParams(int layer) const { return layer_params_[layer]; }
+  // Every layer of every chunk of `stage`, plus the embedding (stage 0) and the output
+  // layer (the last stage, unless tied to the embedding on a single stage).
+  LocalParams StageParams(int stage) const;
+  // The embedding's (and the untied output layer's) parameters on one TP rank.
+  double EmbeddingParams() const { return embedding_params_; }
+  bool HoldsEmbedding(int stage) const { return stage == 0; }
+  bool HoldsOutput(int stage) const;
+  // fp32 logits of one micro-batch's local vocabulary shard, kept for the loss' backward.
+  double LogitBytes() const;
+  // Routed tokens the experts of a rank at expert-parallel coordinate `ep_coord` receive,
+  // over the average: under plan.moe_skew the busiest expert sits on coordinate 0 and gets
+  // moe_skew times the average (capped by moe_capacity_factor), the others share the rest;
+  // 1 without skew. Precondition: a MoE model.
+  double ExpertLoad(int ep_coord) const;
+
+ private:
+  const ModelSpec& m_;
+  const PlanSpec& p_;
+  StageSplit split_;
+  LayerShape shape_;
+  LayerCost dense_layer_;
+  std::vector<LocalParams> layer_params_;
+  double embedding_params_ = 0;
+};
+
+}  // namespace meshsim
