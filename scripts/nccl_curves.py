@@ -131,9 +131,9 @@ HDR NICs of 25 GB/s per node) and `dgx-h100.yaml`; no curve got its own.
 ## What holds and what does not
 
 The goal was every size from 64 KiB to 4 GiB within 15 % at 8, 16 and at least 128 GPUs.
-It holds for the large sizes everywhere (from 64 MiB on one node, from 128 MiB on two),
-for the small sizes on one node (64 KiB-2 MiB, where the channels NCCL drops for small
-sizes set the time), and for most sizes on two nodes. It does **not** hold:
+On one node it holds from 64 KiB to 4 MiB (where the channels NCCL drops for small sizes
+set the time) and from 64 MiB to 4 GiB; on two nodes from 2 to 512 MiB on OCI's cluster
+and from 64 MiB to 1 GiB on gcm's (NCCL's ring). It does **not** hold:
 
 - **8-32 MiB on one A100 node, +20-22 %** (one process per GPU): meshsim follows NCCL's
   model, which credits LL128 with 0.92 and Simple with all of the link at every size; the
