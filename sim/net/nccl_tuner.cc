@@ -175,7 +175,8 @@ NcclChoice NcclTuner::Evaluate(CommOp op, const GroupShape& g, double bytes,
   c.algorithm = a == kTreeIdx ? AllReduceAlgorithm::kTree : AllReduceAlgorithm::kRing;
   c.protocol = protocol;
   c.max_channels = MaxChannels(g);
-  const uint64_t n = static_cast<uint64_t>(bytes);
+  // Whole bytes, as NCCL counts them (saturated: a double above 2^64 does not convert).
+  const uint64_t n = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
   double latency_us = kBaseLatencyUs[a][p] + Latency(op, g, a, p);
   if (a == kRingIdx && p == kSimple && g.nodes > 1 && op == CommOp::kAllReduce &&
       n / (static_cast<uint64_t>(c.max_channels) * g.ranks) >= 64) {
