@@ -82,6 +82,9 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   if (!(a.min_bytes > 0) || a.max_bytes < a.min_bytes) {
     return Bad("--min-bytes", "expected 0 < min-bytes <= max-bytes");
   }
+  if (a.max_bytes > 1e15) {  // simulated times stay within SimTime's range (106 days)
+    return Bad("--max-bytes", fmt::format("expected at most 1e15 bytes, found {}", a.max_bytes));
+  }
   const std::pair<const char*, AllReduceAlgorithm> algorithms[] = {
       {"auto", AllReduceAlgorithm::kAuto},
       {"ring", AllReduceAlgorithm::kRing},

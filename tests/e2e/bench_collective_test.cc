@@ -53,7 +53,7 @@ TEST(BenchCollectiveCli, TableShowsAlgorithmProtocolAndChannels) {
   EXPECT_NE(r.out.find("ring/Simple/2"), std::string::npos) << r.out;
 }
 
-TEST(BenchCollectiveCli, UnknownProtocolAndBadChannelsAreBadInput) {
+TEST(BenchCollectiveCli, UnknownProtocolBadChannelsAndHugeSizesAreBadInput) {
   TempDir dir;
   const std::string cluster = SourcePath("topologies/selene-a100.yaml").string();
   RunResult r =
@@ -63,6 +63,10 @@ TEST(BenchCollectiveCli, UnknownProtocolAndBadChannelsAreBadInput) {
   r = RunMeshsim({"bench-collective", "--cluster", cluster, "--channels", "65"}, dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--channels"), std::string::npos) << r.err;
+  // Sizes whose simulated time would leave SimTime's range.
+  r = RunMeshsim({"bench-collective", "--cluster", cluster, "--max-bytes", "1e16"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-bytes"), std::string::npos) << r.err;
 }
 
 TEST(BenchCollectiveCli, UnknownOpIsBadInput) {
