@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string_view>
 
 #include "sim/cli/commands.h"
 #include "sim/config/loader.h"
@@ -17,6 +18,43 @@ int Bad(const std::string& key, const std::string& message) {
   e.message = message;
   std::cerr << "meshsim: error: " << e.ToString() << "\n";
   return kBadInput;
+}
+
+void PrintCsv(const std::vector<CollectiveBenchRow>& rows) {
+  std::cout << "bytes,time_us,algbw_gbps,busbw_gbps\n";
+  for (const auto& r : rows) {
+    std::cout << fmt::format("{:.0f},{:.3f},{:.3f},{:.3f}\n", r.bytes, r.time_s * 1e6, r.algbw_gbps,
+                             r.busbw_gbps);
+  }
+}
+
+std::string_view AlgorithmName(AllReduceAlgorithm a) {
+  switch (a) {
+    case AllReduceAlgorithm::kTree:
+      return "tree";
+    case AllReduceAlgorithm::kHierarchical:
+      return "hierarchical";
+    default:
+      return "ring";
+  }
+}
+
+// nccl-tests' columns, the NICs' rate, and how NCCL's tuner model ran each size.
+void PrintTable(const BenchCollectiveArgs& a, const ClusterSpec& c,
+                const std::vector<CollectiveBenchRow>& rows) {
+  std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}, protocol {}\n",
+                           a.op, a.gpus, c.gpu.kind, c.gpus_per_node, a.algorithm, a.protocol);
+  std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14} {:>20}\n", "size (B)", "time (us)",
+                           "algbw (GB/s)", "busbw (GB/s)", "NIC (GB/s)", "algo/proto/channels");
+  for (const auto& r : rows) {
+    const std::string how = r.channels > 0 ? fmt::format("{}/{}/{}", AlgorithmName(r.algorithm),
+                                                         NcclProtocolName(r.protocol), r.channels)
+                                           : std::string("-");
+    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14} {:>20}\n", r.bytes,
+                             r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
+                             r.nic_gbps > 0 ? fmt::format("{:.2f}", r.nic_gbps) : std::string("-"),
+                             how);
+  }
 }
 
 }  // namespace
@@ -44,6 +82,9 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   if (!(a.min_bytes > 0) || a.max_bytes < a.min_bytes) {
     return Bad("--min-bytes", "expected 0 < min-bytes <= max-bytes");
   }
+  if (a.max_bytes > 1e15) {  // simulated times stay within SimTime's range (106 days)
+    return Bad("--max-bytes", fmt::format("expected at most 1e15 bytes, found {}", a.max_bytes));
+  }
   const std::pair<const char*, AllReduceAlgorithm> algorithms[] = {
       {"auto", AllReduceAlgorithm::kAuto},
       {"ring", AllReduceAlgorithm::kRing},
@@ -55,30 +96,31 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
     return Bad("--algorithm",
                "expected auto | ring | hierarchical | tree, found '" + a.algorithm + "'");
   }
+  const std::pair<const char*, NcclProtocol> protocols[] = {{"auto", NcclProtocol::kAuto},
+                                                            {"LL", NcclProtocol::kLL},
+                                                            {"LL128", NcclProtocol::kLL128},
+                                                            {"Simple", NcclProtocol::kSimple}};
+  const auto* proto = std::find_if(std::begin(protocols), std::end(protocols),
+                                   [&](const auto& o) { return a.protocol == o.first; });
+  if (proto == std::end(protocols)) {
+    return Bad("--protocol", "expected auto | LL | LL128 | Simple, found '" + a.protocol + "'");
+  }
+  if (a.channels < 0 || a.channels > 64) {
+    return Bad("--channels",
+               "expected 0 (as NCCL sets them) to 64, found " + std::to_string(a.channels));
+  }
   Result<std::vector<CollectiveBenchRow>> rows =
-      BenchCollective(cluster.value(), op->second, a.gpus, a.min_bytes, a.max_bytes, alg->second);
+      BenchCollective(cluster.value(), op->second, a.gpus, a.min_bytes, a.max_bytes,
+                      NcclOptions{alg->second, proto->second, a.channels});
   if (!rows.ok()) {
     std::cerr << "meshsim: error: " << a.cluster << ": " << rows.error().ToString() << "\n";
     return kBadInput;
   }
   if (a.csv) {
-    std::cout << "bytes,time_us,algbw_gbps,busbw_gbps\n";
-    for (const auto& r : rows.value()) {
-      std::cout << fmt::format("{:.0f},{:.3f},{:.3f},{:.3f}\n", r.bytes, r.time_s * 1e6,
-                               r.algbw_gbps, r.busbw_gbps);
-    }
+    PrintCsv(rows.value());
     return kOk;
   }
-  const ClusterSpec& c = cluster.value();
-  std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}\n", a.op, a.gpus,
-                           c.gpu.kind, c.gpus_per_node, a.algorithm);
-  std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14}\n", "size (B)", "time (us)",
-                           "algbw (GB/s)", "busbw (GB/s)", "NIC (GB/s)");
-  for (const auto& r : rows.value()) {
-    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14}\n", r.bytes,
-                             r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
-                             r.nic_gbps > 0 ? fmt::format("{:.2f}", r.nic_gbps) : std::string("-"));
-  }
+  PrintTable(a, cluster.value(), rows.value());
   return kOk;
 }
 

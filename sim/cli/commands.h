@@ -28,6 +28,8 @@ struct BenchCollectiveArgs {
   double min_bytes = 8;
   double max_bytes = 1 << 30;
   std::string algorithm = "auto";
+  std::string protocol = "auto";
+  int channels = 0;  // 0: as NCCL sets them
   bool csv = false;
 };
 

@@ -71,6 +71,10 @@ Subcommand AddBenchCollective(CLI::App& app) {
   bench_cmd->add_option("--max-bytes", bench->max_bytes, "largest size (default 1 GiB)");
   bench_cmd->add_option("--algorithm", bench->algorithm,
                         "all-reduce: auto | ring | hierarchical | tree");
+  bench_cmd->add_option("--protocol", bench->protocol,
+                        "all-reduce, all-gather, reduce-scatter: auto | LL | LL128 | Simple");
+  bench_cmd->add_option("--channels", bench->channels,
+                        "NCCL channels of the communicator (default 0: as NCCL sets them)");
   bench_cmd->add_flag("--csv", bench->csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
 
   return {bench_cmd, [bench] { return cli::BenchCollectiveCommand(*bench); }};

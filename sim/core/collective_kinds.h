@@ -47,8 +47,28 @@ constexpr std::string_view CommOpName(CommOp op) {
   return "?";
 }
 
-// How all-reduces run on the flow-level network (see net/flow_collectives.h); kAuto picks
-// per size and placement. The alpha-beta model ignores it.
+// How all-reduces run (see net/nccl_tuner.h): kAuto lets the NCCL tuner model pick ring or
+// tree per size and placement; kHierarchical (reduce-scatter in each node, all-reduce
+// across, all-gather in each node) is meshsim's own and never chosen by kAuto.
 enum class AllReduceAlgorithm { kAuto, kRing, kHierarchical, kTree };
+
+// NCCL's protocols (see net/nccl_tuner.h): kLL moves 4 data bytes per 8-byte line (a flag
+// in the other half), kLL128 120 per 128-byte line, kSimple whole buffers with a
+// fence per step. kAuto lets the tuner model pick per size.
+enum class NcclProtocol { kAuto, kLL, kLL128, kSimple };
+
+constexpr std::string_view NcclProtocolName(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kAuto:
+      return "auto";
+    case NcclProtocol::kLL:
+      return "LL";
+    case NcclProtocol::kLL128:
+      return "LL128";
+    case NcclProtocol::kSimple:
+      return "Simple";
+  }
+  return "?";
+}
 
 }  // namespace meshsim

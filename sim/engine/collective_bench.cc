@@ -27,7 +27,7 @@ double BusBandwidthFactor(CommOp op, int n) {
 
 Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, CommOp op, int gpus,
                                                         double min_bytes, double max_bytes,
-                                                        AllReduceAlgorithm algorithm) {
+                                                        const NcclOptions& nccl) {
   cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   Result<std::shared_ptr<const Topology>> topology = Topology::Build(cluster);
   if (!topology.ok()) return topology.error();
@@ -40,7 +40,7 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
                                   : 0;
   std::vector<CollectiveBenchRow> rows;
   for (double bytes = min_bytes; bytes <= max_bytes * (1 + 1e-9); bytes *= 2) {
-    FlowCollectiveNetwork network(cluster, topology.value(), algorithm);
+    FlowCollectiveNetwork network(cluster, topology.value(), nccl);
     Simulator sim;
     SimTime end;
     network.Start(sim, op, group, bytes, [&] { end = sim.Now(); }, {});
@@ -51,6 +51,12 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
     row.algbw_gbps = bytes / row.time_s / 1e9;
     row.busbw_gbps = row.algbw_gbps * BusBandwidthFactor(op, static_cast<int>(group.size()));
     row.nic_gbps = nics > 0 ? network.InterNodeBytes() / (nodes_used * nics) / row.time_s / 1e9 : 0;
+    if (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter) {
+      const NcclChoice choice = network.ChoiceFor(op, group, bytes);
+      row.algorithm = choice.algorithm;
+      row.protocol = choice.protocol;
+      row.channels = choice.channels;
+    }
     rows.push_back(row);
   }
   return rows;

@@ -6,6 +6,7 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/core/status.h"
 #include "sim/hw/cluster_spec.h"
+#include "sim/net/nccl_tuner.h"
 
 namespace meshsim {
 
@@ -20,14 +21,21 @@ struct CollectiveBenchRow {
   // busbw / NICs it means the same for every operation (all-to-all included): how close
   // each NIC came to its line rate.
   double nic_gbps = 0;
+  // How all-reduce, all-gather and reduce-scatter ran (NcclTuner's choice); other
+  // operations leave channels 0.
+  AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  int channels = 0;
 };
 
 // Runs `op` over GPUs 0..gpus-1 of `cluster` (resized to ceil(gpus / gpus_per_node)
-// nodes) for sizes min_bytes, 2*min_bytes, ... up to max_bytes. sendrecv uses GPU 0 and
-// GPU gpus-1. Fails if the cluster's topology is invalid.
+// nodes) on the flow-level network for sizes min_bytes, 2*min_bytes, ... up to max_bytes.
+// sendrecv uses GPU 0 and GPU gpus-1. `nccl` overrides the tuner's choice (defaults:
+// NCCL's tuner model picks, as nccl-tests with no NCCL_ALGO, NCCL_PROTO or channel
+// settings). Fails if the cluster's topology is invalid.
 Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, CommOp op, int gpus,
                                                         double min_bytes, double max_bytes,
-                                                        AllReduceAlgorithm algorithm);
+                                                        const NcclOptions& nccl);
 
 double BusBandwidthFactor(CommOp op, int n);
 

@@ -26,10 +26,10 @@ double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
   return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.NicEfficiency() * nics / per_node;
 }
 
-AlphaBetaCollectiveModel::Shape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {
+GroupShape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {
   // Called for every collective of a replay. Small groups (TP, CP, pipeline pairs) count
   // members per node in a table on the stack; large ones sort their nodes.
-  Shape s;
+  GroupShape s;
   s.ranks = static_cast<int>(gpus.size());
   const int per = cluster_.gpus_per_node;
   if (gpus.size() <= 16) {
@@ -73,15 +73,29 @@ CollectiveCost AlphaBetaCollectiveModel::SendRecv(std::span<const int> gpus, dou
   return cost;
 }
 
-CollectiveCost AlphaBetaCollectiveModel::Ring(CommOp op, const Shape& s, double bytes) const {
+CollectiveCost AlphaBetaCollectiveModel::RingShift(std::span<const int> gpus, double bytes) const {
+  // One ring step: every member sends `bytes` to its successor, all at once.
+  const GroupShape s = ShapeOf(gpus);
+  const bool crosses = s.nodes > 1;
+  const double bw = crosses ? NicBpsPerGpu(s.per_node) : NvlinkBps();
+  CollectiveCost cost;
+  cost.duration = SimTime::Seconds(
+      (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6 +
+      bytes / bw);
+  const double sent = bytes * s.ranks;
+  cost.inter_node_bytes = crosses ? bytes * s.nodes : 0;
+  cost.intra_node_bytes = sent - cost.inter_node_bytes;
+  return cost;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::RingData(CommOp op, const GroupShape& s, double bytes,
+                                                  double wire) const {
   const bool crosses = s.nodes > 1;
   double bw = s.per_node > 1 ? NvlinkBps() : 1e300;
   if (crosses) bw = std::min(bw, NicBpsPerGpu(s.per_node));
-  const double alpha =
-      (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6;
-  const double factor = RingFactor(op, s.ranks);
+  const double factor = RingFactor(op, s.ranks) * wire;
   CollectiveCost cost;
-  cost.duration = SimTime::Seconds(RingSteps(op, s.ranks) * alpha + factor * bytes / bw);
+  cost.duration = SimTime::Seconds(factor * bytes / bw);
   // Each rank sends factor * bytes; a ring crosses each node boundary once per node.
   const double sent = factor * bytes * s.ranks;
   cost.inter_node_bytes = crosses ? sent * s.nodes / s.ranks : 0;
@@ -89,19 +103,45 @@ CollectiveCost AlphaBetaCollectiveModel::Ring(CommOp op, const Shape& s, double 
   return cost;
 }
 
-CollectiveCost AlphaBetaCollectiveModel::HierarchicalAllReduce(const Shape& s, double bytes) const {
+CollectiveCost AlphaBetaCollectiveModel::AllToAll(const GroupShape& s, double bytes) const {
+  CollectiveCost cost = RingData(CommOp::kAllToAll, s, bytes, 1.0);
+  const double alpha =
+      (s.nodes > 1 ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6;
+  cost.duration += SimTime::Seconds(RingSteps(CommOp::kAllToAll, s.ranks) * alpha);
+  return cost;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::HierarchicalAllReduce(const GroupShape& s, double bytes,
+                                                               const NcclChoice& choice) const {
   const int g = s.per_node, k = s.nodes;
-  const Shape local{g, 1, g};
-  const CollectiveCost rs = Ring(CommOp::kReduceScatter, local, bytes);
-  const CollectiveCost ag = Ring(CommOp::kAllGather, local, bytes);
+  const double wire = NcclTuner::WireFactor(choice.protocol);
+  auto hops = [&](CommOp op, GroupShape shape, double b) {
+    return tuner_.Evaluate(op, shape, b, AllReduceAlgorithm::kRing, choice.protocol).hops_s;
+  };
+  const GroupShape local{g, 1, g};
+  const CollectiveCost rs = RingData(CommOp::kReduceScatter, local, bytes, wire);
   // k-rank rings across nodes, one per local rank, each on its share of the NICs.
   const double shard = bytes / g;
-  const double inter_s = RingSteps(CommOp::kAllReduce, k) * cluster_.inter_node.latency_us * 1e-6 +
-                         RingFactor(CommOp::kAllReduce, k) * shard / NicBpsPerGpu(g);
+  const double across_s = RingFactor(CommOp::kAllReduce, k) * shard * wire / NicBpsPerGpu(g);
   CollectiveCost cost;
-  cost.duration = rs.duration + ag.duration + SimTime::Seconds(inter_s);
-  cost.intra_node_bytes = (rs.intra_node_bytes + ag.intra_node_bytes) * k;
-  cost.inter_node_bytes = RingFactor(CommOp::kAllReduce, k) * shard * s.ranks;
+  cost.duration = SimTime::Seconds(choice.launch_s + 2 * rs.duration.seconds() +
+                                   2 * hops(CommOp::kReduceScatter, local, bytes) + across_s +
+                                   hops(CommOp::kAllReduce, {k, k, 1}, shard));
+  cost.intra_node_bytes = 2 * rs.intra_node_bytes * k;
+  cost.inter_node_bytes = RingFactor(CommOp::kAllReduce, k) * shard * wire * s.ranks;
+  return cost;
+}
+
+CollectiveCost AlphaBetaCollectiveModel::Tuned(CommOp op, const GroupShape& s, double bytes) const {
+  const NcclChoice choice = tuner_.Choose(op, s, bytes, nccl_.algorithm, nccl_.protocol);
+  if (choice.algorithm == AllReduceAlgorithm::kHierarchical && s.nodes > 1 && s.per_node > 1 &&
+      s.ranks == s.nodes * s.per_node) {
+    return HierarchicalAllReduce(s, bytes, choice);
+  }
+  CollectiveCost cost = RingData(op, s, bytes, NcclTuner::WireFactor(choice.protocol));
+  const double data_s =
+      choice.stretch * std::max(cost.duration.seconds(), bytes / choice.cap_algbw);
+  cost.duration = SimTime::Seconds(choice.launch_s + choice.hops_s + data_s);
   return cost;
 }
 
@@ -109,27 +149,16 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
                                               double bytes) const {
   assert(!gpus.empty());
   if (gpus.size() == 1 || bytes <= 0) return {};
-  if (op == CommOp::kSendRecv) return SendRecv(gpus, bytes);
-  if (op == CommOp::kRingShift) {
-    // One ring step: every member sends `bytes` to its successor, all at once.
-    const Shape s = ShapeOf(gpus);
-    const bool crosses = s.nodes > 1;
-    const double bw = crosses ? NicBpsPerGpu(s.per_node) : NvlinkBps();
-    CollectiveCost cost;
-    cost.duration = SimTime::Seconds(
-        (crosses ? cluster_.inter_node.latency_us : cluster_.intra_node.latency_us) * 1e-6 +
-        bytes / bw);
-    const double sent = bytes * s.ranks;
-    cost.inter_node_bytes = crosses ? bytes * s.nodes : 0;
-    cost.intra_node_bytes = sent - cost.inter_node_bytes;
-    return cost;
+  switch (op) {
+    case CommOp::kSendRecv:
+      return SendRecv(gpus, bytes);
+    case CommOp::kRingShift:
+      return RingShift(gpus, bytes);
+    case CommOp::kAllToAll:
+      return AllToAll(ShapeOf(gpus), bytes);
+    default:
+      return Tuned(op, ShapeOf(gpus), bytes);
   }
-  const Shape s = ShapeOf(gpus);
-  if (op == CommOp::kAllReduce && s.nodes > 1 && s.per_node > 1 &&
-      s.ranks == s.nodes * s.per_node) {
-    return HierarchicalAllReduce(s, bytes);
-  }
-  return Ring(op, s, bytes);
 }
 
 }  // namespace meshsim

@@ -48,22 +48,30 @@ int RailRelay(const ClusterSpec& c, int src, int dst) {
   return via == src ? -1 : via;
 }
 
-Phase RingPhase(const ClusterSpec& c, CommOp op, std::span<const int> gpus, double bytes) {
+// How the transfers of a phase are sent: the protocol's wire bytes per data byte, at most
+// this many rings across nodes (the channels in use), the phase's latency.
+struct Wire {
+  double factor = 1;
+  int max_rings = 1 << 30;
+  double latency_s = 0;
+};
+
+Phase RingPhase(const ClusterSpec& c, CommOp op, std::span<const int> gpus, double bytes,
+                const Wire& w) {
   const int n = static_cast<int>(gpus.size());
   const double f = static_cast<double>(n - 1) / n;
-  const double factor = op == CommOp::kAllReduce ? 2 * f : f;
-  const int steps = op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1;
+  const double share = (op == CommOp::kAllReduce ? 2 * f : f) * bytes * w.factor;
   const auto nodes = ByNode(c, gpus);
   Phase p;
-  p.latency_s = steps * Latency(c, nodes.size() > 1);
+  p.latency_s = w.latency_s;
   if (nodes.size() == 1) {
-    AddRing(std::vector<int>(gpus.begin(), gpus.end()), factor * bytes, NoRelay, &p.transfers);
+    AddRing(std::vector<int>(gpus.begin(), gpus.end()), share, NoRelay, &p.transfers);
     return p;
   }
   size_t smallest = gpus.size();
   for (const auto& local : nodes) smallest = std::min(smallest, local.size());
   const int channels =
-      std::max(1, std::min(c.inter_node.nics_per_node, static_cast<int>(smallest)));
+      std::max(1, std::min({c.inter_node.nics_per_node, static_cast<int>(smallest), w.max_rings}));
   // Channel ch enters every node at the GPU of local rank s = ch*g/channels and leaves
   // it from the GPU before, which relays over NVLink to GPU s and its NIC (NCCL's PXN):
   // the channel uses rail s in and out of every node, and each NIC carries one channel.
@@ -75,7 +83,7 @@ Phase RingPhase(const ClusterSpec& c, CommOp op, std::span<const int> gpus, doub
       for (size_t i = 0; i < g; ++i) order.push_back(local[(start + i) % g]);
     }
     AddRing(
-        order, factor * bytes / channels, [&c](int src, int dst) { return RailRelay(c, src, dst); },
+        order, share / channels, [&c](int src, int dst) { return RailRelay(c, src, dst); },
         &p.transfers);
   }
   return p;
@@ -96,17 +104,14 @@ void AddDoubleBinaryTree(const std::vector<int>& members, double bytes,
   }
 }
 
-int Log2Ceil(int k) { return static_cast<int>(std::ceil(std::log2(std::max(2, k)))); }
-
 // NCCL's tree all-reduce (flow_collectives.h). Precondition: equal GPUs per node.
-Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& nodes,
-                    double bytes) {
+Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& nodes, double bytes,
+                    const Wire& w) {
   const int g = static_cast<int>(nodes.front().size());
-  const int k = static_cast<int>(nodes.size());
-  const int channels = std::max(1, std::min(c.inter_node.nics_per_node, g));
-  const double slice = bytes / channels;
+  const int channels = std::max(1, std::min({c.inter_node.nics_per_node, g, w.max_rings}));
+  const double slice = bytes * w.factor / channels;
   Phase p;
-  p.latency_s = 2 * ((g - 1) * Latency(c, false) + Log2Ceil(k) * Latency(c, true));
+  p.latency_s = w.latency_s;
   for (int ch = 0; ch < channels; ++ch) {
     const int start = ch * g / channels;  // the chain's head: its NIC serves the channel
     std::vector<int> heads;
@@ -124,29 +129,39 @@ Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& n
 }
 
 // Reduce-scatter in each node, a ring all-reduce of each local rank's shard across nodes,
-// all-gather in each node. Precondition: equal GPUs per node.
-std::vector<Phase> Hierarchical(const ClusterSpec& c, std::span<const int> gpus, double bytes) {
+// all-gather in each node, each with the tuner's ring latency for its ranks and the
+// choice's protocol. Precondition: equal GPUs per node.
+std::vector<Phase> Hierarchical(const ClusterSpec& c, const NcclTuner& tuner,
+                                const NcclChoice& choice, std::span<const int> gpus, double bytes) {
   const auto nodes = ByNode(c, gpus);
-  const size_t g = nodes.front().size();
+  const int g = static_cast<int>(nodes.front().size());
+  const int k = static_cast<int>(nodes.size());
+  const double factor = NcclTuner::WireFactor(choice.protocol);
+  auto hops = [&](CommOp op, GroupShape shape, double b) {
+    return tuner.Evaluate(op, shape, b, AllReduceAlgorithm::kRing, choice.protocol).hops_s;
+  };
   std::vector<Phase> phases;
-  Phase rs, ag;
-  for (const auto& local : nodes) {
-    const Phase r = RingPhase(c, CommOp::kReduceScatter, local, bytes);
-    rs.transfers.insert(rs.transfers.end(), r.transfers.begin(), r.transfers.end());
-    rs.latency_s = r.latency_s;
+  Phase rs;
+  if (g > 1) {
+    const Wire local{factor, 1 << 30, hops(CommOp::kReduceScatter, {g, 1, g}, bytes)};
+    for (const auto& members : nodes) {
+      const Phase r = RingPhase(c, CommOp::kReduceScatter, members, bytes, local);
+      rs.transfers.insert(rs.transfers.end(), r.transfers.begin(), r.transfers.end());
+      rs.latency_s = r.latency_s;
+    }
+    phases.push_back(rs);
   }
-  ag = rs;  // all-gather moves the same bytes along the same rings
   Phase across;
-  for (size_t j = 0; j < g; ++j) {
+  const Wire wide{factor, 1 << 30, hops(CommOp::kAllReduce, {k, k, 1}, bytes / g)};
+  for (int j = 0; j < g; ++j) {
     std::vector<int> members;
     for (const auto& local : nodes) members.push_back(local[j]);
-    const Phase p = RingPhase(c, CommOp::kAllReduce, members, bytes / g);
+    const Phase p = RingPhase(c, CommOp::kAllReduce, members, bytes / g, wide);
     across.transfers.insert(across.transfers.end(), p.transfers.begin(), p.transfers.end());
     across.latency_s = p.latency_s;
   }
-  if (g > 1) phases.push_back(std::move(rs));
   phases.push_back(std::move(across));
-  if (g > 1) phases.push_back(std::move(ag));
+  if (g > 1) phases.push_back(std::move(rs));  // all-gather: the same bytes, the same rings
   return phases;
 }
 
@@ -155,28 +170,6 @@ bool EqualPerNode(const std::vector<std::vector<int>>& nodes) {
     if (local.size() != nodes.front().size()) return false;
   }
   return true;
-}
-
-// Time estimate of phases from the load they put on each link (no event simulation).
-double Estimate(const Topology& topo, const std::vector<double>& capacity,
-                const std::vector<Phase>& phases) {
-  double total = 0;
-  std::map<int, double> load;
-  for (const Phase& p : phases) {
-    load.clear();
-    for (const Transfer& t : p.transfers) {
-      if (t.via >= 0) {
-        for (int l : topo.Route(t.src, t.via, 0)) load[l] += t.bytes;
-        for (int l : topo.Route(t.via, t.dst, 0)) load[l] += t.bytes;
-      } else {
-        for (int l : topo.Route(t.src, t.dst, 0)) load[l] += t.bytes;
-      }
-    }
-    double worst = 0;
-    for (const auto& [l, bytes] : load) worst = std::max(worst, bytes / capacity[l]);
-    total += worst + p.latency_s;
-  }
-  return total;
 }
 
 // The same cluster with no link failed, if some what-if link failed (else null): the
@@ -211,46 +204,55 @@ std::vector<double> ClassEfficiency(const ClusterSpec& c) {
 
 }  // namespace
 
-std::vector<Phase> CollectivePhases(const ClusterSpec& c, AllReduceAlgorithm algorithm, CommOp op,
-                                    std::span<const int> gpus, double bytes) {
+namespace {
+
+// The point-to-point operations: the cluster's link latency, no protocol.
+std::vector<Phase> PointToPointPhases(const ClusterSpec& c, CommOp op, std::span<const int> gpus,
+                                      double bytes) {
+  const int n = static_cast<int>(gpus.size());
+  Phase p;
+  p.latency_s = Latency(c, ByNode(c, gpus).size() > 1);
+  if (op == CommOp::kSendRecv) {
+    // Across nodes NCCL's PXN relays over NVLink to the GPU on the receiver's rail.
+    p.transfers.push_back({gpus[0], gpus[1], bytes, RailRelay(c, gpus[0], gpus[1])});
+  } else if (op == CommOp::kAllToAll) {
+    for (int a : gpus) {
+      for (int b : gpus) {
+        if (a != b) p.transfers.push_back({a, b, bytes / n, RailRelay(c, a, b)});
+      }
+    }
+  } else {
+    AddRing(std::vector<int>(gpus.begin(), gpus.end()), bytes, NoRelay, &p.transfers);
+  }
+  return {p};
+}
+
+}  // namespace
+
+std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner,
+                                    const NcclChoice& choice, CommOp op, std::span<const int> gpus,
+                                    double bytes) {
   const int n = static_cast<int>(gpus.size());
   if (n < 2 || bytes <= 0) return {};
-  switch (op) {
-    case CommOp::kSendRecv: {
-      const bool crosses = gpus[0] / c.gpus_per_node != gpus[1] / c.gpus_per_node;
-      return {Phase{{{gpus[0], gpus[1], bytes}}, Latency(c, crosses)}};
-    }
-    case CommOp::kAllToAll: {
-      Phase p;
-      p.latency_s = Latency(c, ByNode(c, gpus).size() > 1);
-      for (int a : gpus) {
-        for (int b : gpus) {
-          if (a != b) p.transfers.push_back({a, b, bytes / n, RailRelay(c, a, b)});
-        }
-      }
-      return {p};
-    }
-    case CommOp::kAllGather:
-    case CommOp::kReduceScatter:
-      return {RingPhase(c, op, gpus, bytes)};
-    case CommOp::kRingShift: {
-      Phase p;
-      p.latency_s = Latency(c, ByNode(c, gpus).size() > 1);
-      AddRing(std::vector<int>(gpus.begin(), gpus.end()), bytes, NoRelay, &p.transfers);
-      return {p};
-    }
-    case CommOp::kAllReduce: {
-      const auto nodes = ByNode(c, gpus);
-      const bool layered = nodes.size() > 1 && EqualPerNode(nodes);
-      if (algorithm == AllReduceAlgorithm::kHierarchical && layered) {
-        return Hierarchical(c, gpus, bytes);
-      }
-      if (algorithm == AllReduceAlgorithm::kTree && layered)
-        return {NcclTreePhase(c, nodes, bytes)};
-      return {RingPhase(c, op, gpus, bytes)};
-    }
+  if (op == CommOp::kSendRecv || op == CommOp::kAllToAll || op == CommOp::kRingShift) {
+    return PointToPointPhases(c, op, gpus, bytes);
   }
-  return {};
+  const auto nodes = ByNode(c, gpus);
+  const Wire wire{NcclTuner::WireFactor(choice.protocol), choice.channels, choice.hops_s};
+  Phase phase;
+  if (op == CommOp::kAllReduce && choice.algorithm == AllReduceAlgorithm::kHierarchical &&
+      nodes.size() > 1 && EqualPerNode(nodes)) {
+    return Hierarchical(c, tuner, choice, gpus, bytes);
+  }
+  if (op == CommOp::kAllReduce && choice.algorithm == AllReduceAlgorithm::kTree &&
+      EqualPerNode(nodes)) {
+    phase = NcclTreePhase(c, nodes, bytes, wire);
+  } else {
+    phase = RingPhase(c, op, gpus, bytes, wire);
+  }
+  phase.stretch = choice.stretch;
+  phase.min_s = choice.stretch * bytes / choice.cap_algbw;
+  return {phase};
 }
 
 struct FlowCollectiveNetwork::Running {
@@ -263,35 +265,21 @@ struct FlowCollectiveNetwork::Running {
 
 FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              std::shared_ptr<const Topology> topology,
-                                             AllReduceAlgorithm algorithm)
+                                             const NcclOptions& nccl)
     : cluster_(cluster),
-      algorithm_(algorithm),
+      nccl_(nccl),
+      tuner_(cluster, nccl.channels),
       flows_(std::move(topology), ClassEfficiency(cluster)),
       healthy_(HealthyTopology(cluster)) {
   if (healthy_) detour_bytes_.assign(flows_.topology().links().size(), 0);
 }
 
-AllReduceAlgorithm FlowCollectiveNetwork::Choose(CommOp op, std::span<const int> gpus,
-                                                 double bytes) const {
-  if (op != CommOp::kAllReduce || algorithm_ != AllReduceAlgorithm::kAuto) return algorithm_;
-  // Like NCCL's tuner: the candidate with the smallest estimate for this size and placement.
-  std::vector<double> capacity(flows_.topology().links().size());
-  for (size_t l = 0; l < capacity.size(); ++l)
-    capacity[l] = flows_.LinkCapacity(static_cast<int>(l));
-  AllReduceAlgorithm best = AllReduceAlgorithm::kRing;
-  double best_s =
-      Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, best, op, gpus, bytes));
-  // NCCL's tree is not a candidate yet: its tuner weighs the tree's bandwidth per
-  // protocol, which this estimate does not model; tree runs only when asked for.
-  for (AllReduceAlgorithm a : {AllReduceAlgorithm::kHierarchical}) {
-    const double s =
-        Estimate(flows_.topology(), capacity, CollectivePhases(cluster_, a, op, gpus, bytes));
-    if (s < best_s * 0.999) {
-      best = a;
-      best_s = s;
-    }
-  }
-  return best;
+NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus,
+                                            double bytes) const {
+  const auto nodes = ByNode(cluster_, gpus);
+  GroupShape shape{static_cast<int>(gpus.size()), static_cast<int>(nodes.size()), 0};
+  for (const auto& local : nodes) shape.per_node = std::max<int>(shape.per_node, local.size());
+  return tuner_.Choose(op, shape, bytes, nccl_.algorithm, nccl_.protocol);
 }
 
 const std::vector<int>* FlowCollectiveNetwork::RouteOf(const Transfer& t) {
@@ -314,9 +302,19 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   auto plan = std::make_shared<RoutedPlan>();
-  for (const Phase& phase : CollectivePhases(cluster_, Choose(op, gpus, bytes), op, gpus, bytes)) {
+  NcclChoice choice;
+  const bool tuned =
+      gpus.size() >= 2 && bytes > 0 &&
+      (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter);
+  if (tuned) {
+    choice = ChoiceFor(op, gpus, bytes);
+    plan->launch_s = choice.launch_s;
+  }
+  for (const Phase& phase : CollectivePhases(cluster_, tuner_, choice, op, gpus, bytes)) {
     RoutedPhase routed;
     routed.latency_s = phase.latency_s;
+    routed.min_s = phase.min_s;
+    routed.stretch = phase.stretch;
     for (const Transfer& t : phase.transfers) {
       if (t.src == t.dst || t.bytes <= 0) continue;
       // A connection keeps its path (ECMP hashes a queue pair's header, which does not
@@ -331,7 +329,7 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
       same->route.insert(same->route.end(), route->begin(), route->end());
       if (healthy_) NoteReroute(t, *route, &*same);
     }
-    plan->push_back(std::move(routed));
+    plan->phases.push_back(std::move(routed));
   }
   return plans_.emplace(std::move(key), plan).first->second;
 }
@@ -375,19 +373,30 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
   run->plan = PlanFor(op, gpus, bytes);
   for (const auto& m : mirrors) run->mirrors.push_back(PlanFor(op, m, bytes));
   run->done = std::move(done);
-  RunPhase(sim, std::move(run));
+  const double launch_s = run->plan->launch_s;
+  if (launch_s <= 0) {
+    RunPhase(sim, std::move(run));
+    return;
+  }
+  sim.Schedule(SimTime::Seconds(launch_s), [this, &sim, run] { RunPhase(sim, run); });
 }
 
 void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> run) {
-  if (run->next == run->plan->size()) {
+  if (run->next == run->plan->phases.size()) {
     sim.Schedule(SimTime::Zero(), std::move(run->done));
     return;
   }
-  const RoutedPhase& phase = (*run->plan)[run->next];
+  const RoutedPhase& phase = run->plan->phases[run->next];
   const size_t index = run->next++;
-  auto finish_phase = [this, &sim, run, latency = phase.latency_s]() {
+  // The data ends at start + max(stretch x (last arrival - start), min_s); then the
+  // phase's latency passes.
+  const SimTime start = sim.Now();
+  auto finish_phase = [this, &sim, run, start, stretch = phase.stretch, min_s = phase.min_s,
+                       latency = phase.latency_s]() {
     if (--run->outstanding > 0) return;
-    sim.Schedule(SimTime::Seconds(latency), [this, &sim, run] { RunPhase(sim, run); });
+    const double data_s = std::max(stretch * (sim.Now() - start).seconds(), min_s);
+    const SimTime wait = std::max(SimTime::Zero(), start + SimTime::Seconds(data_s) - sim.Now());
+    sim.Schedule(wait + SimTime::Seconds(latency), [this, &sim, run] { RunPhase(sim, run); });
   };
   if (phase.coflows.empty()) {
     run->outstanding = 1;
@@ -401,8 +410,8 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
   }
   // Mirrors load the network during this phase; nobody waits for them.
   for (const auto& mirror : run->mirrors) {
-    if (index >= mirror->size()) continue;
-    for (const Coflow& f : (*mirror)[index].coflows) {
+    if (index >= mirror->phases.size()) continue;
+    for (const Coflow& f : mirror->phases[index].coflows) {
       flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
       CountReroutes(f);
     }

@@ -1,32 +1,36 @@
 // Collectives decomposed into flows on a FlowNetwork, as NCCL runs them.
 //
-// A collective is a sequence of phases; a phase is a set of concurrent point-to-point
-// transfers plus a latency term (its latency-bound steps times the per-hop latency of
-// the links it crosses). Phase k+1 starts when every transfer of phase k has arrived and
-// its latency has passed. NCCL pipelines chunks through a ring, so all links of a ring
-// are busy at once: one flow per ring edge carrying that edge's share of the data is the
-// fluid limit of the chunked algorithm.
+// All-reduce, all-gather and reduce-scatter run as NcclTuner (nccl_tuner.h) chooses:
+// an algorithm, a protocol and a number of channels. The collective starts after the
+// choice's launch cost (NCCL's base latency), then runs its phases. A phase is a set of
+// concurrent point-to-point transfers and a latency term: its data takes `stretch` times
+// as long as its transfers do (the channels a small collective leaves idle, NCCL's tree
+// correction), and at least `min_s` (NCCL's absolute caps for the protocol: llMaxBw, the
+// per-channel maxima), then its latency passes. Transfers carry the protocol's wire
+// bytes (LL 2x, LL128 128/120 of the data). NCCL pipelines chunks through a ring, so all links of a
+// ring are busy at once: one flow per ring edge carrying that edge's share of the data is the fluid
+// limit of the chunked algorithm.
 //
 //  - ring (all-reduce, all-gather, reduce-scatter): one flow per edge, 2(n-1)/n (or
-//    (n-1)/n) of the buffer, 2(n-1) (or n-1) steps. A ring that crosses nodes is split
-//    into one channel per NIC, each carrying 1/channels of the data; a channel's edges
-//    between nodes join GPUs of the same local rank (one rail), a different one per
-//    channel, so every NIC carries one channel each way.
-//  - hierarchical all-reduce: reduce-scatter in each node, then all-reduce of each
-//    1/g shard across nodes (a ring per local rank), then all-gather in each node.
+//    (n-1)/n) of the buffer; latency: the tuner's steps x per-hop latency of the
+//    protocol. A ring that crosses nodes is split into one ring per NIC (at most the
+//    channels the collective uses), each carrying its share of the data; a ring's edges
+//    between nodes join GPUs of the same local rank (one rail), a different one per ring,
+//    so every NIC carries one ring each way.
 //  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC, each reducing and
 //    broadcasting 1/channels of the buffer, pipelined: a chain through the GPUs of every
 //    node (the whole slice up and down each NVLink hop) whose head joins a double binary
-//    tree across nodes (each tree carries half the slice, up and down);
-//    2*((g-1) intra-node + ceil(log2 k) inter-node) steps.
+//    tree across nodes (each tree carries half the slice, up and down). On one node, the
+//    chains alone.
+//  - hierarchical all-reduce (meshsim's own; only when asked for): reduce-scatter in each
+//    node, then all-reduce of each 1/g shard across nodes (a ring per local rank), then
+//    all-gather in each node, each phase with the tuner's ring latency for its ranks.
 //  - all-to-all: direct, every pair at once, 1/n of the buffer each; a transfer to another
 //    node is relayed over NVLink to the local GPU on the destination's rail (PXN), so
-//    that it crosses the fabric rail-aligned.
-//  - sendrecv: one flow.
+//    that it crosses the fabric rail-aligned. One step of the cluster's link latency.
+//  - sendrecv: one flow plus the link latency (intra_node or inter_node latency_us); across
+//    nodes relayed to the sender's node's GPU on the receiver's rail (PXN), as NCCL does.
 // The transfers of a phase that carry equal bytes run as one coflow (see RoutedPhase).
-// AllReduceAlgorithm::kAuto picks, like NCCL's tuner, the algorithm with the smallest
-// alpha-beta estimate for this size and placement, among ring and hierarchical (tree only
-// when asked for: its choice needs NCCL's per-protocol bandwidths, not modelled yet).
 // With failed what-if links, each transfer's route is compared once (when its collective
 // is first planned) with the route it takes in the healthy fabric; the bytes of those
 // that differ are counted as they run (Rerouted). Without failures nothing is compared.
@@ -40,6 +44,7 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/flow_network.h"
+#include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
 
 namespace meshsim {
@@ -54,17 +59,25 @@ struct Transfer {
 };
 struct Phase {
   std::vector<Transfer> transfers;
-  double latency_s = 0;
+  double latency_s = 0;  // after the transfers
+  // The phase's data ends at start + max(stretch x (last arrival - start), min_s): NCCL's
+  // absolute caps for the protocol (min_s) and idle channels / tree correction (stretch).
+  double min_s = 0;
+  double stretch = 1;
 };
 
-// The phases of a collective (pure function of the cluster; exposed for tests).
-std::vector<Phase> CollectivePhases(const ClusterSpec& cluster, AllReduceAlgorithm algorithm,
-                                    CommOp op, std::span<const int> gpus, double bytes);
+// The phases of a collective (pure function of the cluster; exposed for tests). For
+// all-reduce, all-gather and reduce-scatter `choice` (tuner.Choose) says how they run;
+// other operations ignore it. The launch cost (choice.launch_s) is not a phase.
+std::vector<Phase> CollectivePhases(const ClusterSpec& cluster, const NcclTuner& tuner,
+                                    const NcclChoice& choice, CommOp op, std::span<const int> gpus,
+                                    double bytes);
 
 class FlowCollectiveNetwork final : public Network {
  public:
+  // `nccl`: what the tuner may choose (kAuto, 0) and what it must use.
   FlowCollectiveNetwork(const ClusterSpec& cluster, std::shared_ptr<const Topology> topology,
-                        AllReduceAlgorithm algorithm);
+                        const NcclOptions& nccl);
   void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
              std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
   std::vector<LinkUsage> Usage(double step_s) const override;
@@ -75,6 +88,9 @@ class FlowCollectiveNetwork final : public Network {
   double IntraNodeBytes() const override;
   double InterNodeBytes() const override;
   FlowNetwork& flows() { return flows_; }
+  // How an all-reduce, all-gather or reduce-scatter of `bytes` over `gpus` runs (the
+  // tuner's choice under this network's overrides). Precondition: 2+ GPUs, bytes > 0.
+  NcclChoice ChoiceFor(CommOp op, std::span<const int> gpus, double bytes) const;
 
  private:
   struct Running;
@@ -91,12 +107,16 @@ class FlowCollectiveNetwork final : public Network {
   };
   struct RoutedPhase {
     double latency_s = 0;
+    double min_s = 0;
+    double stretch = 1;
     std::vector<Coflow> coflows;  // empty: no transfer
   };
-  using RoutedPlan = std::vector<RoutedPhase>;
+  struct RoutedPlan {
+    double launch_s = 0;  // before the first phase
+    std::vector<RoutedPhase> phases;
+  };
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
-  AllReduceAlgorithm Choose(CommOp op, std::span<const int> gpus, double bytes) const;
   const std::vector<int>* RouteOf(const Transfer& t);
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
@@ -109,7 +129,8 @@ class FlowCollectiveNetwork final : public Network {
   std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
 
   const ClusterSpec cluster_;
-  const AllReduceAlgorithm algorithm_;
+  const NcclOptions nccl_;
+  const NcclTuner tuner_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
   std::vector<RateSample> samples_;

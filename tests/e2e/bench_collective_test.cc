@@ -10,8 +10,9 @@ using namespace meshsim::e2e;
 
 // The last row (1 GiB) is a regression check of the fitted efficiency, not a validation:
 // selene-a100's network 0.77 was set from nccl-tests' 230 GB/s over the 300 GB/s NVLink,
-// so 14 ring steps x (2^30 / 8 B / 231e9 B/s + 2 us) = 8162.4 us give busbw
-// 2^30 / 8162.4 us x 14/8 = 230.21 GB/s: the input comes back.
+// so ring/Simple's 8.4 us launch + 14 steps x (2^30 / 8 B / 231e9 B/s + 3.4 us) = 8190.4
+// us give busbw 2^30 / 8190.4 us x 14/8 = 229.42 GB/s: the input comes back, less NCCL's
+// latency.
 TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndTheFittedBusBandwidth) {
   TempDir dir;
   const RunResult r = RunMeshsim(
@@ -30,7 +31,42 @@ TEST(BenchCollectiveCli, CsvHasNcclTestsColumnsAndTheFittedBusBandwidth) {
   }
   EXPECT_EQ(rows, 21);  // 1 KiB .. 1 GiB, doubling
   const double busbw = std::stod(last.substr(last.rfind(',') + 1));
-  EXPECT_NEAR(busbw, 230.21, 0.01);
+  EXPECT_NEAR(busbw, 229.42, 0.01);
+}
+
+// The table names how NCCL's tuner model ran each size; --protocol and --channels force
+// them (as NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS).
+TEST(BenchCollectiveCli, TableShowsAlgorithmProtocolAndChannels) {
+  TempDir dir;
+  const std::string cluster = SourcePath("topologies/selene-a100.yaml").string();
+  RunResult r = RunMeshsim({"bench-collective", "--cluster", cluster, "--gpus", "8", "--min-bytes",
+                            "65536", "--max-bytes", "1073741824"},
+                           dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ring/LL/2"), std::string::npos) << r.out;       // 64 KiB
+  EXPECT_NE(r.out.find("ring/LL128/24"), std::string::npos) << r.out;   // 4 MiB
+  EXPECT_NE(r.out.find("ring/Simple/24"), std::string::npos) << r.out;  // 1 GiB
+  r = RunMeshsim({"bench-collective", "--cluster", cluster, "--gpus", "8", "--min-bytes", "65536",
+                  "--max-bytes", "65536", "--protocol", "Simple", "--channels", "4"},
+                 dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ring/Simple/2"), std::string::npos) << r.out;
+}
+
+TEST(BenchCollectiveCli, UnknownProtocolBadChannelsAndHugeSizesAreBadInput) {
+  TempDir dir;
+  const std::string cluster = SourcePath("topologies/selene-a100.yaml").string();
+  RunResult r =
+      RunMeshsim({"bench-collective", "--cluster", cluster, "--protocol", "LL64"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--protocol"), std::string::npos) << r.err;
+  r = RunMeshsim({"bench-collective", "--cluster", cluster, "--channels", "65"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--channels"), std::string::npos) << r.err;
+  // Sizes whose simulated time would leave SimTime's range.
+  r = RunMeshsim({"bench-collective", "--cluster", cluster, "--max-bytes", "1e16"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-bytes"), std::string::npos) << r.err;
 }
 
 TEST(BenchCollectiveCli, UnknownOpIsBadInput) {

@@ -3,10 +3,16 @@
 // by the factory Simulate uses (MakeNetwork). Expected values are closed forms derived
 // by hand; where the two models differ by design, the case says how (NetworkCase).
 //
-// Clusters (testing::OneNode defaults): 8 GPUs per node on an NVSwitch at 300 GB/s x
+// Clusters (testing::OneNode defaults): 8 A100 GPUs per node on an NVSwitch at 300 GB/s x
 // network efficiency 0.85 = kNv = 255e9 B/s per GPU and direction, 2 us latency; across
 // nodes 8 NICs of 25 GB/s x 0.85 (nic efficiency: same as network) = kNic = 21.25e9 B/s,
 // 5 us latency. B = 2^30 bytes.
+//
+// All-reduce, all-gather and reduce-scatter run as NCCL's tuner model picks them
+// (sim/net/nccl_tuner.h): a launch cost (NCCL's base latency: 8.4 us for ring/Simple, 6.6
+// us for ring/LL), then per-hop latencies of the protocol (NVLink: Simple 3.4 us, LL 0.6
+// us; network, one rank per node: Simple 14 us). The link latencies above apply to
+// sendrecv, ring shift and all-to-all only.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -86,26 +92,29 @@ void ExpectSeconds(double actual, double expected) {
   EXPECT_NEAR(actual, expected, 2e-12 + 1e-9 * expected);
 }
 
-// Ring all-reduce over 8 GPUs: 2(n-1) = 14 steps of 2 us, each GPU sends 2(n-1)/n = 7/4
-// of B: 1,879,048,192 B / kNv = 7.368816 ms; 7.396816 ms in all. Every byte leaves its
-// GPU once over NVLink: 8 x 7/4 B = 14 B.
+// Ring all-reduce over 8 GPUs, Simple at this size (tuner: ring/Simple 56 us + B / (kNv x
+// 8/14) = 7.425 ms beats ring/LL128 40.6 us + B / (0.92 kNv x 8/14) = 8.050 ms and
+// tree/Simple 64.4 us + B / (0.92 kNv / 2) = 9.218 ms): launch 8.4 us, 2(n-1) = 14 steps
+// of 3.4 us, each GPU sends 2(n-1)/n = 7/4 of B: 1,879,048,192 B / kNv = 7.368816 ms;
+// 7.424816 ms in all. Every byte leaves its GPU once over NVLink: 8 x 7/4 B = 14 B.
 TEST_P(NetworkModels, AllReduceInANodeTakesTheRingClosedForm) {
   auto net = Make();
   const auto end = Finish(*net, {{CommOp::kAllReduce, {0, 1, 2, 3, 4, 5, 6, 7}, kB}});
-  ExpectSeconds(end[0], 0.007396816439215687);
+  ExpectSeconds(end[0], 0.0074248164392156866);
   EXPECT_NEAR(net->IntraNodeBytes(), 14 * kB, 1e-6 * kB);
   EXPECT_EQ(net->InterNodeBytes(), 0.0);
 }
 
-// All-gather and reduce-scatter: n-1 = 7 steps of 2 us, 7/8 B per GPU: 3.684408 ms +
-// 14 us = 3.698408 ms each; 8 x 7/8 B = 7 B over NVLink each.
+// All-gather and reduce-scatter, ring/Simple: launch 8.4 us + n-1 = 7 steps of 3.4 us +
+// 7/8 B per GPU: 3.684408 ms + 32.2 us = 3.716608 ms each; 8 x 7/8 B = 7 B over NVLink
+// each.
 TEST_P(NetworkModels, AllGatherAndReduceScatterTakeHalfARing) {
   auto net = Make();
   const std::vector<int> all{0, 1, 2, 3, 4, 5, 6, 7};
   const auto end =
       Finish(*net, {{CommOp::kAllGather, all, kB}, {CommOp::kReduceScatter, all, kB, {}, 1.0}});
-  ExpectSeconds(end[0], 0.0036984082196078434);
-  ExpectSeconds(end[1], 1.0 + 0.0036984082196078434);
+  ExpectSeconds(end[0], 0.0037166082196078434);
+  ExpectSeconds(end[1], 1.0 + 0.0037166082196078434);
   EXPECT_NEAR(net->IntraNodeBytes(), 14 * kB, 1e-6 * kB);
 }
 
@@ -124,12 +133,15 @@ TEST_P(NetworkModels, SendRecvTakesLatencyPlusBytesOverTheLink) {
   EXPECT_NEAR(net->InterNodeBytes(), kB, 1e-6 * kB);
 }
 
-// An all-reduce of one GPU per node ({0, 8}): a ring of 2 over the NICs, 2 steps of 5 us,
-// each GPU sending 2(n-1)/n = 1 B: 10 us + B / kNic = 50.539027 ms; 2 B through NICs.
+// An all-reduce of one GPU per node ({0, 8}): a ring/Simple of 2 over the NICs, 2 steps,
+// both across nodes at NCCL's one-rank-per-node network latency (14 us); a multi-node
+// Simple ring pays 1.4x ("plateau"): (8.4 + 2 x 14) x 1.4 = 50.96 us with the launch.
+// Each GPU sends 2(n-1)/n = 1 B: B / kNic = 50.529027 ms; 50.579987 ms in all; 2 B
+// through NICs.
 TEST_P(NetworkModels, AllReduceAcrossNodesRunsOverTheNics) {
   auto net = Make(2);
   const auto end = Finish(*net, {{CommOp::kAllReduce, {0, 8}, kB}});
-  ExpectSeconds(end[0], 0.05053902701176471);
+  ExpectSeconds(end[0], 0.050579987011764706);
   EXPECT_NEAR(net->InterNodeBytes(), 2 * kB, 1e-6 * kB);
   EXPECT_EQ(net->IntraNodeBytes(), 0.0);
 }
@@ -166,13 +178,14 @@ TEST_P(NetworkModels, ZeroBytesAndSingleRankFinishAtOnce) {
 }
 
 // Mirrors on their own links (an NVSwitch gives each GPU its own) load the network but
-// neither delay the collective nor report completion. All-reduce of 2: 2 steps of 2 us
-// + 1 B / kNv = 4.214752 ms; each of 3 groups puts 2 x 1 B on NVLink: 6 B.
+// neither delay the collective nor report completion. All-reduce of 2, ring/Simple:
+// 8.4 us + 2 steps of 3.4 us + 1 B / kNv = 4.225952 ms; each of 3 groups puts 2 x 1 B on
+// NVLink: 6 B.
 TEST_P(NetworkModels, MirrorsAddTrafficButNoCompletion) {
   auto net = Make();
   std::vector<int> reports;
   const auto end = Finish(*net, {{CommOp::kAllReduce, {0, 1}, kB, {{2, 3}, {4, 5}}}}, &reports);
-  ExpectSeconds(end[0], 0.004214752250980391);
+  ExpectSeconds(end[0], 0.0042259522509803916);
   EXPECT_EQ(reports, std::vector<int>{1});
   EXPECT_NEAR(net->IntraNodeBytes(), 6 * kB, 1e-6 * kB);
 }
@@ -199,13 +212,40 @@ TEST_P(NetworkModels, CollectivesOnSharedLinks) {
 }
 
 // Disjoint groups do not interfere in either model: two all-reduces of 2 on separate GPUs
-// take 4.214752 ms, as alone.
+// take 4.225952 ms, as alone.
 TEST_P(NetworkModels, DisjointGroupsDoNotInterfere) {
   auto net = Make();
   const auto end =
       Finish(*net, {{CommOp::kAllReduce, {0, 1}, kB}, {CommOp::kAllReduce, {2, 3}, kB}});
-  ExpectSeconds(end[0], 0.004214752250980391);
-  ExpectSeconds(end[1], 0.004214752250980391);
+  ExpectSeconds(end[0], 0.0042259522509803916);
+  ExpectSeconds(end[1], 0.0042259522509803916);
+}
+
+// A 64 KiB all-reduce over 8 GPUs runs ring/LL (tuner: 6.6 + 14 x 0.6 = 15 us + 64 KiB /
+// (87.7 GB/s llMaxBw x 8/14) = 16.31 us, against LL128's 40.6 us of latency alone) on 2
+// of the 24 channels: NCCL keeps a channel only for each 512 threads x 64 bytes (LL's 8 x
+// 8 ranks). Its data: LL puts 2 bytes on the wire per byte, 64 KiB x 7/4 x 2 / kNv =
+// 0.8995 us, but LL's cap allows only 65536 / 50.114 GB/s = 1.30773 us; on 2 channels of
+// 24 that is 12 x 1.30773 = 15.6928 us. In all 6.6 us launch + 8.4 us of hops + 15.6928
+// us = 30.6928 us. NVLink carries the wire bytes: 8 x 7/4 x 64 KiB x 2.
+TEST_P(NetworkModels, SmallAllReduceRunsLLOnFewChannels) {
+  auto net = Make();
+  const double bytes = 65536;
+  const auto end = Finish(*net, {{CommOp::kAllReduce, {0, 1, 2, 3, 4, 5, 6, 7}, bytes}});
+  const double cap_s = bytes / (87.7e9 * 8 / 14);
+  ExpectSeconds(end[0], 6.6e-6 + 8.4e-6 + 12 * cap_s);
+  EXPECT_NEAR(net->IntraNodeBytes(), 8 * 7.0 / 4 * bytes * 2, 1e-6 * bytes);
+}
+
+// 4 MiB over 8 GPUs runs ring/LL128 (between the LL/LL128 crossover, 2.05 MB, and the
+// LL128/Simple one, 25.8 MB; see nccl_tuner_test.cc) on all 24 channels: launch 14 us,
+// 14 steps of 1.9 us = 26.6 us; wire bytes 128/120 of the data: 4 MiB x 7/4 x 16/15 /
+// kNv = 30.7020 us, above the cap's 4 MiB / (12 channels x 20 GB/s x 8/14) = 30.5834 us.
+TEST_P(NetworkModels, MidSizeAllReduceRunsLL128) {
+  auto net = Make();
+  const double bytes = 4 << 20;
+  const auto end = Finish(*net, {{CommOp::kAllReduce, {0, 1, 2, 3, 4, 5, 6, 7}, bytes}});
+  ExpectSeconds(end[0], 14e-6 + 26.6e-6 + bytes * 7 / 4 * 16 / 15 / kNv);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -225,7 +225,7 @@ TEST(AlphaBeta, CrossNodeAllReduceIsHierarchicalAndNicBound) {
   ClusterSpec c = testing::OneNode(8);
   c.nodes = 2;
   c.efficiency.network = 1.0;
-  AlphaBetaCollectiveModel model(c);
+  AlphaBetaCollectiveModel model(c, NcclOptions{AllReduceAlgorithm::kHierarchical});
   std::vector<int> gpus(16);
   for (int i = 0; i < 16; ++i) gpus[i] = i;
   const double bytes = 1 << 30;

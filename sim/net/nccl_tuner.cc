@@ -1,0 +1,232 @@
+#include "sim/net/nccl_tuner.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+namespace meshsim {
+namespace {
+
+// NCCL's indices: algorithms tree 0, ring 1; protocols LL 0, LL128 1, Simple 2.
+constexpr int kTreeIdx = 0, kRingIdx = 1;
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+
+// NCCL src/graph/tuning.cc, ncclTunerConstantsDefaults (microseconds, GB/s).
+constexpr double kBaseLatencyUs[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+constexpr double kNvlinkHopUs[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+constexpr double kNetHopUs[2][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+// llMaxBws[row][nodes index]: one node uses the GPU generation's row; several use row 0
+// (Intel host) or 1 (AMD host).
+constexpr double kLlMaxBw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+constexpr double kPerChRingLL128Bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+constexpr double kPerChTreeLL128Bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double kPerChTreeBw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+// treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// src/include/device.h: threads per channel (NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS) and
+// bytes per thread before a channel is worth adding (NCCL_*_THREAD_THRESHOLD).
+constexpr int kMaxThreads[3] = {512, 640, 512};
+constexpr int kThreadThreshold[3] = {8, 8, 64};
+// Channels of a communicator: observed in NCCL init logs ("24 coll channels" on an 8-GPU
+// H100 node; 16 on two such nodes with 8 NICs, nccl-tests issue #319): twice the channels
+// of NCCL's topology search (12 of 30 GB/s on 370 GB/s of NVLink; one per NIC).
+constexpr int kChannelsOneNode = 24;
+constexpr int kChannelsPerRail = 2;
+
+int Log2Floor(uint64_t v) {
+  int r = -1;
+  while (v > 0) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+int ProtocolIndex(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLL:
+      return kLL;
+    case NcclProtocol::kLL128:
+      return kLL128;
+    default:
+      return kSimple;
+  }
+}
+
+NcclProtocol ProtocolOf(int p) {
+  return p == kLL ? NcclProtocol::kLL : p == kLL128 ? NcclProtocol::kLL128 : NcclProtocol::kSimple;
+}
+
+int GenerationOf(std::string_view kind) {
+  auto has = [kind](std::string_view s) { return kind.find(s) != std::string_view::npos; };
+  if (has("V100")) return 0;
+  if (has("H100") || has("H200") || has("H800") || has("H20") || has("GH200")) return 2;
+  if (has("B100") || has("B200") || has("B300")) return 3;
+  return 1;
+}
+
+int Steps(CommOp op, int n) { return op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1; }
+int NodesIndex(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
+
+}  // namespace
+
+NcclTuner::NcclTuner(const ClusterSpec& c, int channels)
+    : generation_(GenerationOf(c.gpu.kind)),
+      amd_host_(generation_ == 1),
+      nvlink_(c.intra_node.gbps_per_gpu * c.efficiency.network),
+      nic_(c.inter_node.gbps_per_nic * c.NicEfficiency()),
+      nics_(std::max(1, c.inter_node.nics_per_node)),
+      channels_(channels) {}
+
+double NcclTuner::WireFactor(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::kLL:
+      return 2.0;
+    case NcclProtocol::kLL128:
+      return 128.0 / 120.0;
+    default:
+      return 1.0;
+  }
+}
+
+int NcclTuner::MaxChannels(const GroupShape& g) const {
+  if (channels_ > 0) return channels_;
+  if (g.nodes <= 1) return kChannelsOneNode;
+  return kChannelsPerRail * std::min(nics_, std::max(1, g.per_node));
+}
+
+double NcclTuner::RingBusBw(const GroupShape& g) const {
+  double bw = std::numeric_limits<double>::infinity();
+  if (g.per_node > 1) bw = nvlink_;
+  if (g.nodes > 1) bw = std::min(bw, std::min(nics_, g.per_node) * nic_);
+  return bw;
+}
+
+double NcclTuner::TreeBusBw(const GroupShape& g) const {
+  // On two nodes NCCL's search raises a tree's intra-node bandwidth above the network's.
+  if (g.nodes <= 2 && g.per_node > 1) return nvlink_;
+  return RingBusBw(g);
+}
+
+double NcclTuner::BusBw(CommOp op, const GroupShape& g, int a, int p, int channels) const {
+  const int ni = NodesIndex(g.nodes);
+  const int row = g.nodes == 1 ? generation_ : (amd_host_ ? 1 : 0);
+  const double ll_max = kLlMaxBw[row][ni];
+  if (a == kRingIdx) {
+    const double bw = RingBusBw(g);
+    if (p == kLL) return std::min(ll_max, 0.5 * bw);
+    if (p == kLL128) return std::min(0.92 * bw, channels * kPerChRingLL128Bw[generation_][ni]);
+    return bw;
+  }
+  assert(op == CommOp::kAllReduce);
+  (void)op;
+  double bw = std::min(0.92 * TreeBusBw(g), channels * kPerChTreeBw[generation_][ni]);
+  if (p == kLL) bw = std::min(bw / 3.8, ll_max);
+  if (p == kLL128) {
+    bw = std::min(bw * (g.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                  channels * kPerChTreeLL128Bw[generation_][ni]);
+  }
+  return bw;
+}
+
+double NcclTuner::CapBusBw(const GroupShape& g, int a, int p, int channels) const {
+  const int ni = NodesIndex(g.nodes);
+  const int row = g.nodes == 1 ? generation_ : (amd_host_ ? 1 : 0);
+  double cap = std::numeric_limits<double>::infinity();
+  if (p == kLL) cap = kLlMaxBw[row][ni];
+  if (a == kRingIdx && p == kLL128) cap = channels * kPerChRingLL128Bw[generation_][ni];
+  if (a == kTreeIdx) {
+    cap = std::min(cap, channels * kPerChTreeBw[generation_][ni]);
+    if (p == kLL128) cap = std::min(cap, channels * kPerChTreeLL128Bw[generation_][ni]);
+  }
+  return cap;
+}
+
+double NcclTuner::Latency(CommOp op, const GroupShape& g, int a, int p) const {
+  const double intra = kNvlinkHopUs[a][p];
+  // One rank per node: NCCL charges the network hops at the tree's latency.
+  const double inter = g.per_node == 1 ? kNetHopUs[kTreeIdx][p] : kNetHopUs[a][p];
+  if (a == kTreeIdx) return 2 * ((g.per_node - 1) * intra + Log2Floor(g.nodes) * inter);
+  const int steps = Steps(op, g.ranks);
+  const int inter_steps = g.nodes == 1 ? 0 : Steps(op, g.nodes);
+  double hop = intra;
+  if (g.nodes > 1) hop = std::max(hop, (amd_host_ ? 2.0 : 1.0) * (p == kSimple ? 3 : 1));
+  return (steps - inter_steps) * hop + inter_steps * inter;
+}
+
+NcclChoice NcclTuner::Evaluate(CommOp op, const GroupShape& g, double bytes,
+                               AllReduceAlgorithm algorithm, NcclProtocol protocol) const {
+  assert(g.ranks >= 2 && bytes > 0 && protocol != NcclProtocol::kAuto);
+  const int a = algorithm == AllReduceAlgorithm::kTree ? kTreeIdx : kRingIdx;
+  const int p = ProtocolIndex(protocol);
+  NcclChoice c;
+  c.algorithm = a == kTreeIdx ? AllReduceAlgorithm::kTree : AllReduceAlgorithm::kRing;
+  c.protocol = protocol;
+  c.max_channels = MaxChannels(g);
+  // Whole bytes, as NCCL counts them (saturated: a double above 2^64 does not convert).
+  const uint64_t n = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
+  double latency_us = kBaseLatencyUs[a][p] + Latency(op, g, a, p);
+  if (a == kRingIdx && p == kSimple && g.nodes > 1 && op == CommOp::kAllReduce &&
+      n / (static_cast<uint64_t>(c.max_channels) * g.ranks) >= 64) {
+    latency_us *= generation_ == 0 ? 1.9 : 1.4;  // the ring's plateau
+  }
+  // NCCL's caps count the channels of its topology search; the communicator has twice
+  // as many (src/graph/connect.cc duplicates them).
+  const int graph_channels = std::max(1, c.max_channels / 2);
+  double bus = BusBw(op, g, a, p, graph_channels);
+  const int log_size = Log2Floor(n >> 6);
+  double correction = 1;
+  if (a == kTreeIdx && log_size >= 0 && log_size < 23) correction = kTreeCorrection[p][log_size];
+  const double ratio = a == kRingIdx ? double(g.ranks) / Steps(op, g.ranks) : 0.5;
+  // Channels this size runs on (topoGetAlgoInfo).
+  const uint64_t threshold = kThreadThreshold[p] * (a == kRingIdx && p == kLL ? g.ranks : 1);
+  c.channels = c.max_channels;
+  while (c.channels >= 2 && n < c.channels * kMaxThreads[p] * threshold) --c.channels;
+  c.launch_s = kBaseLatencyUs[a][p] * 1e-6;
+  c.hops_s = latency_us * 1e-6 - c.launch_s;
+  c.estimate_s = latency_us * 1e-6 + bytes / (1e9 * bus * correction * ratio);
+  c.cap_algbw = 1e9 * CapBusBw(g, a, p, graph_channels) * ratio;
+  c.stretch = static_cast<double>(c.max_channels) / c.channels / correction;
+  return c;
+}
+
+NcclChoice NcclTuner::Choose(CommOp op, const GroupShape& g, double bytes,
+                             AllReduceAlgorithm algorithm, NcclProtocol protocol) const {
+  const bool tree_ok = op == CommOp::kAllReduce;
+  const bool hierarchical = algorithm == AllReduceAlgorithm::kHierarchical;
+  NcclChoice best;
+  bool found = false;
+  // NCCL's order (tree before ring, LL before LL128 before Simple); strictly faster wins.
+  for (int a : {kTreeIdx, kRingIdx}) {
+    const AllReduceAlgorithm alg =
+        a == kTreeIdx ? AllReduceAlgorithm::kTree : AllReduceAlgorithm::kRing;
+    if (a == kTreeIdx && (!tree_ok || (algorithm != AllReduceAlgorithm::kAuto &&
+                                       algorithm != AllReduceAlgorithm::kTree))) {
+      continue;
+    }
+    if (a == kRingIdx && algorithm == AllReduceAlgorithm::kTree && tree_ok) continue;
+    for (int p : {kLL, kLL128, kSimple}) {
+      if (protocol != NcclProtocol::kAuto && ProtocolIndex(protocol) != p) continue;
+      if (hierarchical && protocol == NcclProtocol::kAuto && p != kSimple) continue;
+      const NcclChoice c = Evaluate(op, g, bytes, alg, ProtocolOf(p));
+      if (!found || c.estimate_s < best.estimate_s) best = c;
+      found = true;
+    }
+  }
+  if (hierarchical) best.algorithm = AllReduceAlgorithm::kHierarchical;
+  return best;
+}
+
+}  // namespace meshsim
