@@ -116,12 +116,15 @@ def _rows(columns, rows, as_frame):
     return [dict(zip(columns, r)) for r in rows]
 
 
+def _argument_error(key, message):
+    return InputError(_format("", 0, 0, key, message), key=key, message=message)
+
+
 def _threads(threads):
     if threads is None:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise InputError(_format("", 0, 0, "threads", f"expected a number >= 1 or None, found {threads!r}"),
-                         key="threads", message=f"expected a number >= 1 or None, found {threads!r}")
+        raise _argument_error("threads", f"expected a number >= 1 or None, found {threads!r}")
     return threads
 
 
@@ -196,9 +199,7 @@ def run(experiment, trace=None, full_replay=False, *, overrides=None, trace_rank
     options.reproducible = bool(reproducible)
     if isinstance(trace_ranks, str):
         if trace_ranks != "all":
-            raise InputError(f"trace_ranks: expected 'all' or a list of ranks, found '{trace_ranks}'",
-                             key="trace_ranks",
-                             message=f"expected 'all' or a list of ranks, found '{trace_ranks}'")
+            raise _argument_error("trace_ranks", f"expected 'all' or a list of ranks, found '{trace_ranks}'")
         options.all_ranks = True
     elif trace_ranks is not None:
         options.trace_ranks = [int(r) for r in trace_ranks]
