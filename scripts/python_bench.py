@@ -15,7 +15,10 @@ that neither always runs on a warmer machine), at the same thread count:
        of meshsim and pandas).
 
 The overhead is the median API time over the median CLI time, minus one. The script also
-checks that the API's rows equal the CLI's results.csv, cell for cell.
+checks that the API's rows equal the CLI's results.csv, cell for cell. With
+--baseline-cli PATH it also times another meshsim executable in the same rounds: one
+built without the Python module, to show what compiling the library position-independent
+(-fPIC, which the module needs) costs the CLI.
 """
 import argparse
 import csv
@@ -41,9 +44,9 @@ print(t2 - t1, t1 - t0, len(df))
 """
 
 
-def run_cli(build, threads, out):
+def run_cli(exe, threads, out):
     start = time.perf_counter()
-    subprocess.run([os.path.join(build, "meshsim"), "sweep", SWEEP, "-j", str(threads), "-o", out,
+    subprocess.run([exe, "sweep", SWEEP, "-j", str(threads), "-o", out,
                     "-q"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -102,20 +105,27 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("-j", "--threads", type=int, default=2)
     p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--baseline-cli", help="another meshsim executable to time in the same rounds")
+    p.add_argument("--baseline-label", help="what --baseline-cli is (default: its path)")
     p.add_argument("-o", "--output", default=os.path.join(ROOT, "results/python_bench.md"))
     args = p.parse_args()
     build = os.path.abspath(args.build)
+    exe = os.path.join(build, "meshsim")
+    base = []
 
     cli, api_call, api_wall, imports = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cli")
-        run_cli(build, args.threads, out)  # warm the page cache and the binaries once
+        run_cli(exe, args.threads, out)  # warm the page cache and the binaries once
         run_api(build, args.threads)
+        kinds = ["cli", "api"] + (["base"] if args.baseline_cli else [])
         for i in range(args.runs):
-            order = ("cli", "api") if i % 2 == 0 else ("api", "cli")
+            order = kinds if i % 2 == 0 else kinds[::-1]
             for which in order:
-                if which == "cli":
-                    cli.append(run_cli(build, args.threads, out))
+                if which == "base":
+                    base.append(run_cli(args.baseline_cli, args.threads, os.path.join(tmp, "base")))
+                elif which == "cli":
+                    cli.append(run_cli(exe, args.threads, out))
                 else:
                     c, w, imp = run_api(build, args.threads)
                     api_call.append(c)
@@ -153,6 +163,16 @@ def main():
         f"{100 * over_call:+.1f} % |",
         f"| API process (interpreter, `import meshsim, pandas`, the call) | {med(api_wall):.3f} | "
         f"{min(api_wall):.3f} | {max(api_wall):.3f} | {100 * over_wall:+.1f} % |",
+    ]
+    if base:
+        over_base = med(cli) / med(base) - 1
+        lines += [
+            f"| CLI built without the Python module ({args.baseline_label or args.baseline_cli}; "
+            "no -fPIC) | "
+            f"{med(base):.3f} | {min(base):.3f} | {max(base):.3f} | CLI {100 * over_base:+.1f} % "
+            "over it |",
+        ]
+    lines += [
         "",
         f"Evaluating the sweep through the API costs {100 * over_call:+.1f} % over the CLI "
         f"({verdict} the goal of at most +5 %). The API process adds the interpreter's start "
@@ -160,7 +180,8 @@ def main():
         "notebook or a search loop pays once.",
         "",
         "Runs (s): CLI " + ", ".join(f"{t:.3f}" for t in cli) + "; API call "
-        + ", ".join(f"{t:.3f}" for t in api_call) + ".",
+        + ", ".join(f"{t:.3f}" for t in api_call)
+        + ("; baseline CLI " + ", ".join(f"{t:.3f}" for t in base) if base else "") + ".",
         "",
     ]
     with open(args.output, "w") as f:
