@@ -37,11 +37,20 @@ class Experiment:
 
         return load_experiment(self, overrides)
 
+    def __reduce__(self):  # pickled as its source and overrides (for multiprocessing)
+        return (_reload, (self._source, self._sets))
+
     def __repr__(self):
         p = self.plan
         return (f"<meshsim.Experiment {self.name}: {self.model_name} on {self.gpus} x "
                 f"{self.gpu_kind}, tp {p['plan.tp']} pp {p['plan.pp']} dp {p['plan.dp']} "
                 f"cp {p['plan.cp']}>")
+
+
+def _reload(source, sets):
+    from . import _load
+
+    return _load(source, sets)
 
 
 class Group(types.SimpleNamespace):

@@ -2,6 +2,7 @@
 errors as the YAML loader, and simulations that run in parallel threads."""
 import gzip
 import json
+import pickle
 import threading
 import time
 
@@ -55,6 +56,8 @@ def test_overrides_equal_cli_set(cli):
     assert e.plan["plan.tp"] == 4 and e.plan["plan.dp"] == 1 and e.gpus == 16
     assert e.with_overrides({"plan.zero": 3}).plan["plan.zero"] == 3
     assert meshsim.run(e.with_overrides({"plan.zero": 3}), reproducible=True).to_dict() == api.to_dict()
+    again = pickle.loads(pickle.dumps(e))  # as its source and overrides
+    assert again.plan == e.plan and again.overrides == {"plan.tp": "4", "plan.dp": "1"}
 
 
 def test_dict_experiment_equals_file(cli):
