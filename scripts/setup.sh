@@ -10,6 +10,8 @@ PACKAGES=(
   zlib1g-dev                   # gzip traces (trace.json.gz)
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-matplotlib
+  python3-dev pybind11-dev     # the Python module (python/; README "Python")
+  python3-pytest python3-pandas  # its tests (tests/python) and DataFrames
   chromium fonts-dejavu-core   # headless browser for the HTML explorer's test
   clang libclang-rt-14-dev     # sanitizer + libFuzzer build (scripts/ci_sanitize.sh, fuzz.sh)
   clang-format                 # scripts/check_format.sh (CI)

@@ -39,7 +39,10 @@ std::string FlowText(const YAML::Node& node) {
 
 class SweepLoader {
  public:
-  explicit SweepLoader(const std::string& path) : path_(path) { src_.file = path; }
+  SweepLoader(const std::string& path, const std::vector<std::string>& base_sets)
+      : path_(path), base_sets_(base_sets) {
+    src_.file = path;
+  }
 
   // `root`: the parsed sweep file.
   SweepSpec Load(YAML::Node root) {
@@ -139,7 +142,9 @@ class SweepLoader {
   // instead, an unknown one in the check for unread keys).
   void FailIfUnknownKey(const std::string& key, const YAML::Node& at, const std::string& where) {
     try {
-      config::DecodeExperimentNode(YAML::Clone(base_), base_file_, {key + "=null"}, false);
+      std::vector<std::string> sets = base_sets_;
+      sets.push_back(key + "=null");
+      config::DecodeExperimentNode(YAML::Clone(base_), base_file_, sets, false);
     } catch (const ConfigError& e) {
       if (e.error.message.rfind("unknown key", 0) == 0) Fail(src_, at, where, e.error.message);
     } catch (const YAML::Exception&) {
@@ -148,7 +153,7 @@ class SweepLoader {
 
   // Loads the base with the given values applied; errors are pointed at the sweep file.
   Experiment Resolve(const std::vector<const ValueSource*>& values) {
-    std::vector<std::string> sets;
+    std::vector<std::string> sets = base_sets_;
     for (const ValueSource* v : values) sets.push_back(v->key + "=" + v->text);
     try {
       return config::DecodeExperimentNode(YAML::Clone(base_), base_file_, sets, false);
@@ -206,6 +211,7 @@ class SweepLoader {
   }
 
   std::string path_;
+  std::vector<std::string> base_sets_;
   Sources src_;
   YAML::Node base_;
   std::string base_file_;
@@ -218,9 +224,10 @@ namespace {
 
 // Loads the sweep tree that `parse` returns, turning every failure into an InputError.
 template <typename Parse>
-Result<SweepSpec> LoadSweep(Parse parse, const std::string& path) {
+Result<SweepSpec> LoadSweep(Parse parse, const std::string& path,
+                            const std::vector<std::string>& base_sets) {
   try {
-    return SweepLoader(path).Load(parse());
+    return SweepLoader(path, base_sets).Load(parse());
   } catch (const ConfigError& e) {
     return e.error;
   } catch (const YAML::Exception& e) {
@@ -230,12 +237,14 @@ Result<SweepSpec> LoadSweep(Parse parse, const std::string& path) {
 
 }  // namespace
 
-Result<SweepSpec> LoadSweepFile(const std::string& path) {
-  return LoadSweep([&] { return config::LoadYamlFile(path); }, path);
+Result<SweepSpec> LoadSweepFile(const std::string& path,
+                                const std::vector<std::string>& base_sets) {
+  return LoadSweep([&] { return config::LoadYamlFile(path); }, path, base_sets);
 }
 
-Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path) {
-  return LoadSweep([&] { return config::ParseYamlFileText(text, path); }, path);
+Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path,
+                                const std::vector<std::string>& base_sets) {
+  return LoadSweep([&] { return config::ParseYamlFileText(text, path); }, path, base_sets);
 }
 
 }  // namespace meshsim

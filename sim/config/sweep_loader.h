@@ -14,15 +14,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/core/status.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace meshsim {
 
-Result<SweepSpec> LoadSweepFile(const std::string& path);
+Result<SweepSpec> LoadSweepFile(const std::string& path,
+                                const std::vector<std::string>& base_sets = {});
 // The same for the YAML `text` of a sweep file at `path`: `path` names it in errors and
 // a relative base path resolves against its folder; it is not read and need not exist.
-Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path);
+Result<SweepSpec> LoadSweepText(const std::string& text, const std::string& path,
+                                const std::vector<std::string>& base_sets = {});
 
 }  // namespace meshsim

@@ -13,36 +13,6 @@
 namespace meshsim {
 namespace {
 
-// Calls visit(column, field) for each plan column, in PlanColumns' order. P is PlanSpec
-// or const PlanSpec.
-template <typename P, typename Visit>
-void VisitPlanFields(P& p, Visit&& visit) {
-  visit("plan.tp", p.tp);
-  visit("plan.pp", p.pp);
-  visit("plan.dp", p.dp);
-  visit("plan.cp", p.cp);
-  visit("plan.zero", p.zero);
-  visit("plan.micro_batch", p.micro_batch);
-  visit("plan.global_batch", p.global_batch);
-  visit("plan.schedule", p.schedule);
-  visit("plan.virtual_stages", p.virtual_stages);
-  visit("plan.recompute", p.recompute);
-  visit("plan.sequence_parallel", p.sequence_parallel);
-  visit("plan.stage_layers", p.stage_layers);  // "7/8/8/7"; empty: the default split
-}
-
-// The same for the memory bound's columns and the budget.
-template <typename R, typename Visit>
-void VisitEstimateFields(R& est, double& budget, Visit&& visit) {
-  visit("est_memory_gib", est.total);
-  visit("est_weights_gib", est.by_category.weights);
-  visit("est_gradients_gib", est.by_category.gradients);
-  visit("est_optimizer_gib", est.by_category.optimizer);
-  visit("est_activations_gib", est.by_category.activations);
-  visit("est_buffers_gib", est.by_category.buffers);
-  visit("budget_gib", budget);
-}
-
 // Calls visit(column, field) for each summary column (the host timings left out).
 template <typename S, typename Visit>
 void VisitSummaryColumns(S& s, Visit&& visit) {
