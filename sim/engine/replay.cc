@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "sim/core/simulator.h"
 
@@ -81,7 +82,8 @@ class Replayer {
       switch (op.kind) {
         case OpKind::kCompute: {
           r.kind = Kind::kCompute;
-          SimTime d = compute.Duration(op.work);
+          const KernelShapes* shapes = p.ShapesOf(op.work);
+          SimTime d = shapes ? compute.ShapedDuration(op.work, *shapes) : compute.Duration(op.work);
           if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
             d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
           }
@@ -128,6 +130,12 @@ class Replayer {
       }
     }
     result_.memory.resize(p.Ranks());
+    for (double s : options.comm_interference) interference_ = interference_ || s != 0;
+    if (interference_) {
+      result_.interference.assign(n, SimTime::Zero());
+      running_.assign(p.Ranks(), RunningCompute());
+      in_flight_.assign(p.Ranks(), {});
+    }
     current_.assign(p.Ranks(), {});
     record_curve_.assign(p.Ranks(), 0);
     for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
@@ -181,10 +189,7 @@ class Replayer {
           Finish(id);  // moves the queue on
           continue;
         case Kind::kCompute:
-          sim_.Schedule(op.duration, [this, id] {
-            Finish(id);
-            Drain();
-          });
+          StartCompute(id, op);
           return;
         case Kind::kShared:
           Arrive(op.comm);
@@ -215,12 +220,71 @@ class Replayer {
     return p_.Dependents() + end;
   }
 
+  void StartCompute(OpId id, const ReplayOp& op) {
+    if (!interference_) {
+      sim_.Schedule(op.duration, [this, id] {
+        Finish(id);
+        Drain();
+      });
+      return;
+    }
+    const uint32_t rank = op.queue / kStreamCount;
+    RunningCompute& rc = running_[rank];
+    rc.op = id;
+    rc.since = sim_.Now();
+    rc.left_ps = static_cast<double>(op.duration.picoseconds());
+    rc.slowdown = SlowdownOf(rank);
+    ScheduleCompute(rank);
+  }
+
+  // Schedules the end of `rank`'s running compute op at its current rate.
+  void ScheduleCompute(uint32_t rank) {
+    RunningCompute& rc = running_[rank];
+    const OpId id = rc.op;
+    const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
+    rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
+      running_[rank].op = kNone;
+      const SimTime extra = sim_.Now() - result_.start[id] - ops_[id].duration;
+      result_.interference[id] = std::max(SimTime::Zero(), extra);
+      Finish(id);
+      Drain();
+    });
+  }
+
+  double SlowdownOf(uint32_t rank) const {
+    double s = 0;
+    for (int k = 0; k < kCommOpCount; ++k) s += in_flight_[rank][k] * options_.comm_interference[k];
+    return s;
+  }
+
+  // A communication op of kind `op` starts (delta 1) or ends (-1) on `rank`: the compute
+  // op running there, if any, continues at the new rate from now on.
+  void CommChanges(uint32_t rank, CommOp op, int delta) {
+    const int k = static_cast<int>(op);
+    if (!interference_ || options_.comm_interference[k] == 0) return;
+    in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
+    RunningCompute& rc = running_[rank];
+    if (rc.op == kNone) return;
+    const double s = SlowdownOf(rank);
+    if (s == rc.slowdown) return;
+    const auto elapsed = static_cast<double>((sim_.Now() - rc.since).picoseconds());
+    rc.left_ps = std::max(0.0, rc.left_ps - elapsed / (1 + rc.slowdown));
+    rc.since = sim_.Now();
+    rc.slowdown = s;
+    sim_.Cancel(rc.event);
+    ScheduleCompute(rank);
+  }
+
   void StartSolo(OpId id, const ReplayOp& op) {
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
+    const uint32_t rank = op.queue / kStreamCount;
+    const CommOp kind = op.comm_op;
+    CommChanges(rank, kind, 1);
     network_.Start(
-        sim_, op.comm_op, p_.groups()[op.comm], op.bytes,
-        [this, id] {
+        sim_, kind, p_.groups()[op.comm], op.bytes,
+        [this, id, rank, kind] {
+          CommChanges(rank, kind, -1);
           Finish(id);
           Drain();
         },
@@ -230,13 +294,19 @@ class Replayer {
   void Arrive(int32_t comm) {
     ReplayComm& c = comms_[comm];
     if (++c.arrived < c.parts) return;
-    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) result_.start[i] = sim_.Now();
+    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) {
+      result_.start[i] = sim_.Now();
+      CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
+    }
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first] {
-          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) Finish(i);
+        [this, first = c.first, kind = c.op] {
+          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
+            CommChanges(ops_[i].queue / kStreamCount, kind, -1);
+            Finish(i);
+          }
           Drain();
         },
         mirrors);
@@ -313,6 +383,18 @@ class Replayer {
   std::vector<ReplayComm>& comms_ = CommBuffer();
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
+  // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
+  // it, and the communication ops in flight by kind.
+  struct RunningCompute {
+    uint32_t op = kNone;
+    SimTime since;        // when its rate last changed
+    double left_ps = 0;   // its ComputeModel time still to run, ps
+    double slowdown = 0;  // its rate since `since` is 1 / (1 + slowdown)
+    EventId event;
+  };
+  bool interference_ = false;
+  std::vector<RunningCompute> running_;
+  std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
   std::vector<uint8_t> record_curve_;
 };
 

@@ -10,6 +10,7 @@
 #include "sim/plan/mesh.h"
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/program.h"
+#include "sim/workload/layer_kernels.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -40,6 +41,18 @@ struct LocalParams {
   double expert = 0;
 };
 
+// Indices in the program's shape table (Program::AddShapes) of the ops of one block
+// (see PassKernels); -1: none.
+struct PassShapeIds {
+  int32_t fwd = -1;
+  int32_t dgrad = -1;
+  int32_t wgrad = -1;
+  int32_t recompute = -1;
+};
+struct MoeShapeIds {
+  PassShapeIds router, experts, shared;
+};
+
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh);
@@ -67,6 +80,8 @@ class StepBuilder {
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
+  PassShapeIds AddPassShapes(const PassKernels& k);
+  void AddLayerShapes();
   int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                    double bytes);
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0);
@@ -92,16 +107,18 @@ class StepBuilder {
 
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);
-  void BlockForward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb, bool recompute);
-  void BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag, int layer,
-                     int mb);
+  void BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag, int layer,
+                    int mb, bool recompute);
+  void BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag dgrad_tag,
+                     Tag wgrad_tag, int layer, int mb);
   void AttentionForward(RankState& st, int layer, int mb, bool recompute);
   void AttentionBackward(RankState& st, int layer, int mb);
   void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
-                     int mb, double recompute_flops);
+                     int mb, double recompute_flops, int32_t shapes);
 
   // moe_blocks.cc: the MoE block of a MoE layer.
   MoeCost MoeFor(const RankState& st) const;
+  const MoeShapeIds& MoeShapesFor(const RankState& st);
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
@@ -124,6 +141,13 @@ class StepBuilder {
   Program prog_;
   LayerShape shape_;
   LayerCost layer_;
+  // The kernel shapes of the layer's ops, by index in prog_'s table.
+  PassShapeIds attention_ids_, mlp_ids_;
+  int32_t edge_fwd_id_ = -1, edge_dgrad_id_ = -1, edge_wgrad_id_ = -1;
+  int32_t ring_fwd_id_ = -1, ring_bwd_id_ = -1;
+  int32_t logits_fwd_id_ = -1, logits_bwd_id_ = -1;
+  // MoE: per expert load (a rank's routed share), its blocks' shapes.
+  std::vector<std::pair<double, MoeShapeIds>> moe_ids_;
   int layers_per_chunk_ = 0;
   int micro_batches_ = 0;
   int nd_ = 1;   // dense gradient group: dp x cp
