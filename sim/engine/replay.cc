@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <tuple>
 
 #include "sim/core/simulator.h"
 
@@ -58,6 +59,14 @@ class Replayer {
   static_assert(sizeof(ReplayComm) == 32);
   // Queue positions ahead of the head whose records are prefetched when an op starts.
   static constexpr uint32_t kLookahead = 4;
+  // Interference: the compute op running on a rank and its progress.
+  struct RunningCompute {
+    uint32_t op = kNone;
+    SimTime since;        // when its rate last changed
+    double left_ps = 0;   // its ComputeModel time still to run, ps
+    double slowdown = 0;  // its rate since `since` is 1 / (1 + slowdown)
+    EventId event;        // its end
+  };
 
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
@@ -82,8 +91,7 @@ class Replayer {
       switch (op.kind) {
         case OpKind::kCompute: {
           r.kind = Kind::kCompute;
-          const KernelShapes* shapes = p.ShapesOf(op.work);
-          SimTime d = shapes ? compute.ShapedDuration(op.work, *shapes) : compute.Duration(op.work);
+          SimTime d = ComputeTime(op.work, compute);
           if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
             d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
           }
@@ -140,6 +148,21 @@ class Replayer {
     record_curve_.assign(p.Ranks(), 0);
     for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
     sim_.Reserve(1024);
+  }
+
+  // An op's ComputeModel time. The ops of one shapes entry mostly have the same work
+  // (every layer's attention forward, ...): their time is worked out once.
+  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) {
+    const KernelShapes* shapes = p_.ShapesOf(work);
+    if (!shapes) return compute.Duration(work);
+    if (shape_times_.empty()) shape_times_.resize(p_.ShapesCount());
+    auto& [valid, last, time] = shape_times_[work.shapes];
+    if (!valid || !(last == work)) {
+      valid = true;
+      last = work;
+      time = compute.ShapedDuration(work, *shapes);
+    }
+    return time;
   }
 
   ReplayResult Run() {
@@ -251,6 +274,13 @@ class Replayer {
     });
   }
 
+  // Moves a running compute op's progress to now, at the rate it had since `since`.
+  void Progress(RunningCompute& rc) const {
+    const auto elapsed = static_cast<double>((sim_.Now() - rc.since).picoseconds());
+    rc.left_ps = std::max(0.0, rc.left_ps - elapsed / (1 + rc.slowdown));
+    rc.since = sim_.Now();
+  }
+
   double SlowdownOf(uint32_t rank) const {
     double s = 0;
     for (int k = 0; k < kCommOpCount; ++k) s += in_flight_[rank][k] * options_.comm_interference[k];
@@ -267,9 +297,7 @@ class Replayer {
     if (rc.op == kNone) return;
     const double s = SlowdownOf(rank);
     if (s == rc.slowdown) return;
-    const auto elapsed = static_cast<double>((sim_.Now() - rc.since).picoseconds());
-    rc.left_ps = std::max(0.0, rc.left_ps - elapsed / (1 + rc.slowdown));
-    rc.since = sim_.Now();
+    Progress(rc);
     rc.slowdown = s;
     sim_.Cancel(rc.event);
     ScheduleCompute(rank);
@@ -384,17 +412,12 @@ class Replayer {
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
-  // it, and the communication ops in flight by kind.
-  struct RunningCompute {
-    uint32_t op = kNone;
-    SimTime since;        // when its rate last changed
-    double left_ps = 0;   // its ComputeModel time still to run, ps
-    double slowdown = 0;  // its rate since `since` is 1 / (1 + slowdown)
-    EventId event;
-  };
+  // it (RunningCompute), and the communication ops in flight by kind.
   bool interference_ = false;
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
+  // Per entry of the program's shapes table: the last work timed with it, and its time.
+  std::vector<std::tuple<bool, KernelWork, SimTime>> shape_times_;
   std::vector<uint8_t> record_curve_;
 };
 

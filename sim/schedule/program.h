@@ -136,6 +136,7 @@ class Program {
   const KernelShapes* ShapesOf(const KernelWork& w) const {
     return w.shapes < 0 ? nullptr : &shapes_[w.shapes];
   }
+  size_t ShapesCount() const { return shapes_.size(); }
 
   // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
   // of `ranks` for as many ops as `like` has on it.

@@ -17,6 +17,7 @@ struct KernelWork {
   double bytes = 0;
   int32_t kernels = 1;
   int32_t shapes = -1;
+  bool operator==(const KernelWork&) const = default;
 };
 
 class ComputeModel {

@@ -46,6 +46,11 @@ SimTime ShapeComputeModel::ShapedDuration(const KernelWork& work,
 }
 
 double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double tile_n) const {
+  // A dimension smaller than the tile gets a tile cut to it (in steps of 16, the tensor
+  // cores' granularity), as libraries choose narrow kernels for skinny GEMMs.
+  constexpr double kStep = 16;
+  tile_m = std::min(tile_m, std::ceil(g.m / kStep) * kStep);
+  tile_n = std::min(tile_n, std::ceil(g.n / kStep) * kStep);
   const double sms = p_.sms;
   const double tiles = std::ceil(g.m / tile_m) * std::ceil(g.n / tile_n) * g.batch;
   // Fewer tiles than SMs: k is split over the idle SMs (split-k), keeping each slice at

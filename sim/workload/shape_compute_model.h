@@ -77,8 +77,9 @@ class ShapeComputeModel final : public ComputeModel {
 
   // One GEMM (all of its batch): the measured table's rate where it has the shape;
   // otherwise the longer of (a) the compute time of its waves of tiles (the tile laid
-  // both ways, the faster kept; output tiles fewer than SMs split k over the idle SMs),
-  // and (b) the time to move A, B and C through HBM.
+  // both ways, the faster kept; a tile wider than the GEMM cut to it in steps of 16;
+  // output tiles fewer than SMs split k over the idle SMs), and (b) the time to move A,
+  // B and C through HBM.
   double GemmSeconds(const GemmShape& g) const;
   // One fused attention kernel, by AttentionEfficiency; causal kernels do half the
   // work; a backward pass also recomputes the scores (2.5 forward passes of FLOPs per
