@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Grid search of the A100 cluster's compute efficiencies on the calibration set, with a
-leave-one-out check.
+leave-one-out check; --write puts the fit into topologies/selene-a100.yaml.
 
 The calibration set is the 8 Korthikanti et al. 2022 step times (4 models, full
 recompute and sequence parallel + selective recompute). Two parameters are fitted on
 them, once, for all runs together: `cluster.efficiency.matmul` and
 `cluster.efficiency.kernel_overhead_us`. Everything else in topologies/selene-a100.yaml
-is set from datasheets or other measurements (see its header).
+is set from datasheets or other measurements (see its header), including the kernel
+model's GPU data and the compute-communication interference (README "Kernel model").
 
 Objective: the mean absolute step-time error over the runs, in percent, rounded to
 0.01 % (differences below that are noise of the grid, not of the model). Ties are broken
@@ -18,16 +19,26 @@ for each run, the grid point that minimises the objective over the other 7 is ch
 and the held-out run is predicted with it. Its error is an estimate of the error on a
 run of the same kind that was not fitted.
 
+The fit runs every point with the values under test set by --set on top of the
+topology, so it does not depend on what the topology holds; --write then replaces the
+`matmul:` and `kernel_overhead_us:` values of its efficiency block by the fit (one
+command: scripts/calibrate.py --write; then scripts/validate.sh regenerates the tables).
+
 Usage: scripts/calibrate.py [--meshsim build/meshsim] [--jobs 2] [--top 15]
-                            [--matmul 0.72,0.73,...] [--overhead-us 20,25,...]
+                            [--matmul 0.77,0.78,...] [--overhead-us 0,5,...]
+                                (default: the grid of the kernel model in use)
+                            [--set KEY=VALUE ...]  (on top of every run, e.g.
+                                                    cluster.efficiency.kernel_model=roofline)
                             [--json FILE]   (every point's step times, the fit and the
                                              leave-one-out folds, for scripts/validate.py)
+                            [--write]       (the fit into topologies/selene-a100.yaml)
 """
 import argparse
 import concurrent.futures
 import itertools
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,13 +46,18 @@ from validate import STEP_TIMES, run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The default grid holds the committed values (topologies/selene-a100.yaml: 0.74, 30 us)
-# and, inside it, the objective's optimum: on these 8 runs the mean error falls along a
-# ridge where a higher matmul efficiency is offset by a longer kernel overhead (0.74/30
-# 2.01 %, 0.75/40 1.73 %, 0.77/60 1.48 %, then up again: 0.78/70 1.73 %, 0.80/80 2.33 %).
-# 25 points x 8 runs: about 4 minutes with 2 jobs on idle cores.
-DEFAULT_MATMUL = "0.74,0.75,0.76,0.77,0.78"
-DEFAULT_OVERHEAD_US = "30,40,50,60,70"
+# The default grid depends on the kernel model (the topology's efficiency.kernel_model, or
+# a --set of it) and holds that model's optimum inside it. Shapes: the mean error falls
+# along a ridge where a higher matmul efficiency is offset by a longer kernel overhead,
+# lowest near matmul 0.80 with a 0-10 us overhead. Roofline: the same ridge, lowest near
+# 0.77 / 50 us (the overhead then also stands for the small-k and wave losses the roofline
+# does not model). results/calibration.json has every point. 49 (35) points x 8 runs:
+# about 4 minutes with 2 jobs on idle cores.
+DEFAULT_GRIDS = {
+    "shapes": ("0.77,0.78,0.79,0.80,0.81,0.82,0.83", "0,5,10,15,20,25,30"),
+    "roofline": ("0.74,0.75,0.76,0.77,0.78,0.79,0.80", "30,40,50,60,70"),
+}
+TOPOLOGY = os.path.join(ROOT, "topologies/selene-a100.yaml")
 
 
 def runs():
@@ -112,18 +128,47 @@ def fit(grid):
     return chosen, folds
 
 
+def kernel_model(sets, path=TOPOLOGY):
+    """The kernel model the runs use: a --set of it, else the topology's, else shapes."""
+    for s in reversed(sets):
+        if s.startswith("cluster.efficiency.kernel_model="):
+            return s.split("=", 1)[1]
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"^\s+kernel_model:\s*(\w+)", text[text.index("\nefficiency:"):], re.M)
+    return m.group(1) if m else "shapes"
+
+
+def write_fit(point, path=TOPOLOGY):
+    """Replaces matmul and kernel_overhead_us in the efficiency block of the topology."""
+    with open(path) as f:
+        text = f.read()
+    start = text.index("\nefficiency:")
+    block = text[start:]
+    for key, value in (("matmul", point[0]), ("kernel_overhead_us", point[1])):
+        block, n = re.subn(rf"^(\s+{key}:\s*)[0-9.]+", rf"\g<1>{value}", block, count=1,
+                           flags=re.M)
+        if n != 1:
+            sys.exit(f"calibrate.py: no '{key}:' in the efficiency block of {path}")
+    with open(path, "w") as f:
+        f.write(text[:start] + block)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--meshsim", default=os.path.join(ROOT, "build/meshsim"))
     ap.add_argument("--top", type=int, default=15)
-    ap.add_argument("--matmul", default=DEFAULT_MATMUL)
-    ap.add_argument("--overhead-us", default=DEFAULT_OVERHEAD_US)
+    ap.add_argument("--matmul", help="comma-separated grid (default: the kernel model's)")
+    ap.add_argument("--overhead-us", help="comma-separated grid (default: the kernel model's)")
     ap.add_argument("--jobs", type=int, default=2, help="meshsim runs at a time")
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--json", help="write the grid, the fit and the folds to this file")
+    ap.add_argument("--write", action="store_true",
+                    help=f"write the fit into {os.path.relpath(TOPOLOGY, ROOT)}")
     args = ap.parse_args()
-    matmuls = args.matmul.split(",")
-    overheads = args.overhead_us.split(",")
+    model = kernel_model(args.set)
+    matmuls = (args.matmul or DEFAULT_GRIDS[model][0]).split(",")
+    overheads = (args.overhead_us or DEFAULT_GRIDS[model][1]).split(",")
     grid = simulate_grid(args.meshsim, matmuls, overheads, args.set, args.jobs)
     published = [p for _, p in runs()]
     chosen, folds = fit(grid)
@@ -143,12 +188,18 @@ def main():
               f"  held-out error {f['error_percent']:+.2f}%  (in-sample {f['in_sample_error_percent']:+.2f}%)")
     held = [abs(f["error_percent"]) for f in folds]
     print(f"held-out mean absolute error {sum(held) / len(held):.2f}%, max {max(held):.2f}%")
+    if args.write:
+        write_fit(chosen)
+        print(f"wrote matmul {chosen[0]}, kernel_overhead_us {chosen[1]} to "
+              f"{os.path.relpath(TOPOLOGY, ROOT)}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump({
                 "objective": "mean absolute step-time error (%), rounded to 0.01; ties: "
                              "smaller max error, then smaller overhead, then smaller matmul",
+                "kernel_model": model,
                 "grid": {"matmul": matmuls, "kernel_overhead_us": overheads},
+                "sets": args.set,
                 "runs": [{"run": n, "published_s": p} for n, p in runs()],
                 "points": [{"matmul": p[0], "kernel_overhead_us": p[1], "step_time_s": grid[p]}
                            for p in sorted(grid, key=lambda p: (float(p[0]), float(p[1])))],

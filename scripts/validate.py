@@ -83,6 +83,39 @@ def committed_efficiencies(topology="topologies/selene-a100.yaml"):
     return value("matmul"), value("kernel_overhead_us")
 
 
+def committed_kernel_model(topology="topologies/selene-a100.yaml"):
+    with open(os.path.join(ROOT, topology)) as f:
+        text = f.read()
+    m = re.search(r"^\s+kernel_model:\s*(\w+)", text[text.index("\nefficiency:"):], re.M)
+    return m.group(1) if m else "shapes"
+
+
+def calibration_summary(cal):
+    """(fit point, in-sample mean, max, held-out mean, max) of a calibrate.py JSON."""
+    published = [r["published_s"] for r in cal["runs"]]
+    fit = cal["fit"]
+    best = next(p for p in cal["points"] if p["matmul"] == fit["matmul"]
+                and p["kernel_overhead_us"] == fit["kernel_overhead_us"])
+    errors = [abs(err(s, q)) for s, q in zip(best["step_time_s"], published)]
+    held = [abs(f["error_percent"]) for f in cal["leave_one_out"]]
+    return (fit, sum(errors) / len(errors), max(errors), sum(held) / len(held), max(held))
+
+
+def comparison_lines(cals):
+    """The kernel models' fits side by side (calibrate.py JSONs, the committed one first)."""
+    lines = ["## Kernel models compared", "",
+             "Each kernel model fitted by scripts/calibrate.py on the same 8 runs (its own "
+             "default grid, the same objective, the same compute-communication interference):",
+             "", "| kernel model | fit: matmul, overhead us | in-sample mean / max "
+             "| leave-one-out mean / max |", "|---|---|---|---|"]
+    for i, cal in enumerate(cals):
+        fit, mean, mx, held_mean, held_max = calibration_summary(cal)
+        name = cal.get("kernel_model", "?") + (" (committed)" if i == 0 else "")
+        lines.append(f"| {name} | {fit['matmul']}, {fit['kernel_overhead_us']} | {mean:.2f}% / "
+                     f"{mx:.2f}% | {held_mean:.2f}% / {held_max:.2f}% |")
+    return lines + [""]
+
+
 def calibration_lines(cal, step_rows):
     """The fit and leave-one-out section, from scripts/calibrate.py's JSON."""
     published = [r["published_s"] for r in cal["runs"]]
@@ -149,6 +182,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--calibration", help="scripts/calibrate.py --json output: add the "
                     "leave-one-out errors")
+    ap.add_argument("--compare", action="append", default=[],
+                    help="calibrate.py --json output of another kernel model: compare the fits")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every run")
     args = ap.parse_args()
 
@@ -188,7 +223,8 @@ def main():
              "scripts/validate.py); do not edit by hand.", "",
              "## Step time: a fit, with its leave-one-out error", "",
              "These 8 runs are the calibration set: the A100's matmul efficiency and "
-             "per-kernel overhead were fitted on them, so the error column, meshsim with the "
+             "per-kernel overhead were fitted on them (with the "
+             f"`{committed_kernel_model()}` kernel model), so the error column, meshsim with the "
              f"committed values (matmul {matmul:g}, overhead {overhead:g} us), is "
              "**in-sample** (a fit, not a prediction). The held-out column checks the fitting "
              "procedure by leave-one-out: scripts/calibrate.py refits both parameters on the "
@@ -209,6 +245,12 @@ def main():
                   ""] + cal_lines
     else:
         lines += ["", "(Run scripts/validate.sh for the leave-one-out column.)", ""]
+    if cal and args.compare:
+        others = []
+        for path in args.compare:
+            with open(path) as f:
+                others.append(json.load(f))
+        lines += comparison_lines([cal] + others)
     lines += ["## Memory per GPU (paper's Figure 1): nothing fitted", "",
               "Nothing was fitted to these 12 values. The figure's values follow the paper's "
               "own equations, and meshsim's memory accounting implements the same closed forms "

@@ -4,11 +4,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <filesystem>
 
+#include "sim/config/gemm_table.h"
 #include "sim/plan/plan_names.h"
 
 namespace meshsim::config {
 namespace {
+
+namespace fs = std::filesystem;
 
 void RequirePositive(YamlReader& r, const std::string& key, double v) {
   if (!(v > 0)) {
@@ -168,6 +172,33 @@ ModelSpec DecodeModel(YamlReader& r) {
 
 namespace {
 
+// flash_attention: {seq_lens: [...], efficiency: [...], backward_factor, causal_factor}
+void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
+  f.GetNumberList("seq_lens", &fa->seq_lens, true);
+  f.GetNumberList("efficiency", &fa->efficiency, true);
+  const auto bad = [&](const std::string& key, const std::string& expected) {
+    Fail(f.sources(), f.Child(key), f.KeyPath(key),
+         "expected " + expected + ", found " + Describe(f.Child(key)));
+  };
+  if (fa->seq_lens.empty()) bad("seq_lens", "a non-empty list of sequence lengths");
+  for (size_t i = 0; i < fa->seq_lens.size(); ++i) {
+    if (!(fa->seq_lens[i] > 0) || (i > 0 && !(fa->seq_lens[i] > fa->seq_lens[i - 1]))) {
+      bad("seq_lens", "ascending positive sequence lengths");
+    }
+  }
+  if (fa->efficiency.size() != fa->seq_lens.size()) {
+    bad("efficiency", "one value per seq_lens entry (" + std::to_string(fa->seq_lens.size()) + ")");
+  }
+  for (double e : fa->efficiency) {
+    if (!(e > 0 && e <= 1)) bad("efficiency", "fractions in (0, 1]");
+  }
+  f.GetDouble("backward_factor", &fa->backward_factor);
+  RequireFraction(f, "backward_factor", fa->backward_factor);
+  f.GetDouble("causal_factor", &fa->causal_factor);
+  RequireFraction(f, "causal_factor", fa->causal_factor);
+  f.Finish();
+}
+
 void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   g.GetString("kind", &gpu->kind, true);
   g.GetDouble("memory_gib", &gpu->memory_gib, true);
@@ -180,6 +211,19 @@ void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   RequirePositive(peak, "bf16", gpu->peak_tflops_bf16);
   g.GetDouble("hbm_gbps", &gpu->hbm_gbps, true);
   RequirePositive(g, "hbm_gbps", gpu->hbm_gbps);
+  g.GetInt("sms", &gpu->sms);
+  RequireAtLeast(g, "sms", gpu->sms, 1);
+  g.GetDouble("gemm_tile_m", &gpu->gemm_tile_m);
+  RequirePositive(g, "gemm_tile_m", gpu->gemm_tile_m);
+  g.GetDouble("gemm_tile_n", &gpu->gemm_tile_n);
+  RequirePositive(g, "gemm_tile_n", gpu->gemm_tile_n);
+  g.GetDouble("gemm_k_half", &gpu->gemm_k_half);
+  if (gpu->gemm_k_half < 0) {
+    Fail(g.sources(), g.Child("gemm_k_half"), g.KeyPath("gemm_k_half"),
+         "expected a number >= 0, found " + Describe(g.Child("gemm_k_half")));
+  }
+  if (g.Has("flash_attention"))
+    DecodeFlashAttention(g.Map("flash_attention"), &gpu->flash_attention);
   g.Finish();
 }
 
@@ -216,6 +260,48 @@ void DecodeInterNode(YamlReader out, InterNodeSpec* n) {
   out.Finish();
 }
 
+// gemm_table: FILE.csv, relative to the file that names it (the working directory when
+// set with --set).
+void DecodeGemmTable(YamlReader& e, EfficiencySpec* eff) {
+  std::string file;
+  e.GetString("gemm_table", &file);
+  const std::string key = e.KeyPath("gemm_table");
+  const std::string origin = OriginFile(e.sources(), key);
+  const fs::path path = origin.empty() ? fs::path(file) : fs::path(origin).parent_path() / file;
+  Result<std::vector<GemmMeasurement>> table = LoadGemmTable(path.string(), key);
+  if (!table.ok()) throw ConfigError{table.error()};
+  eff->gemm_table = std::move(table.value());
+}
+
+// comm_interference: one number for every kind, or {all_reduce, all_gather,
+// reduce_scatter, all_to_all, p2p}; each >= 0.
+void DecodeInterference(YamlReader& e, CommInterference* ci) {
+  const auto check = [](YamlReader& r, const std::string& key, double v) {
+    if (!(v >= 0)) {
+      Fail(r.sources(), r.Child(key), r.KeyPath(key),
+           "expected a slowdown >= 0, found " + Describe(r.Child(key)));
+    }
+  };
+  if (e.Child("comm_interference").IsScalar()) {
+    double all = 0;
+    e.GetDouble("comm_interference", &all);
+    check(e, "comm_interference", all);
+    *ci = CommInterference{all, all, all, all, all};
+    return;
+  }
+  YamlReader m = e.Map("comm_interference");
+  const std::pair<const char*, double*> kinds[] = {{"all_reduce", &ci->all_reduce},
+                                                   {"all_gather", &ci->all_gather},
+                                                   {"reduce_scatter", &ci->reduce_scatter},
+                                                   {"all_to_all", &ci->all_to_all},
+                                                   {"p2p", &ci->p2p}};
+  for (const auto& [key, value] : kinds) {
+    m.GetDouble(key, value);
+    check(m, key, *value);
+  }
+  m.Finish();
+}
+
 void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   e.GetDouble("matmul", &eff->matmul);
   RequireFraction(e, "matmul", eff->matmul);
@@ -234,6 +320,14 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
     Fail(e.sources(), e.Child("kernel_overhead_us"), e.KeyPath("kernel_overhead_us"),
          "expected a time >= 0, found " + Describe(e.Child("kernel_overhead_us")));
   }
+  e.GetEnum<KernelModelKind>(
+      "kernel_model",
+      {{"shapes", KernelModelKind::kShapes}, {"roofline", KernelModelKind::kRoofline}},
+      &eff->kernel_model);
+  if (e.Has("gemm_table")) DecodeGemmTable(e, eff);
+  e.Skip("gemm_table");
+  if (e.Has("comm_interference")) DecodeInterference(e, &eff->comm_interference);
+  e.Skip("comm_interference");
   e.Finish();
 }
 

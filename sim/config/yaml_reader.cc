@@ -63,6 +63,12 @@ KeyRecorder::Keys KeyRecorder::All() const {
   return all;
 }
 
+std::string OriginFile(const Sources& src, const std::string& key) {
+  if (LongestPrefixEntry(src.set_args, key)) return "";
+  const std::string* origin = LongestPrefixEntry(src.origins, key);
+  return origin ? *origin : src.file;
+}
+
 void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
           const std::string& message) {
   InputError e;
@@ -176,6 +182,27 @@ void YamlReader::GetDouble(const std::string& key, double* out, bool required) {
   if (!n) return;
   if (!ParseDouble(n.Scalar(), out)) {
     Fail(src_, n, KeyPath(key), "expected a number, found " + Describe(n));
+  }
+}
+
+void YamlReader::GetNumberList(const std::string& key, std::vector<double>* out, bool required) {
+  Note(key, "list", required);
+  known_.insert(key);
+  const YAML::Node n = node_[key];
+  if (!n) {
+    if (required) Fail(src_, node_, KeyPath(key), "required key is missing");
+    return;
+  }
+  if (!n.IsSequence())
+    Fail(src_, n, KeyPath(key), "expected a list of numbers, found " + Describe(n));
+  out->clear();
+  for (size_t i = 0; i < n.size(); ++i) {
+    double v = 0;
+    if (!n[i].IsScalar() || !ParseDouble(n[i].Scalar(), &v)) {
+      Fail(src_, n[i], KeyPath(key) + "[" + std::to_string(i) + "]",
+           "expected a number, found " + Describe(n[i]));
+    }
+    out->push_back(v);
   }
 }
 

@@ -70,6 +70,10 @@ class KeyRecorder {
   std::map<std::string, Keys> by_file_;
 };
 
+// The file the dotted `key` was read from (the file of its longest recorded prefix), or
+// "" when the key was set on the command line.
+std::string OriginFile(const Sources& src, const std::string& key);
+
 [[noreturn]] void Fail(const Sources& src, const YAML::Node& node, const std::string& key,
                        const std::string& message);
 std::string Describe(const YAML::Node& node);  // "'abc'", "a mapping", "a list", "nothing"
@@ -114,6 +118,8 @@ class YamlReader {
     }
     Fail(src_, Child(key), KeyPath(key), "expected one of " + names + ", found '" + s + "'");
   }
+  // A list of numbers ([1, 2.5]); fails on anything else.
+  void GetNumberList(const std::string& key, std::vector<double>* out, bool required = false);
   // A nested mapping; marks the key known. Fails if present but not a mapping.
   YamlReader Map(const std::string& key);
   // Marks a key known without reading it.

@@ -27,6 +27,7 @@ enum class CommOp : uint8_t {
   kSendRecv,
   kRingShift
 };
+constexpr int kCommOpCount = 6;
 
 // The name reports and traces print ("all_reduce", ...).
 constexpr std::string_view CommOpName(CommOp op) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
+#include <tuple>
 
 #include "sim/core/simulator.h"
 
@@ -57,6 +59,14 @@ class Replayer {
   static_assert(sizeof(ReplayComm) == 32);
   // Queue positions ahead of the head whose records are prefetched when an op starts.
   static constexpr uint32_t kLookahead = 4;
+  // Interference: the compute op running on a rank and its progress.
+  struct RunningCompute {
+    uint32_t op = kNone;
+    SimTime since;        // when its rate last changed
+    double left_ps = 0;   // its ComputeModel time still to run, ps
+    double slowdown = 0;  // its rate since `since` is 1 / (1 + slowdown)
+    EventId event;        // its end
+  };
 
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
@@ -81,7 +91,7 @@ class Replayer {
       switch (op.kind) {
         case OpKind::kCompute: {
           r.kind = Kind::kCompute;
-          SimTime d = compute.Duration(op.work);
+          SimTime d = ComputeTime(op.work, compute);
           if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
             d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
           }
@@ -128,10 +138,31 @@ class Replayer {
       }
     }
     result_.memory.resize(p.Ranks());
+    for (double s : options.comm_interference) interference_ = interference_ || s != 0;
+    if (interference_) {
+      result_.interference.assign(n, SimTime::Zero());
+      running_.assign(p.Ranks(), RunningCompute());
+      in_flight_.assign(p.Ranks(), {});
+    }
     current_.assign(p.Ranks(), {});
     record_curve_.assign(p.Ranks(), 0);
     for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
     sim_.Reserve(1024);
+  }
+
+  // An op's ComputeModel time. The ops of one shapes entry mostly have the same work
+  // (every layer's attention forward, ...): their time is worked out once.
+  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) {
+    const KernelShapes* shapes = p_.ShapesOf(work);
+    if (!shapes) return compute.Duration(work);
+    if (shape_times_.empty()) shape_times_.resize(p_.ShapesCount());
+    auto& [valid, last, time] = shape_times_[work.shapes];
+    if (!valid || !(last == work)) {
+      valid = true;
+      last = work;
+      time = compute.ShapedDuration(work, *shapes);
+    }
+    return time;
   }
 
   ReplayResult Run() {
@@ -181,10 +212,7 @@ class Replayer {
           Finish(id);  // moves the queue on
           continue;
         case Kind::kCompute:
-          sim_.Schedule(op.duration, [this, id] {
-            Finish(id);
-            Drain();
-          });
+          StartCompute(id, op);
           return;
         case Kind::kShared:
           Arrive(op.comm);
@@ -215,12 +243,76 @@ class Replayer {
     return p_.Dependents() + end;
   }
 
+  void StartCompute(OpId id, const ReplayOp& op) {
+    if (!interference_) {
+      sim_.Schedule(op.duration, [this, id] {
+        Finish(id);
+        Drain();
+      });
+      return;
+    }
+    const uint32_t rank = op.queue / kStreamCount;
+    RunningCompute& rc = running_[rank];
+    rc.op = id;
+    rc.since = sim_.Now();
+    rc.left_ps = static_cast<double>(op.duration.picoseconds());
+    rc.slowdown = SlowdownOf(rank);
+    ScheduleCompute(rank);
+  }
+
+  // Schedules the end of `rank`'s running compute op at its current rate.
+  void ScheduleCompute(uint32_t rank) {
+    RunningCompute& rc = running_[rank];
+    const OpId id = rc.op;
+    const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
+    rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
+      running_[rank].op = kNone;
+      const SimTime extra = sim_.Now() - result_.start[id] - ops_[id].duration;
+      result_.interference[id] = std::max(SimTime::Zero(), extra);
+      Finish(id);
+      Drain();
+    });
+  }
+
+  // Moves a running compute op's progress to now, at the rate it had since `since`.
+  void Progress(RunningCompute& rc) const {
+    const auto elapsed = static_cast<double>((sim_.Now() - rc.since).picoseconds());
+    rc.left_ps = std::max(0.0, rc.left_ps - elapsed / (1 + rc.slowdown));
+    rc.since = sim_.Now();
+  }
+
+  double SlowdownOf(uint32_t rank) const {
+    double s = 0;
+    for (int k = 0; k < kCommOpCount; ++k) s += in_flight_[rank][k] * options_.comm_interference[k];
+    return s;
+  }
+
+  // A communication op of kind `op` starts (delta 1) or ends (-1) on `rank`: the compute
+  // op running there, if any, continues at the new rate from now on.
+  void CommChanges(uint32_t rank, CommOp op, int delta) {
+    const int k = static_cast<int>(op);
+    if (!interference_ || options_.comm_interference[k] == 0) return;
+    in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
+    RunningCompute& rc = running_[rank];
+    if (rc.op == kNone) return;
+    const double s = SlowdownOf(rank);
+    if (s == rc.slowdown) return;
+    Progress(rc);
+    rc.slowdown = s;
+    sim_.Cancel(rc.event);
+    ScheduleCompute(rank);
+  }
+
   void StartSolo(OpId id, const ReplayOp& op) {
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
+    const uint32_t rank = op.queue / kStreamCount;
+    const CommOp kind = op.comm_op;
+    CommChanges(rank, kind, 1);
     network_.Start(
-        sim_, op.comm_op, p_.groups()[op.comm], op.bytes,
-        [this, id] {
+        sim_, kind, p_.groups()[op.comm], op.bytes,
+        [this, id, rank, kind] {
+          CommChanges(rank, kind, -1);
           Finish(id);
           Drain();
         },
@@ -230,13 +322,19 @@ class Replayer {
   void Arrive(int32_t comm) {
     ReplayComm& c = comms_[comm];
     if (++c.arrived < c.parts) return;
-    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) result_.start[i] = sim_.Now();
+    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) {
+      result_.start[i] = sim_.Now();
+      CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
+    }
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first] {
-          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) Finish(i);
+        [this, first = c.first, kind = c.op] {
+          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
+            CommChanges(ops_[i].queue / kStreamCount, kind, -1);
+            Finish(i);
+          }
           Drain();
         },
         mirrors);
@@ -313,6 +411,13 @@ class Replayer {
   std::vector<ReplayComm>& comms_ = CommBuffer();
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
+  // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
+  // it (RunningCompute), and the communication ops in flight by kind.
+  bool interference_ = false;
+  std::vector<RunningCompute> running_;
+  std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
+  // Per entry of the program's shapes table: the last work timed with it, and its time.
+  std::vector<std::tuple<bool, KernelWork, SimTime>> shape_times_;
   std::vector<uint8_t> record_curve_;
 };
 

@@ -27,6 +27,10 @@ struct ReplayOptions {
   std::vector<int> nic_nodes;
   // Per-rank slowdown of compute (1 = nominal); empty means all nominal.
   std::vector<double> compute_slowdown;
+  // Compute-communication interference, per CommOp: while communication ops run on a
+  // rank, its running compute op progresses at 1 / (1 + the sum of their values). All
+  // zero: no interference (and no bookkeeping).
+  std::array<double, kCommOpCount> comm_interference{};
   // Per program group: the groups that run the same collectives at the same time without
   // being replayed (symmetric copies); the network carries their traffic too. Empty: none.
   std::vector<std::vector<std::vector<int>>> mirrors;
@@ -50,6 +54,9 @@ struct ReplayResult {
   std::vector<SimTime> start;        // per op: when it began running (collectives: all arrived)
   std::vector<SimTime> end;          // per op: when it finished
   std::vector<DeviceMemory> memory;  // per rank
+  // Per op: how much longer a compute op ran than its ComputeModel time because
+  // communication ran beside it (ReplayOptions::comm_interference); empty when off.
+  std::vector<SimTime> interference;
   double intra_node_bytes = 0;
   double inter_node_bytes = 0;
   std::vector<LinkUsage> links;  // per link class, then the busiest links

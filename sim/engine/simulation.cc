@@ -8,10 +8,42 @@
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
 #include "sim/schedule/step_builder.h"
+#include "sim/workload/shape_compute_model.h"
 
 namespace meshsim {
 
+namespace {
+
+ShapeModelParams ShapeParams(const Experiment& e) {
+  const GpuSpec& gpu = e.cluster.gpu;
+  const EfficiencySpec& eff = e.cluster.efficiency;
+  ShapeModelParams p;
+  p.peak_flops_per_s = gpu.PeakTflops(e.training.dtype) * 1e12;
+  p.hbm_bytes_per_s = gpu.hbm_gbps * 1e9;
+  p.bytes_per_element = BytesPerElement(e.training.dtype);
+  p.matmul_efficiency = eff.matmul;
+  p.memory_efficiency = eff.memory;
+  p.kernel_overhead_s = eff.kernel_overhead_us * 1e-6;
+  p.sms = gpu.sms;
+  p.tile_m = gpu.gemm_tile_m;
+  p.tile_n = gpu.gemm_tile_n;
+  p.k_half = gpu.gemm_k_half;
+  p.attention.seq_lens = gpu.flash_attention.seq_lens;
+  p.attention.efficiency = gpu.flash_attention.efficiency;
+  p.attention.backward_factor = gpu.flash_attention.backward_factor;
+  p.attention.causal_factor = gpu.flash_attention.causal_factor;
+  for (const GemmMeasurement& g : eff.gemm_table) {
+    if (g.dtype == e.training.dtype) p.gemm_table.Add(GemmShape{g.m, g.n, g.k, g.batch}, g.tflops);
+  }
+  return p;
+}
+
+}  // namespace
+
 std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
+  if (e.cluster.efficiency.kernel_model == KernelModelKind::kShapes) {
+    return std::make_unique<ShapeComputeModel>(ShapeParams(e));
+  }
   const GpuSpec& gpu = e.cluster.gpu;
   const double flops = gpu.PeakTflops(e.training.dtype) * 1e12 * e.cluster.efficiency.matmul;
   const double bytes = gpu.hbm_gbps * 1e9 * e.cluster.efficiency.memory;
@@ -103,6 +135,12 @@ ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& op
   }
   if (e.cluster.nodes == 1) ro.nic_nodes.clear();
   if (!full) ro.mirrors = Mirrors(mesh, program, is_simulated);
+  const CommInterference& ci = e.cluster.efficiency.comm_interference;
+  if (!ci.Off()) {
+    for (int op = 0; op < kCommOpCount; ++op) {
+      ro.comm_interference[op] = ci.Of(static_cast<CommOp>(op));
+    }
+  }
   if (!e.cluster.what_if.stragglers.empty()) {
     ro.compute_slowdown.assign(mesh.Size(), 1.0);
     for (const Straggler& s : e.cluster.what_if.stragglers)

@@ -186,6 +186,8 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   }
   std::vector<int64_t> last_pass_end(ranks, 0);
   std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
+  // Interference: extra time of each rank's compute and optimizer kernels, ps.
+  std::vector<std::array<int64_t, 2>> slowed(ranks, {0, 0});
   std::vector<std::array<double, kCommClassCount>> sent(ranks);
   // Edges of the analysed ranks, by position in `analysed`. The arrays are kept per thread
   // and reused, like the replay's records (a sweep analyses thousands of steps).
@@ -211,6 +213,9 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
       run.push_back(MakeEdge(e, false, a));
     }
     if (op.kind == OpKind::kCompute) {
+      if (!replay.interference.empty()) {
+        slowed[op.rank][op.tag == Tag::kOptimizerStep] += replay.interference[i].picoseconds();
+      }
       model_flops[op.rank] += op.work.flops - op.recompute_flops;
       recompute_flops[op.rank] += op.recompute_flops;
       if (op.tag != Tag::kOptimizerStep)
@@ -234,6 +239,10 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
     stats.ranks[r].model_flops = model_flops[r];
     stats.ranks[r].sent_bytes = sent[r];
     stats.ranks[r].recompute_flops = recompute_flops[r];
+    TimeBreakdown& b = stats.ranks[r].breakdown;
+    b.compute_s -= static_cast<double>(slowed[r][0]) * 1e-12;
+    b.optimizer_s -= static_cast<double>(slowed[r][1]) * 1e-12;
+    b.interference_s = static_cast<double>(slowed[r][0] + slowed[r][1]) * 1e-12;
     idle_sum += stats.ranks[r].pipeline_idle_s;
   }
   if (pipeline_end > 0) {

@@ -13,9 +13,12 @@ namespace meshsim {
 
 // Where one rank's step time went. Each instant is counted once, in priority order:
 // optimizer, other compute, then (compute idle) TP, CP, EP, PP, DP communication, then
-// idle (bubble). The parts add up to the step time.
+// idle (bubble). The parts add up to the step time. interference_s: the time compute
+// kernels (optimizer included) ran longer because communication kernels ran beside them
+// (ReplayResult::interference); it is taken out of compute_s and optimizer_s.
 struct TimeBreakdown {
   double compute_s = 0;
+  double interference_s = 0;
   double exposed_tp_s = 0;
   double exposed_cp_s = 0;
   double exposed_ep_s = 0;

@@ -6,9 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
 
 namespace meshsim {
+
+// FlashAttention's measured forward efficiency (fraction of the dense peak) at head dim
+// 128, non-causal, by keys per query; and the ratios that give the backward and causal
+// kernels. Defaults: A100 with FlashAttention-2 (topologies/selene-a100.yaml cites them).
+struct FlashAttentionSpec {
+  std::vector<double> seq_lens = {1024, 4096};  // ascending
+  std::vector<double> efficiency = {0.574, 0.590};
+  double backward_factor = 0.86;  // backward efficiency / forward efficiency
+  double causal_factor = 0.85;    // causal efficiency / non-causal efficiency
+};
 
 struct GpuSpec {
   std::string kind = "A100-SXM4-80GB";
@@ -17,6 +28,12 @@ struct GpuSpec {
   double peak_tflops_fp16 = 312;
   double peak_tflops_fp8 = 0;  // 0: not supported
   double hbm_gbps = 2039;
+  // What the shape-aware kernel model needs (EfficiencySpec::kernel_model); defaults: A100.
+  int sms = 108;             // streaming multiprocessors (AMD: compute units)
+  double gemm_tile_m = 256;  // output tile of one GEMM thread block, elements
+  double gemm_tile_n = 128;
+  double gemm_k_half = 128;  // k at which a GEMM tile reaches half its large-k rate
+  FlashAttentionSpec flash_attention;
 
   double PeakTflops(Dtype d) const {
     switch (d) {
@@ -49,6 +66,51 @@ struct InterNodeSpec {
   int switch_ports = 32;          // NIC-facing ports of a leaf (or rail) switch
 };
 
+// How compute ops are timed: kRoofline, from their FLOPs and bytes alone; kShapes, from
+// the shapes of their GEMMs and attention kernels (tile and wave quantization over the
+// GPU's SMs, small k, FlashAttention efficiency by sequence length).
+enum class KernelModelKind { kRoofline, kShapes };
+
+// A measured GEMM throughput: C[m x n] = A[m x k] B[k x n], `batch` times in one kernel.
+struct GemmMeasurement {
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
+  Dtype dtype = Dtype::kBf16;
+  double tflops = 0;
+};
+
+// How much slower compute runs on a GPU while a communication kernel of each kind runs
+// on it (NCCL kernels take SMs and HBM bandwidth): a compute op progresses at
+// 1 / (1 + sum of the slowdowns of the communication ops in flight on its GPU).
+// 0 everywhere: no interference.
+struct CommInterference {
+  double all_reduce = 0.19;
+  double all_gather = 0.19;
+  double reduce_scatter = 0.19;
+  double all_to_all = 0.19;
+  double p2p = 0.02;  // send/recv of pipeline stages and ring attention's K/V shifts
+
+  double Of(CommOp op) const {
+    switch (op) {
+      case CommOp::kAllReduce:
+        return all_reduce;
+      case CommOp::kAllGather:
+        return all_gather;
+      case CommOp::kReduceScatter:
+        return reduce_scatter;
+      case CommOp::kAllToAll:
+        return all_to_all;
+      case CommOp::kSendRecv:
+      case CommOp::kRingShift:
+        return p2p;
+    }
+    return 0;
+  }
+  bool Off() const {
+    return all_reduce == 0 && all_gather == 0 && reduce_scatter == 0 && all_to_all == 0 && p2p == 0;
+  }
+};
+
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
@@ -56,6 +118,9 @@ struct EfficiencySpec {
   double network = 0.85;          // of GPU-to-GPU links inside a node
   double nic = -1;                // of NICs and the fabric; < 0: same as network
   double kernel_overhead_us = 0;  // fixed time per kernel launch (launch + tail)
+  KernelModelKind kernel_model = KernelModelKind::kShapes;
+  std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
+  CommInterference comm_interference;
 };
 
 // What-if changes to the hardware. Links are named as Topology names them (both

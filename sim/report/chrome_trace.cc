@@ -69,7 +69,16 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
       if (op.kind == OpKind::kMemory) continue;
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
-      if (op.kind == OpKind::kCompute) {
+      const SimTime slowed =
+          sim.replay.interference.empty() ? SimTime::Zero() : sim.replay.interference[id];
+      if (op.kind == OpKind::kCompute && slowed > SimTime::Zero()) {
+        // Slowed by communication running beside it: the extra time and the factor.
+        const double extra = slowed.microseconds();
+        w.Event(
+            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g},"comm_interference_us":{:.6f},"slowdown":{:.6f}}}}})J",
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
+            op.work.bytes, extra, dur / (dur - extra));
+      } else if (op.kind == OpKind::kCompute) {
         w.Event(
             R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}}}}})J",
             rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,

@@ -18,6 +18,7 @@ MemoryGib MemoryAtPeak(const DeviceMemory& m) {
 TimeBreakdownS Breakdown(const TimeBreakdown& b) {
   TimeBreakdownS t;
   t.compute = b.compute_s;
+  t.comm_interference = b.interference_s;
   t.exposed_tp_comm = b.exposed_tp_s;
   t.exposed_dp_comm = b.exposed_dp_s;
   t.exposed_pp_comm = b.exposed_pp_s;

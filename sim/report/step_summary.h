@@ -35,6 +35,7 @@ struct MemoryGib {
 // The critical rank's step, split so that each instant counts once, seconds.
 struct TimeBreakdownS {
   double compute = 0;
+  double comm_interference = 0;  // compute time added by communication kernels beside it
   double exposed_tp_comm = 0;
   double exposed_dp_comm = 0;
   double exposed_pp_comm = 0;
@@ -140,6 +141,7 @@ void VisitScalarFields(S& s, Visit&& visit) {
   visit("critical_rank", s.critical_rank, k);
   visit("busiest_rank", s.busiest_rank, k);
   visit("time_breakdown_s.compute", s.time_breakdown_s.compute, k);
+  visit("time_breakdown_s.comm_interference", s.time_breakdown_s.comm_interference, k);
   visit("time_breakdown_s.exposed_tp_comm", s.time_breakdown_s.exposed_tp_comm, k);
   visit("time_breakdown_s.exposed_dp_comm", s.time_breakdown_s.exposed_dp_comm, k);
   visit("time_breakdown_s.exposed_pp_comm", s.time_breakdown_s.exposed_pp_comm, k);

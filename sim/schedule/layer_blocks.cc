@@ -13,14 +13,14 @@ void StepBuilder::TpCollective(RankState& st, CommOp op, int layer, int mb) {
 }
 
 // One block's forward (or its recomputation): [all-gather] compute [reduce].
-void StepBuilder::BlockForward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb,
-                               bool recompute) {
+void StepBuilder::BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag,
+                               int layer, int mb, bool recompute) {
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
-  const KernelWork w = recompute
-                           ? KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}
-                           : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels};
+  const KernelWork w = recompute ? KernelWork{b.recompute_flops, b.recompute_bytes,
+                                              b.recompute_kernels, ids.recompute}
+                                 : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels, ids.fwd};
   Compute(st, tag, w, layer, mb, recompute ? b.recompute_flops : 0);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
@@ -30,8 +30,8 @@ void StepBuilder::BlockForward(RankState& st, const BlockCost& b, Tag tag, int l
 // (--async-tensor-model-parallel-allreduce; with sequence parallelism a reduce-scatter,
 // and the stored, sequence-split input is re-all-gathered for wgrad during dgrad).
 // Backward FLOPs are twice the forward's, split evenly between dgrad and wgrad.
-void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag,
-                                int layer, int mb) {
+void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
+                                Tag dgrad_tag, Tag wgrad_tag, int layer, int mb) {
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);  // output gradient
   std::optional<OpId> input_gather;
@@ -39,7 +39,7 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag
     input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
                               st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
   }
-  Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels}, layer, mb);
+  Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels, ids.dgrad}, layer, mb);
   std::optional<OpId> reduce;
   if (p_.tp > 1) {
     reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
@@ -47,7 +47,8 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag
                         layer_.attention.tp_comm_bytes, layer, mb, false);
   }
   if (input_gather) st.wait.push_back(*input_gather);
-  Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels}, layer, mb);
+  Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
+          mb);
   if (reduce) st.wait.push_back(*reduce);
 }
 
@@ -56,7 +57,7 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag
 // to the next rank of the ring (a ring shift on the CP stream) and computes the next
 // block once the previous shift has delivered, so transfers overlap the blocks.
 void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes,
-                                int layer, int mb, double recompute_flops) {
+                                int layer, int mb, double recompute_flops, int32_t shapes) {
   const int n = p_.cp;
   std::optional<OpId> delivered;
   for (int i = 0; i < n; ++i) {
@@ -66,7 +67,7 @@ void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double byt
                          st.cp_group, kv_bytes, layer, mb, /*blocking=*/false);
     }
     if (delivered) st.wait.push_back(*delivered);
-    Compute(st, tag, KernelWork{flops / n, bytes / n, 1}, layer, mb, recompute_flops / n);
+    Compute(st, tag, KernelWork{flops / n, bytes / n, 1, shapes}, layer, mb, recompute_flops / n);
     delivered = shift;
   }
 }
@@ -75,7 +76,7 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
   const BlockCost& b = layer_.attention;
   const Tag tag = recompute ? Tag::kAttentionRecompute : Tag::kAttentionFwd;
   if (p_.cp == 1) {
-    BlockForward(st, b, tag, layer, mb, recompute);
+    BlockForward(st, b, attention_ids_, tag, layer, mb, recompute);
     return;
   }
   const bool sp = shape_.sequence_parallel;
@@ -83,11 +84,11 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
   // Projections before and after the core; the core in ring blocks.
   const KernelWork edge{(b.fwd_flops - b.core_flops) / 2, (b.fwd_bytes - b.core_bytes) / 2,
-                        b.fwd_kernels / 2};
+                        b.fwd_kernels / 2, edge_fwd_id_};
   const double edge_recompute = recompute ? edge.flops : 0;
   Compute(st, tag, edge, layer, mb, edge_recompute);
   RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
-                recompute ? b.core_flops : 0);
+                recompute ? b.core_flops : 0, ring_fwd_id_);
   Compute(st, tag, edge, layer, mb, edge_recompute);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
@@ -96,11 +97,12 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
   const BlockCost& b = layer_.attention;
   if (p_.recompute == Recompute::kSelective) {
     Compute(st, Tag::kAttentionRecompute,
-            KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels}, layer, mb,
-            b.recompute_flops);
+            KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels,
+                       attention_ids_.recompute},
+            layer, mb, b.recompute_flops);
   }
   if (p_.cp == 1) {
-    BlockBackward(st, b, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
+    BlockBackward(st, b, attention_ids_, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
   } else {
     // dgrad of the projections, the core's backward in ring blocks (K/V and their
     // gradients travel: twice the bytes), then wgrad while the TP reduction runs.
@@ -112,10 +114,10 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
                                 st.tp_group, b.tp_comm_bytes, layer, mb, false);
     }
     const double edge_flops = b.fwd_flops - b.core_flops, edge_bytes = b.fwd_bytes - b.core_bytes;
-    Compute(st, Tag::kAttentionBwd, KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2}, layer,
-            mb);
+    Compute(st, Tag::kAttentionBwd,
+            KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2, edge_dgrad_id_}, layer, mb);
     RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
-                  2 * KvBlockBytes(m_, shape_), layer, mb, 0);
+                  2 * KvBlockBytes(m_, shape_), layer, mb, 0, ring_bwd_id_);
     std::optional<OpId> reduce;
     if (p_.tp > 1) {
       reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
@@ -123,8 +125,8 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
                           b.tp_comm_bytes, layer, mb, false);
     }
     if (input_gather) st.wait.push_back(*input_gather);
-    Compute(st, Tag::kAttentionWgrad, KernelWork{edge_flops, edge_bytes, b.weight_kernels}, layer,
-            mb);
+    Compute(st, Tag::kAttentionWgrad,
+            KernelWork{edge_flops, edge_bytes, b.weight_kernels, edge_wgrad_id_}, layer, mb);
     if (reduce) st.wait.push_back(*reduce);
   }
   Memory(st, MemCategory::kActivations, -b.stored_act_bytes);

@@ -11,6 +11,17 @@ MoeCost StepBuilder::MoeFor(const RankState& st) const {
   return MoeLayerCost(m_, shape_, p_.ep, st.expert_load);
 }
 
+const MoeShapeIds& StepBuilder::MoeShapesFor(const RankState& st) {
+  for (const auto& [load, ids] : moe_ids_) {
+    if (load == st.expert_load) return ids;
+  }
+  const MoeKernels k = MoeLayerKernels(m_, shape_, p_.ep, st.expert_load);
+  moe_ids_.emplace_back(
+      st.expert_load,
+      MoeShapeIds{AddPassShapes(k.router), AddPassShapes(k.experts), AddPassShapes(k.shared)});
+  return moe_ids_.back().second;
+}
+
 double StepBuilder::MoeTransient(const RankState& st) const {
   const MoeCost c = MoeFor(st);
   return c.experts.transient_act_bytes + c.shared.transient_act_bytes;
@@ -18,31 +29,37 @@ double StepBuilder::MoeTransient(const RankState& st) const {
 
 void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeCost c = MoeFor(st);
+  const MoeShapeIds ids = MoeShapesFor(st);
   if (!recompute)
     Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
   const Tag router = recompute ? Tag::kMlpRecompute : Tag::kMoeRouterFwd;
   const Tag experts = recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd;
-  Compute(st, router, KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels},
+  Compute(st, router,
+          KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
           layer, mb, recompute ? c.router.fwd_flops : 0);
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // dispatch
   }
-  Compute(st, experts, KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels},
-          layer, mb, recompute ? c.experts.fwd_flops : 0);
+  Compute(
+      st, experts,
+      KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels, ids.experts.fwd},
+      layer, mb, recompute ? c.experts.fwd_flops : 0);
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // combine
   }
   if (m_.shared_experts > 0) {
-    BlockForward(st, c.shared, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb, recompute);
+    BlockForward(st, c.shared, ids.shared, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
+                 recompute);
   }
 }
 
 void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   const MoeCost c = MoeFor(st);
+  const MoeShapeIds ids = MoeShapesFor(st);
   if (m_.shared_experts > 0) {
-    BlockBackward(st, c.shared, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
+    BlockBackward(st, c.shared, ids.shared, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
     Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
   }
   if (p_.ep > 1) {
@@ -50,19 +67,23 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
                c.dispatch_bytes, layer, mb);  // gradient of combine
   }
   Compute(st, Tag::kMoeExpertsBwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels}, layer, mb);
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels,
+                     ids.experts.dgrad},
+          layer, mb);
   std::optional<OpId> back;
   if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
     back = Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                       c.dispatch_bytes, layer, mb, /*blocking=*/false);
   }
   Compute(st, Tag::kMoeExpertsWgrad,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels}, layer,
-          mb);
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
+                     ids.experts.wgrad},
+          layer, mb);
   if (back) st.wait.push_back(*back);
   Compute(st, Tag::kMoeRouterBwd,
-          KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels}, layer,
-          mb);
+          KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels,
+                     ids.router.dgrad},
+          layer, mb);
   Memory(st, MemCategory::kActivations, -(c.router.stored_act_bytes + c.experts.stored_act_bytes));
 }
 

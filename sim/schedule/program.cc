@@ -154,6 +154,11 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   return Push(op);
 }
 
+int32_t Program::AddShapes(KernelShapes shapes) {
+  shapes_.push_back(std::move(shapes));
+  return static_cast<int32_t>(shapes_.size() - 1);
+}
+
 OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double bytes) {
   Op op;
   op.kind = OpKind::kMemory;

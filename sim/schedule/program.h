@@ -91,7 +91,7 @@ struct Op {
   int32_t layer = -1;          // -1: not tied to a layer
   int32_t micro_batch = -1;    // -1: not tied to a micro-batch
   int32_t comm = -1;           // kComm: index into Program::comms()
-  KernelWork work;             // kCompute: FLOPs and bytes; kMemory: work.bytes is the delta
+  KernelWork work;             // kCompute: FLOPs, bytes, shapes; kMemory: work.bytes is the delta
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 
@@ -130,6 +130,13 @@ class Program {
                    int micro_batch = -1);
   // `after` may not start before `before` has finished.
   void AddDep(OpId before, OpId after);
+  // Adds kernel shapes to the program's table; KernelWork::shapes holds the index returned.
+  int32_t AddShapes(KernelShapes shapes);
+  // The shapes of a compute op's work, or nullptr when it has none.
+  const KernelShapes* ShapesOf(const KernelWork& w) const {
+    return w.shapes < 0 ? nullptr : &shapes_[w.shapes];
+  }
+  size_t ShapesCount() const { return shapes_.size(); }
 
   // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
   // of `ranks` for as many ops as `like` has on it.
@@ -160,6 +167,7 @@ class Program {
   int ranks_;
   std::vector<Op> ops_;
   std::vector<Comm> comms_;
+  std::vector<KernelShapes> shapes_;
   std::vector<std::vector<int>> groups_;
   struct GroupHash {
     size_t operator()(const std::vector<int>& g) const;

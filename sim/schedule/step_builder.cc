@@ -20,9 +20,29 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
       stages_(m, p, t),
       shape_(stages_.shape()),
       layer_(stages_.dense_layer()) {
+  AddLayerShapes();
   micro_batches_ = p.MicroBatches();
   nd_ = p.dp * p.cp;
   ned_ = nd_ / p.ep;
+}
+
+PassShapeIds StepBuilder::AddPassShapes(const PassKernels& k) {
+  auto add = [this](const KernelShapes& s) { return s.Empty() ? -1 : prog_.AddShapes(s); };
+  return PassShapeIds{add(k.fwd), add(k.dgrad), add(k.wgrad), add(k.recompute)};
+}
+
+void StepBuilder::AddLayerShapes() {
+  const LayerKernels k = TransformerLayerKernels(m_, shape_);
+  attention_ids_ = AddPassShapes(k.attention.block);
+  mlp_ids_ = AddPassShapes(k.mlp);
+  edge_fwd_id_ = prog_.AddShapes(k.attention.edge_fwd);
+  edge_dgrad_id_ = prog_.AddShapes(k.attention.edge_dgrad);
+  edge_wgrad_id_ = prog_.AddShapes(k.attention.edge_wgrad);
+  ring_fwd_id_ = prog_.AddShapes(k.attention.ring_fwd);
+  ring_bwd_id_ = prog_.AddShapes(k.attention.ring_bwd);
+  const LogitKernels logits = LogitLayerKernels(m_, shape_);
+  logits_fwd_id_ = prog_.AddShapes(logits.fwd);
+  logits_bwd_id_ = prog_.AddShapes(logits.bwd);
 }
 
 Program StepBuilder::Build(const std::vector<int>& ranks) {
@@ -168,7 +188,7 @@ double StepBuilder::PipelineBytes() const { return ActBytes(Sbh()) / p_.tp; }
 double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 
 KernelWork StepBuilder::LogitsWork() const {
-  return KernelWork{LogitFlops(m_, shape_), 2 * LogitActBytes()};
+  return KernelWork{LogitFlops(m_, shape_), 2 * LogitActBytes(), 1, logits_fwd_id_};
 }
 
 void StepBuilder::Forward(RankState& st, int chunk, int mb) {
@@ -187,7 +207,7 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     if (m_.IsMoeLayer(layer)) {
       MoeForward(st, layer, mb, false);
     } else {
-      BlockForward(st, layer_.mlp, Tag::kMlpFwd, layer, mb, false);
+      BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpFwd, layer, mb, false);
     }
     ReleaseParams(st, params.dense + params.expert);
   }
@@ -207,6 +227,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   if (IsLast(vs)) {
     KernelWork w = LogitsWork();
     w.flops *= 2;
+    w.shapes = logits_bwd_id_;
     GatherParams(st, EmbeddingParamsLocal(), -1, mb);
     Compute(st, Tag::kLogitsBwd, w, -1, mb);
     Memory(st, MemCategory::kActivations, -LogitActBytes());
@@ -227,13 +248,13 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
       if (moe) {
         MoeForward(st, layer, mb, true);
       } else {
-        BlockForward(st, layer_.mlp, Tag::kMlpRecompute, layer, mb, true);
+        BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpRecompute, layer, mb, true);
       }
     }
     if (moe) {
       MoeBackward(st, layer, mb);
     } else {
-      BlockBackward(st, layer_.mlp, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
+      BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
       Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
     }
     AttentionBackward(st, layer, mb);

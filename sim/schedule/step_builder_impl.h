@@ -11,6 +11,7 @@
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/program.h"
 #include "sim/schedule/stage_costs.h"
+#include "sim/workload/layer_kernels.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -33,6 +34,18 @@ constexpr uint32_t kChannelCount = 9;
 inline uint32_t ChannelKey(int32_t group, Channel ch) {
   return static_cast<uint32_t>(group) * kChannelCount + static_cast<uint32_t>(ch);
 }
+
+// Indices in the program's shape table (Program::AddShapes) of the ops of one block
+// (see PassKernels); -1: none.
+struct PassShapeIds {
+  int32_t fwd = -1;
+  int32_t dgrad = -1;
+  int32_t wgrad = -1;
+  int32_t recompute = -1;
+};
+struct MoeShapeIds {
+  PassShapeIds router, experts, shared;
+};
 
 class StepBuilder {
  public:
@@ -61,6 +74,8 @@ class StepBuilder {
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
+  PassShapeIds AddPassShapes(const PassKernels& k);
+  void AddLayerShapes();
   int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                    double bytes);
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0);
@@ -84,16 +99,18 @@ class StepBuilder {
 
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);
-  void BlockForward(RankState& st, const BlockCost& b, Tag tag, int layer, int mb, bool recompute);
-  void BlockBackward(RankState& st, const BlockCost& b, Tag dgrad_tag, Tag wgrad_tag, int layer,
-                     int mb);
+  void BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag, int layer,
+                    int mb, bool recompute);
+  void BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag dgrad_tag,
+                     Tag wgrad_tag, int layer, int mb);
   void AttentionForward(RankState& st, int layer, int mb, bool recompute);
   void AttentionBackward(RankState& st, int layer, int mb);
   void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
-                     int mb, double recompute_flops);
+                     int mb, double recompute_flops, int32_t shapes);
 
   // moe_blocks.cc: the MoE block of a MoE layer.
   MoeCost MoeFor(const RankState& st) const;
+  const MoeShapeIds& MoeShapesFor(const RankState& st);
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
@@ -115,6 +132,13 @@ class StepBuilder {
   const StageCosts stages_;  // the layer split, per-layer costs and parameters
   const LayerShape& shape_;  // stages_.shape()
   const LayerCost& layer_;   // stages_.dense_layer()
+  // The kernel shapes of the layer's ops, by index in prog_'s table.
+  PassShapeIds attention_ids_, mlp_ids_;
+  int32_t edge_fwd_id_ = -1, edge_dgrad_id_ = -1, edge_wgrad_id_ = -1;
+  int32_t ring_fwd_id_ = -1, ring_bwd_id_ = -1;
+  int32_t logits_fwd_id_ = -1, logits_bwd_id_ = -1;
+  // MoE: per expert load (a rank's routed share), its blocks' shapes.
+  std::vector<std::pair<double, MoeShapeIds>> moe_ids_;
   int micro_batches_ = 0;
   int nd_ = 1;   // dense gradient group: dp x cp
   int ned_ = 1;  // expert gradient group: dp x cp / ep

@@ -1,28 +1,40 @@
 // Turns a kernel's work into time on one GPU.
 #pragma once
 
+#include <cstdint>
+
 #include "sim/core/time.h"
+#include "sim/workload/kernel_shapes.h"
 
 namespace meshsim {
 
 // The work of one compute op: matmul FLOPs, element-wise HBM bytes, and how many GPU
-// kernels it launches (each pays a fixed launch-and-tail overhead).
+// kernels it launches (each pays a fixed launch-and-tail overhead). `shapes`: where the
+// program knows how the FLOPs are cut into kernels, the index of their KernelShapes in
+// the program's table (Program::ShapesOf); -1 when it does not.
 struct KernelWork {
   double flops = 0;
   double bytes = 0;
-  int kernels = 1;
+  int32_t kernels = 1;
+  int32_t shapes = -1;
+  bool operator==(const KernelWork&) const = default;
 };
 
 class ComputeModel {
  public:
   virtual ~ComputeModel() = default;
   virtual SimTime Duration(const KernelWork& work) const = 0;
+  // The same, knowing the shapes of the op's kernels (shapes.Flops() == work.flops).
+  // Models that do not look at shapes keep this default.
+  virtual SimTime ShapedDuration(const KernelWork& work, const KernelShapes& /*shapes*/) const {
+    return Duration(work);
+  }
 };
 
 // Roofline over kernel classes: an op is a sequence of matmuls (compute-bound, at
 // peak x matmul efficiency) and element-wise kernels (memory-bound, at HBM bandwidth x
 // memory efficiency), so the two times add; each kernel also pays a fixed overhead
-// (launch, ramp-up and tail: Hockney's n-half, as a time).
+// (launch, ramp-up and tail: Hockney's n-half, as a time). Shapes are not looked at.
 class RooflineComputeModel final : public ComputeModel {
  public:
   // flops_per_s and bytes_per_s are the achieved rates (peak x efficiency), both > 0.

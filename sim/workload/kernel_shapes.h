@@ -1,0 +1,60 @@
+// The shapes of the kernels of one compute op: what a shape-aware ComputeModel times.
+//
+// A compute op's FLOPs (KernelWork::flops) are the sum of the FLOPs of its GEMMs and of
+// its fused attention, times `fraction`; its element-wise HBM traffic stays in
+// KernelWork::bytes. The shapes say how those FLOPs are cut into kernels, which decides
+// how well they fill the GPU (tile and wave quantization, small k, short sequences).
+#pragma once
+
+#include <vector>
+
+namespace meshsim {
+
+// C[m x n] = A[m x k] B[k x n], `batch` times in one (batched or grouped) kernel.
+// Dimensions are in elements; m may be fractional where it is an average (tokens per
+// expert of a balanced MoE layer).
+struct GemmShape {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double batch = 1;
+  double Flops() const { return 2 * m * n * k * batch; }
+  bool operator==(const GemmShape&) const = default;
+};
+
+// One fused (FlashAttention-style) attention kernel over batch_heads independent heads:
+// seq_q queries attend to seq_kv keys of head_dim. Causal: only the scores at or below
+// the diagonal are computed (the kernel skips the blocks above it), about half.
+// FLOPs are counted as the program counts them (the full square, causal or not):
+// `passes` x 4 x batch_heads x seq_q x seq_kv x head_dim, where a forward op holds one
+// pass and the backward (2 passes of FLOPs) may be split over two ops of one pass each.
+struct AttentionShape {
+  double batch_heads = 0;
+  double seq_q = 0;
+  double seq_kv = 0;
+  double head_dim = 0;
+  bool causal = true;
+  bool backward = false;
+  double passes = 1;
+  double Flops() const { return passes * 4 * batch_heads * seq_q * seq_kv * head_dim; }
+  bool operator==(const AttentionShape&) const = default;
+};
+
+// The kernels of one op. `fraction`: the op runs this share of the kernels listed (the
+// schedule splits some kernel sequences evenly over several ops).
+struct KernelShapes {
+  std::vector<GemmShape> gemms;
+  std::vector<AttentionShape> attention;
+  double fraction = 1;
+
+  double Flops() const {
+    double f = 0;
+    for (const GemmShape& g : gemms) f += g.Flops();
+    for (const AttentionShape& a : attention) f += a.Flops();
+    return f * fraction;
+  }
+  bool Empty() const { return gemms.empty() && attention.empty(); }
+  bool operator==(const KernelShapes&) const = default;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,160 @@
+#include "sim/workload/layer_kernels.h"
+
+#include <cassert>
+
+namespace meshsim {
+namespace {
+
+// A weight GEMM of the forward, Y[T x out] = X[T x in] W[in x out], and its backward.
+struct Linear {
+  double tokens, in, out;
+  GemmShape Fwd() const { return {tokens, out, in}; }
+  GemmShape Dgrad() const { return {tokens, in, out}; }
+  GemmShape Wgrad() const { return {in, out, tokens}; }
+};
+
+// The attention core of one rank: batch_heads heads of seq_q queries against seq_kv keys.
+struct Core {
+  double batch_heads, seq_q, seq_kv, head_dim;
+  bool flash;
+
+  AttentionShape Fused(bool backward, double passes) const {
+    return AttentionShape{batch_heads, seq_q, seq_kv, head_dim, true, backward, passes};
+  }
+  // Forward: scores S = Q K^T, context O = P V.
+  void Fwd(KernelShapes* k) const {
+    if (flash) {
+      k->attention.push_back(Fused(false, 1));
+      return;
+    }
+    k->gemms.push_back({seq_q, seq_kv, head_dim, batch_heads});
+    k->gemms.push_back({seq_q, head_dim, seq_kv, batch_heads});
+  }
+  // Backward, first half: dP = dO V^T, dQ = dS K.
+  void BwdFirst(KernelShapes* k) const {
+    if (flash) {
+      k->attention.push_back(Fused(true, 1));
+      return;
+    }
+    k->gemms.push_back({seq_q, seq_kv, head_dim, batch_heads});
+    k->gemms.push_back({seq_q, head_dim, seq_kv, batch_heads});
+  }
+  // Backward, second half: dV = P^T dO, dK = dS^T Q.
+  void BwdSecond(KernelShapes* k) const {
+    if (flash) {
+      k->attention.push_back(Fused(true, 1));
+      return;
+    }
+    k->gemms.push_back({seq_kv, head_dim, seq_q, batch_heads});
+    k->gemms.push_back({seq_kv, head_dim, seq_q, batch_heads});
+  }
+  void Bwd(KernelShapes* k) const {
+    if (flash) {
+      k->attention.push_back(Fused(true, 2));
+      return;
+    }
+    BwdFirst(k);
+    BwdSecond(k);
+  }
+};
+
+void AddFwd(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Fwd()); }
+void AddDgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Dgrad()); }
+void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad()); }
+
+// An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
+// `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
+PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
+                Recompute recompute) {
+  const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
+  PassKernels p;
+  for (const Linear& l : {fc1, fc2}) {
+    GemmShape g = l.Fwd(), d = l.Dgrad(), w = l.Wgrad();
+    g.batch = d.batch = w.batch = groups;
+    p.fwd.gemms.push_back(g);
+    p.dgrad.gemms.insert(p.dgrad.gemms.begin(), d);  // backward runs FC2's first
+    p.wgrad.gemms.insert(p.wgrad.gemms.begin(), w);
+  }
+  if (recompute == Recompute::kFull) p.recompute = p.fwd;
+  return p;
+}
+
+AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
+  const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
+  const double h = static_cast<double>(m.hidden), t = shape.tp;
+  const double qkv_out = h * (1 + 2.0 * m.kv_heads / m.heads);
+  const Linear qkv{tokens, h, qkv_out / t}, proj{tokens, h / t, h};
+  const double batch_heads = static_cast<double>(shape.micro_batch) * m.heads / t;
+  const double s = static_cast<double>(shape.seq), d = static_cast<double>(m.HeadDim());
+  const Core core{batch_heads, s, static_cast<double>(shape.KvSeq()), d, shape.flash_attention};
+  // Ring attention: the rank's queries against one chunk of keys (KvSeq / cp = seq).
+  const Core ring{batch_heads, s, s, d, shape.flash_attention};
+  AttentionKernels a;
+  PassKernels& b = a.block;
+  AddFwd(&b.fwd, qkv);
+  core.Fwd(&b.fwd);
+  AddFwd(&b.fwd, proj);
+  AddDgrad(&b.dgrad, proj);
+  core.BwdFirst(&b.dgrad);
+  AddDgrad(&b.dgrad, qkv);
+  AddWgrad(&b.wgrad, proj);
+  core.BwdSecond(&b.wgrad);
+  AddWgrad(&b.wgrad, qkv);
+  if (shape.recompute == Recompute::kSelective) core.Fwd(&b.recompute);
+  if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
+  AddFwd(&a.edge_fwd, qkv);
+  AddFwd(&a.edge_fwd, proj);
+  a.edge_fwd.fraction = 0.5;
+  AddDgrad(&a.edge_dgrad, proj);
+  AddDgrad(&a.edge_dgrad, qkv);
+  AddWgrad(&a.edge_wgrad, proj);
+  AddWgrad(&a.edge_wgrad, qkv);
+  ring.Fwd(&a.ring_fwd);
+  ring.Bwd(&a.ring_bwd);
+  return a;
+}
+
+}  // namespace
+
+LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape) {
+  assert(m.heads % shape.tp == 0);
+  LayerKernels k;
+  k.attention = Attention(m, shape);
+  const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
+  k.mlp = Mlp(tokens, static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
+              m.FfnMatrices(), shape.tp, 1, shape.recompute);
+  return k;
+}
+
+MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
+  const double h = static_cast<double>(m.hidden);
+  const double tokens = static_cast<double>(shape.seq) * shape.micro_batch / shape.tp;
+  MoeKernels k;
+  const Linear router{tokens, h, static_cast<double>(m.experts)};
+  AddFwd(&k.router.fwd, router);
+  AddDgrad(&k.router.dgrad, router);
+  AddWgrad(&k.router.dgrad, router);
+  const double local_experts = static_cast<double>(m.experts) / ep;
+  const double received = tokens * m.top_k * load;
+  k.experts = Mlp(received / local_experts, h, static_cast<double>(m.ExpertFfnHidden()),
+                  m.FfnMatrices(), 1, local_experts, shape.recompute);
+  if (m.shared_experts > 0) {
+    ModelSpec dense = m;
+    dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();
+    k.shared = TransformerLayerKernels(dense, shape).mlp;
+  }
+  return k;
+}
+
+LogitKernels LogitLayerKernels(const ModelSpec& m, const LayerShape& shape) {
+  const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
+  const Linear logits{tokens, static_cast<double>(m.hidden),
+                      static_cast<double>(m.vocab) / shape.tp};
+  LogitKernels k;
+  AddFwd(&k.fwd, logits);
+  AddDgrad(&k.bwd, logits);
+  AddWgrad(&k.bwd, logits);
+  return k;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,97 @@
+#include "sim/workload/shape_compute_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace meshsim {
+
+double AttentionEfficiency::Forward(double seq) const {
+  assert(!seq_lens.empty() && seq_lens.size() == efficiency.size() && seq > 0);
+  if (seq <= seq_lens.front()) return efficiency.front();
+  if (seq >= seq_lens.back()) return efficiency.back();
+  size_t i = 1;
+  while (seq_lens[i] < seq) ++i;
+  const double x0 = std::log2(seq_lens[i - 1]), x1 = std::log2(seq_lens[i]);
+  const double w = (std::log2(seq) - x0) / (x1 - x0);
+  return efficiency[i - 1] + w * (efficiency[i] - efficiency[i - 1]);
+}
+
+double AttentionEfficiency::HeadDimFactor(double head_dim) {
+  constexpr double kSoftmaxFlopsPerDim = 20;  // 80 FLOP-equivalents per score / 4
+  return (1 + kSoftmaxFlopsPerDim / 128) / (1 + kSoftmaxFlopsPerDim / head_dim);
+}
+
+std::optional<double> GemmTable::Tflops(const GemmShape& g) const {
+  const auto it = rows_.find(Key(g));
+  if (it == rows_.end()) return std::nullopt;
+  return it->second;
+}
+
+SimTime ShapeComputeModel::Duration(const KernelWork& work) const {
+  if (work.flops == 0 && work.bytes == 0) return SimTime::Zero();
+  return SimTime::Seconds(work.flops / (p_.peak_flops_per_s * p_.matmul_efficiency) +
+                          work.bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency) +
+                          work.kernels * p_.kernel_overhead_s);
+}
+
+SimTime ShapeComputeModel::ShapedDuration(const KernelWork& work,
+                                          const KernelShapes& shapes) const {
+  double kernels = 0;
+  for (const GemmShape& g : shapes.gemms) kernels += GemmSeconds(g);
+  for (const AttentionShape& a : shapes.attention) kernels += AttentionSeconds(a);
+  return SimTime::Seconds(shapes.fraction * kernels +
+                          work.bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency) +
+                          work.kernels * p_.kernel_overhead_s);
+}
+
+double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double tile_n) const {
+  // A dimension smaller than the tile gets a tile cut to it (in steps of 16, the tensor
+  // cores' granularity), as libraries choose narrow kernels for skinny GEMMs.
+  constexpr double kStep = 16;
+  tile_m = std::min(tile_m, std::ceil(g.m / kStep) * kStep);
+  tile_n = std::min(tile_n, std::ceil(g.n / kStep) * kStep);
+  const double sms = p_.sms;
+  const double tiles = std::ceil(g.m / tile_m) * std::ceil(g.n / tile_n) * g.batch;
+  // Fewer tiles than SMs: k is split over the idle SMs (split-k), keeping each slice at
+  // least k_half deep.
+  double splits = 1;
+  if (tiles < sms) {
+    splits = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(g.k / p_.k_half)));
+  }
+  const double k = g.k / splits;
+  const double waves = std::ceil(tiles * splits / sms);
+  const double per_sm_flops =
+      p_.peak_flops_per_s / sms * p_.matmul_efficiency * k / (k + p_.k_half);
+  return waves * 2 * tile_m * tile_n * k / per_sm_flops;
+}
+
+double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
+  if (g.Flops() == 0) return 0;
+  if (const std::optional<double> tflops = p_.gemm_table.Tflops(g)) {
+    return g.Flops() / (*tflops * 1e12);
+  }
+  const double compute =
+      std::min(TiledSeconds(g, p_.tile_m, p_.tile_n), TiledSeconds(g, p_.tile_n, p_.tile_m));
+  const double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;
+  const double memory = bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency);
+  return std::max(compute, memory);
+}
+
+double ShapeComputeModel::AttentionSeconds(const AttentionShape& a) const {
+  if (a.Flops() == 0) return 0;
+  const AttentionEfficiency& e = p_.attention;
+  double efficiency = e.Forward(a.seq_kv) * AttentionEfficiency::HeadDimFactor(a.head_dim);
+  double work = a.Flops();
+  if (a.backward) {
+    efficiency *= e.backward_factor;
+    work *= 1.25;  // 2.5 forward passes of FLOPs, counted as 2
+  }
+  if (a.causal) {
+    efficiency *= e.causal_factor;
+    work *= 0.5;
+  }
+  return work / (p_.peak_flops_per_s * std::min(1.0, efficiency));
+}
+
+}  // namespace meshsim

@@ -1,0 +1,94 @@
+// Kernel times from kernel shapes (kernel_shapes.h): GEMMs by tile and wave quantization
+// over the GPU's SMs with a memory-bound roofline, fused attention by a measured
+// FlashAttention efficiency curve, element-wise kernels by HBM bandwidth, and a fixed
+// launch overhead per kernel. An optional table of measured GEMM throughputs overrides
+// the GEMM model where it has the exact shape.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "sim/workload/compute_model.h"
+#include "sim/workload/kernel_shapes.h"
+
+namespace meshsim {
+
+// FlashAttention's forward efficiency (fraction of the dense peak) at head_dim 128,
+// non-causal, by the number of keys per query, as measured with FlashAttention's own
+// benchmark; and how the backward, causal masking and other head dims change it.
+struct AttentionEfficiency {
+  std::vector<double> seq_lens;    // ascending, > 0
+  std::vector<double> efficiency;  // one per seq_lens entry, in (0, 1]
+  double backward_factor = 1;      // backward efficiency / forward efficiency
+  double causal_factor = 1;        // causal efficiency / non-causal efficiency
+
+  // Forward efficiency at head_dim 128: linear in log2(seq) between two points, the
+  // nearest point outside them. Precondition: seq_lens not empty, seq > 0.
+  double Forward(double seq) const;
+  // Efficiency relative to head_dim 128: per score, the two GEMMs do 4 x head_dim
+  // FLOPs on tensor cores and the online softmax about 5 scalar operations, each worth
+  // 16 tensor-core FLOPs on A100 and H100 (FlashAttention-2, Sec. 3.1): 80 FLOP-
+  // equivalents, so efficiency ~ 1 / (1 + 20 / head_dim), normalised at 128.
+  static double HeadDimFactor(double head_dim);
+};
+
+// Measured GEMM throughputs of one dtype, by exact shape (m, n, k, batch).
+class GemmTable {
+ public:
+  void Add(const GemmShape& g, double tflops) { rows_[Key(g)] = tflops; }
+  std::optional<double> Tflops(const GemmShape& g) const;
+  bool Empty() const { return rows_.empty(); }
+
+ private:
+  static std::array<double, 4> Key(const GemmShape& g) { return {g.m, g.n, g.k, g.batch}; }
+  std::map<std::array<double, 4>, double> rows_;
+};
+
+struct ShapeModelParams {
+  double peak_flops_per_s = 312e12;  // dense tensor-core peak of the training dtype
+  double hbm_bytes_per_s = 2039e9;   // HBM peak
+  double bytes_per_element = 2;      // of GEMM operands and results
+  // Of the peak, reached by a full wave of full tiles at large k (what is left once tile
+  // and wave quantization and small k are modelled).
+  double matmul_efficiency = 0.8;
+  double memory_efficiency = 0.85;  // of hbm_bytes_per_s, by memory-bound kernels
+  double kernel_overhead_s = 0;     // per kernel launch
+  int sms = 108;                    // streaming multiprocessors (CUs on AMD)
+  double tile_m = 256;              // output tile of one thread block, elements
+  double tile_n = 128;
+  // The k at which a tile reaches half its large-k rate: the fixed prologue (filling the
+  // software pipeline) and epilogue (writing C) of a tile, in k-steps' worth of time.
+  double k_half = 128;
+  AttentionEfficiency attention;
+  GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
+};
+
+class ShapeComputeModel final : public ComputeModel {
+ public:
+  explicit ShapeComputeModel(ShapeModelParams params) : p_(std::move(params)) {}
+
+  // Without shapes: every FLOP at peak x matmul efficiency, as the roofline model.
+  SimTime Duration(const KernelWork& work) const override;
+  // fraction x (its GEMMs and attention kernels) + element-wise bytes at HBM bandwidth
+  // + kernels x the launch overhead.
+  SimTime ShapedDuration(const KernelWork& work, const KernelShapes& shapes) const override;
+
+  // One GEMM (all of its batch): the measured table's rate where it has the shape;
+  // otherwise the longer of (a) the compute time of its waves of tiles (the tile laid
+  // both ways, the faster kept; a tile wider than the GEMM cut to it in steps of 16;
+  // output tiles fewer than SMs split k over the idle SMs), and (b) the time to move A,
+  // B and C through HBM.
+  double GemmSeconds(const GemmShape& g) const;
+  // One fused attention kernel, by AttentionEfficiency; causal kernels do half the
+  // work; a backward pass also recomputes the scores (2.5 forward passes of FLOPs per
+  // backward, which the program counts as 2).
+  double AttentionSeconds(const AttentionShape& a) const;
+
+ private:
+  double TiledSeconds(const GemmShape& g, double tile_m, double tile_n) const;
+  const ShapeModelParams p_;
+};
+
+}  // namespace meshsim
