@@ -5,8 +5,10 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "sim/plan/plan_names.h"
+#include "sim/plan/stages.h"
 
 namespace YAML {
 class Node;
@@ -16,13 +18,16 @@ namespace meshsim::python {
 namespace py = pybind11;
 
 // A field of a plan or summary as the Python value of its type: int, float, bool, str;
-// the plan's choices (schedule, recompute) by their YAML names.
+// the plan's choices (schedule, recompute) by their YAML names; plan.stage_layers as
+// results.csv writes it ("7/8/8/7"; "" for the default split).
 template <typename T>
 py::object ToPython(const T& v) {
   if constexpr (std::is_same_v<T, ScheduleKind>) {
     return py::str(NameOf(ScheduleNames(), v));
   } else if constexpr (std::is_same_v<T, Recompute>) {
     return py::str(NameOf(RecomputeNames(), v));
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    return py::str(StageLayersText(v));
   } else {
     return py::cast(v);
   }

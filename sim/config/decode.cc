@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <limits>
 #include <filesystem>
+#include <limits>
 
 #include "sim/config/gemm_table.h"
 #include "sim/plan/plan_names.h"

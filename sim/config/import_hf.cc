@@ -587,8 +587,18 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
 
 std::string YamlComment(const std::string& text) {
   constexpr size_t kWidth = 90;
+  std::string printable;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == ' ' || c == '\n' || c == '\t' || (byte > 0x20 && byte < 0x7f)) {
+      printable += c;
+    } else {
+      constexpr const char* kHex = "0123456789abcdef";
+      printable += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+    }
+  }
   std::string out, line = "#";
-  std::istringstream words(text);
+  std::istringstream words(printable);
   std::string word;
   while (words >> word) {
     if (line.size() + 1 + word.size() > kWidth && line.size() > 3) {

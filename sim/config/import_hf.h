@@ -70,7 +70,9 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent);
 // A YAML scalar for `s`: plain when that reads back as the same string, else quoted.
 std::string YamlScalar(const std::string& s);
 
-// `text` as YAML comment lines ("# ..."), wrapped at 90 columns.
+// `text` as YAML comment lines ("# ..."), wrapped at 90 columns. Bytes outside printable
+// ASCII (control characters, non-ASCII, invalid UTF-8 from a command line) are written as
+// \xNN, so that the comment reads back as one line of valid YAML.
 std::string YamlComment(const std::string& text);
 
 // "405.9B", "12.88B", "124.4M", "129.0k": a parameter count for humans.

@@ -274,5 +274,28 @@ TEST(FuzzRegressions, MegatronHugeModelBucketIsHeldToTheSchemaBound) {
   EXPECT_EQ(r.value().plan.dp_bucket_bytes, 1'000'000'000'000'000);
 }
 
+// Found by fuzz_import_megatron: an unknown flag with bytes that are not UTF-8 (or are
+//   control characters) was echoed into the generated experiment's comments, which then
+//   failed to load as YAML.
+// Fix: YamlComment writes every byte outside printable ASCII as \xNN
+//   (sim/config/import_hf.cc), for import megatron and import hf alike.
+TEST(FuzzRegressions, MegatronArgumentsWithRawBytesGiveLoadableYaml) {
+  Result<MegatronImport> r = ParseMegatronArgs(std::string(kSmallMegatron) +
+                                               " --group-qu\xff\x7f\x0f"
+                                               "ery 8 --vo\x85\xd2"
+                                               "x 1"
+                                               " --world-size 8");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  int gpus_per_node_override = 0;
+  const Result<int> nodes = ResolveMegatronWorld(&r.value(), 8, 0, &gpus_per_node_override);
+  ASSERT_TRUE(nodes.ok()) << nodes.error().ToString();
+  const std::string yaml = MegatronExperimentYaml(
+      r.value(), "megatron", std::string(MESHSIM_SOURCE_DIR) + "/topologies/selene-a100.yaml",
+      nodes.value(), gpus_per_node_override);
+  EXPECT_NE(yaml.find("--group-qu\\xff\\x7f\\x0fery 8"), std::string::npos) << yaml;
+  const Result<Experiment> back = LoadExperimentText(yaml, kExperimentPath);
+  EXPECT_TRUE(back.ok()) << back.error().ToString() << "\n" << yaml;
+}
+
 }  // namespace
 }  // namespace meshsim
