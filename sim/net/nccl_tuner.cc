@@ -39,8 +39,9 @@ constexpr double kTreeCorrection[3][23] = {
 // bytes per thread before a channel is worth adding (NCCL_*_THREAD_THRESHOLD).
 constexpr int kMaxThreads[3] = {512, 640, 512};
 constexpr int kThreadThreshold[3] = {8, 8, 64};
-// Channels of a communicator: observed in NCCL init logs ("24 coll channels" on an 8-GPU
-// H100 node; 16 on two such nodes with 8 NICs, nccl-tests issue #319): twice the channels
+// Channels of a communicator: observed in NCCL init logs on p5.48xlarge, 8 x H100 ("24
+// coll channels" on one node; 16 on two nodes: aws-samples/aws-do-eks,
+// Container-Root/eks/deployment/nccl-test/README.md @ 701c554): twice the channels
 // of NCCL's topology search (12 of 30 GB/s on 370 GB/s of NVLink; one per NIC).
 constexpr int kChannelsOneNode = 24;
 constexpr int kChannelsPerRail = 2;
