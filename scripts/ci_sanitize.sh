@@ -19,7 +19,8 @@ UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   build-asan/tests/meshsim_unit_tests --gtest_brief=1
 echo "ci_sanitize.sh: unit tests passed under ASan+UBSan at $((SECONDS - start)) s"
 
-# A fresh corpus each time, so that CI runs only what the checkout holds.
+# A fresh corpus each time and a fixed seed, so that CI runs only what the checkout holds
+# and tries the same inputs on every run (exploration with random seeds: scripts/fuzz.sh).
 rm -rf build-asan/fuzz-corpus build-asan/fuzz-artifacts build-asan/fuzz-logs
-bash scripts/fuzz.sh -t "$seconds" -j "$(nproc)"
+bash scripts/fuzz.sh -t "$seconds" -j "$(nproc)" -s 1
 echo "ci_sanitize.sh: done in $((SECONDS - start)) s"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets (clang, ASan + UBSan, asserts on) and run them.
 #
-# Usage: scripts/fuzz.sh [-t SECONDS] [-j PARALLEL] [--build-only] [TARGET...]
+# Usage: scripts/fuzz.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [--build-only] [TARGET...]
 #   TARGET: experiment | set | sweep | import_hf | import_megatron (default: all five)
 #   -t SECONDS   how long each target runs (default 60)
 #   -j PARALLEL  targets run at a time (default 1; each uses one core)
+#   -s SEED      libFuzzer's -seed (default: a random one per run). With a seed and a fresh
+#                corpus, runs try the same inputs in the same order (unless an input hits a
+#                time limit): a shorter run tries a prefix of a longer one (CI uses -s 1).
 #
 # Build folder: build-asan (MESHSIM_SANITIZE=ON MESHSIM_FUZZ=ON, -O1 -g), shared with
 # scripts/ci_sanitize.sh. Seeds are made from the bundled files at each run
@@ -18,14 +21,16 @@ cd "$(dirname "$0")/.."
 
 seconds=60
 parallel=1
+seed=
 build_only=0
 targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -t) seconds=$2; shift 2 ;;
     -j) parallel=$2; shift 2 ;;
+    -s) seed=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -65,7 +70,7 @@ run_target() {
   mkdir -p "$corpus" "$artifacts"
   local cmd=(nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="${max_len[$t]}"
              -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -dict="$build/fuzz-seeds/$t.dict"
-             -artifact_prefix="$artifacts/" "$corpus" "$build/fuzz-seeds/$t")
+             ${seed:+-seed="$seed"} -artifact_prefix="$artifacts/" "$corpus" "$build/fuzz-seeds/$t")
   local status=ok
   (cd "$root" && "${cmd[@]}") >"$log" 2>&1 || status=finding
   printf '%s\t%s\t%s\t%s\n' "$t" "$seconds" "$status" "${cmd[*]}" >>"$summary"
