@@ -48,6 +48,37 @@ class TraceWriter {
 
 double Us(SimTime t) { return t.microseconds(); }
 
+// The kernels of a compute op as trace args (a leading comma; empty without shapes):
+// "gemms": "m x n x k[ x batch]; ..." and "attention": "batch_heads x seq_q x seq_kv x
+// head_dim[ causal][ bwd]; ...". The shapes to measure for a GEMM table (README "Kernel
+// model").
+std::string KernelArgs(const Program& p, const Op& op) {
+  const KernelShapes* shapes = p.ShapesOf(op.work);
+  if (!shapes || shapes->Empty()) return {};
+  std::string out;
+  if (!shapes->gemms.empty()) {
+    out += R"(,"gemms":")";
+    for (size_t i = 0; i < shapes->gemms.size(); ++i) {
+      const GemmShape& g = shapes->gemms[i];
+      fmt::format_to(std::back_inserter(out), "{}{:.6g}x{:.6g}x{:.6g}", i ? "; " : "", g.m, g.n,
+                     g.k);
+      if (g.batch != 1) fmt::format_to(std::back_inserter(out), "x{:.6g}", g.batch);
+    }
+    out += '"';
+  }
+  if (!shapes->attention.empty()) {
+    out += R"(,"attention":")";
+    for (size_t i = 0; i < shapes->attention.size(); ++i) {
+      const AttentionShape& a = shapes->attention[i];
+      fmt::format_to(std::back_inserter(out), "{}{:.6g}x{:.6g}x{:.6g}x{:.6g}{}{}", i ? "; " : "",
+                     a.batch_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal ? " causal" : "",
+                     a.backward ? " bwd" : "");
+    }
+    out += '"';
+  }
+  return out;
+}
+
 void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
   const Program& p = sim.program;
   const Coords& c = sim.mesh.CoordsOf(rank);
@@ -75,14 +106,14 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
         // Slowed by communication running beside it: the extra time and the factor.
         const double extra = slowed.microseconds();
         w.Event(
-            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g},"comm_interference_us":{:.6f},"slowdown":{:.6f}}}}})J",
+            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{},"comm_interference_us":{:.6f},"slowdown":{:.6f}}}}})J",
             rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes, extra, dur / (dur - extra));
+            op.work.bytes, KernelArgs(p, op), extra, dur / (dur - extra));
       } else if (op.kind == OpKind::kCompute) {
         w.Event(
-            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}}}}})J",
+            R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{}}}}})J",
             rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes);
+            op.work.bytes, KernelArgs(p, op));
       } else {
         const Comm& comm = p.comms()[op.comm];
         const auto& group = p.groups()[comm.group];

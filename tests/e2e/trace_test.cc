@@ -117,6 +117,26 @@ TEST_F(TraceTest, CompleteEventsCarryNumericFieldsAndArgs) {
   }
 }
 
+// Compute events list their kernels' shapes. The default experiment: Llama-2 7B (hidden
+// 4096, 32 heads of 128, SwiGLU ffn 11008, vocab 32000), seq 4096, micro-batch 1, tp 2,
+// no FlashAttention: per layer forward on 4096 tokens, QKV 4096 x (3 x 4096 / 2 = 6144) x
+// 4096; scores and context as 16 local heads of 4096 x 4096 x 128 and 4096 x 128 x 4096;
+// output projection 4096 x 4096 x (4096 / 2 = 2048); MLP gate+up 4096 x (2 x 11008 / 2
+// = 11008) x 4096 and down 4096 x 4096 x 5504; logits 4096 x (32000 / 2 = 16000) x 4096.
+TEST_F(TraceTest, ComputeEventsListTheirGemmShapes) {
+  std::map<std::string, std::string> gemms;
+  for (const json& e : Events("X")) {
+    if (e.value("cat", "") == "compute" && e["args"].contains("gemms")) {
+      gemms.emplace(e["name"].get<std::string>(), e["args"]["gemms"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(gemms["attention fwd"],
+            "4096x6144x4096; 4096x4096x128x16; 4096x128x4096x16; 4096x4096x2048");
+  EXPECT_EQ(gemms["mlp fwd"], "4096x11008x4096; 4096x4096x5504");
+  EXPECT_EQ(gemms["logits+loss fwd"], "4096x16000x4096");
+  EXPECT_EQ(gemms.count("optimizer step"), 0u);  // memory-bound only: no GEMM
+}
+
 TEST_F(TraceTest, ProcessNamesGiveEachGpusRankAndNode) {
   Run({"--trace-ranks", "all"});
   std::map<int, std::string> names;
