@@ -14,9 +14,7 @@
 #include "sim/config/import_hf.h"
 #include "sim/config/loader.h"
 #include "sim/config/sweep_loader.h"
-#include "sim/core/atomic_file.h"
 #include "sim/report/chrome_trace.h"
-#include "sim/report/gzip_stream.h"
 #include "sim/report/summary.h"
 #include "sim/sweep/analysis.h"
 #include "sim/sweep/runner.h"
@@ -29,7 +27,6 @@
 namespace meshsim::python {
 namespace {
 
-namespace fs = std::filesystem;
 
 int ThreadCount(int threads) {
   if (threads < 0) Raise(ArgumentError("threads", "expected >= 1 (or None: one per core)"));
@@ -70,20 +67,6 @@ std::vector<int> TraceRanks(const Experiment& e, const RunOptions& o) {
     seen[r] = true;
   }
   return ranks;
-}
-
-// The trace, gzip-compressed as it is written when `path` ends in ".gz" (as `meshsim run`).
-Status WriteTrace(const Simulation& sim, const std::vector<int>& ranks, const fs::path& path) {
-  const bool gzip = path.extension() == ".gz";
-  return WriteFileAtomically(path.string(), [&](std::ostream& out) {
-    if (!gzip) {
-      WriteChromeTrace(sim, ranks, out);
-      return true;
-    }
-    GzipOstream compressed(out);
-    WriteChromeTrace(sim, ranks, compressed);
-    return compressed.Finish();
-  });
 }
 
 py::list ScalarPairs(const StepSummary& s) {
@@ -152,7 +135,7 @@ py::tuple RunExperiment(const Experiment& e, const RunOptions& o) {
     const std::unique_ptr<Simulation> sim = Simulate(e, so);
     if (sim->replay.completed) {
       summary = SummarizeStep(*sim, summary_options);
-      if (!o.trace.empty()) written = WriteTrace(*sim, so.memory_curve_ranks, o.trace);
+      if (!o.trace.empty()) written = WriteChromeTraceFile(*sim, so.memory_curve_ranks, o.trace);
       json = SummaryJson(summary).dump(2);
     } else {
       stall = sim->replay.stall;

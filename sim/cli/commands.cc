@@ -14,7 +14,6 @@
 #include "sim/core/atomic_file.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/chrome_trace.h"
-#include "sim/report/gzip_stream.h"
 #include "sim/report/summary.h"
 
 namespace meshsim::cli {
@@ -63,20 +62,6 @@ Result<std::vector<int>> ParseRanks(const std::string& text, int gpus) {
     return err;
   }
   return ranks;
-}
-
-// The trace, gzip-compressed as it is written when `path` ends in ".gz".
-Status WriteTrace(const Simulation& sim, const std::vector<int>& ranks, const fs::path& path) {
-  const bool gzip = path.extension() == ".gz";
-  return WriteFileAtomically(path.string(), [&](std::ostream& out) {
-    if (!gzip) {
-      WriteChromeTrace(sim, ranks, out);
-      return true;
-    }
-    GzipOstream compressed(out);
-    WriteChromeTrace(sim, ranks, compressed);
-    return compressed.Finish();
-  });
 }
 
 // "trace: PATH (12.3 MB, 8 of 64 ranks)".
@@ -136,7 +121,7 @@ int Run(const RunArgs& args) {
   std::string trace_line;
   if (!args.no_trace) {
     const fs::path trace = args.trace.empty() ? outdir / "trace.json" : fs::path(args.trace);
-    const Status written = WriteTrace(*sim, trace_ranks, trace);
+    const Status written = WriteChromeTraceFile(*sim, trace_ranks, trace.string());
     if (!written.ok()) return ReportError(written.error());
     trace_line = TraceLine(trace, trace_ranks.size(), mesh.Size());
   }

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <string>
 
+#include "sim/core/atomic_file.h"
+#include "sim/report/gzip_stream.h"
 #include "sim/report/summary.h"
 
 namespace meshsim {
@@ -165,6 +167,20 @@ void WriteChromeTrace(const Simulation& sim, const std::vector<int>& ranks, std:
     }
   }
   w.Raw("\n]}\n");
+}
+
+Status WriteChromeTraceFile(const Simulation& sim, const std::vector<int>& ranks,
+                            const std::string& path) {
+  const bool gzip = path.ends_with(".gz");
+  return WriteFileAtomically(path, [&](std::ostream& out) {
+    if (!gzip) {
+      WriteChromeTrace(sim, ranks, out);
+      return true;
+    }
+    GzipOstream compressed(out);
+    WriteChromeTrace(sim, ranks, compressed);
+    return compressed.Finish();
+  });
 }
 
 }  // namespace meshsim

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
+#include "sim/core/status.h"
 #include "sim/engine/simulation.h"
 
 namespace meshsim {
@@ -22,5 +24,10 @@ std::vector<int> DefaultTraceRanks(const Mesh& mesh);
 
 // Writes the trace of `ranks` (each must have its memory curve recorded for counters).
 void WriteChromeTrace(const Simulation& sim, const std::vector<int>& ranks, std::ostream& out);
+
+// The same into the file `path` (written atomically), gzip-compressed when `path` ends in
+// ".gz". An I/O failure is an error of kind kIo.
+Status WriteChromeTraceFile(const Simulation& sim, const std::vector<int>& ranks,
+                            const std::string& path);
 
 }  // namespace meshsim
