@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets (clang, ASan + UBSan, asserts on) and run them.
 #
-# Usage: scripts/fuzz.sh [-t SECONDS] [-j PARALLEL] [-s SEED] [--build-only] [TARGET...]
+# Usage: scripts/fuzz.sh [-t SECONDS | -n RUNS] [-j PARALLEL] [-s SEED] [--build-only] [TARGET...]
 #   TARGET: experiment | set | sweep | import_hf | import_megatron (default: all five)
 #   -t SECONDS   how long each target runs (default 60)
+#   -n RUNS      instead of a time: how many inputs each target tries (libFuzzer's -runs)
 #   -j PARALLEL  targets run at a time (default 1; each uses one core)
-#   -s SEED      libFuzzer's -seed (default: a random one per run). With a seed and a fresh
-#                corpus, runs try the same inputs in the same order (unless an input hits a
-#                time limit): a shorter run tries a prefix of a longer one (CI uses -s 1).
+#   -s SEED      libFuzzer's -seed (default: a random one per run). With a seed, -n and a
+#                fresh corpus a run tries the same inputs on any machine, however fast (CI:
+#                -s 1 -n 20000, so that a finding is reproduced before CI sees it).
 #
 # Build folder: build-asan (MESHSIM_SANITIZE=ON MESHSIM_FUZZ=ON, -O1 -g), shared with
 # scripts/ci_sanitize.sh. Seeds are made from the bundled files at each run
@@ -20,6 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+runs=
 parallel=1
 seed=
 build_only=0
@@ -27,10 +29,11 @@ targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -t) seconds=$2; shift 2 ;;
+    -n) runs=$2; shift 2 ;;
     -j) parallel=$2; shift 2 ;;
     -s) seed=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -68,14 +71,17 @@ run_target() {
   local t=$1
   local corpus=$build/fuzz-corpus/$t artifacts=$build/fuzz-artifacts/$t log=$build/fuzz-logs/$t.log
   mkdir -p "$corpus" "$artifacts"
-  local cmd=(nice -n 10 "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len="${max_len[$t]}"
+  local limit=-max_total_time="$seconds"
+  [[ -n $runs ]] && limit=-runs="$runs"
+  local cmd=(nice -n 10 "$build/fuzz/fuzz_$t" "$limit" -max_len="${max_len[$t]}"
              -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -dict="$build/fuzz-seeds/$t.dict"
              ${seed:+-seed="$seed"} -artifact_prefix="$artifacts/" "$corpus" "$build/fuzz-seeds/$t")
   local status=ok
   (cd "$root" && "${cmd[@]}") >"$log" 2>&1 || status=finding
-  printf '%s\t%s\t%s\t%s\n' "$t" "$seconds" "$status" "${cmd[*]}" >>"$summary"
+  printf '%s\t%s\t%s\t%s\n' "$t" "${runs:-$seconds}" "$status" "${cmd[*]}" >>"$summary"
   if [[ $status == ok ]]; then
-    echo "fuzz.sh: $t: ${seconds}s, no finding ($(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$') exec/s)"
+    local stat=(stat::number_of_executed_units stat::average_exec_per_sec)
+    echo "fuzz.sh: $t: $(grep -o "${stat[0]}: *[0-9]*" "$log" | grep -o '[0-9]*$') inputs, no finding ($(grep -o "${stat[1]}: *[0-9]*" "$log" | grep -o '[0-9]*$') exec/s)"
   else
     echo "fuzz.sh: $t: FINDING; see $log and $artifacts/" >&2
     grep -m1 -E 'ERROR|runtime error|fuzz check failed' "$log" >&2 || tail -5 "$log" >&2
