@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "sim/config/decode_jax.h"
 #include "sim/config/gemm_table.h"
 #include "sim/plan/plan_names.h"
 
@@ -369,6 +370,7 @@ ClusterSpec DecodeCluster(YamlReader& r) {
 
 PlanSpec DecodePlan(YamlReader& r) {
   PlanSpec p;
+  if (IsJaxPlan(r)) p.jax = DecodeJaxPlan(r);  // its degrees: sim/plan/sharding.h
   r.GetInt("tp", &p.tp);
   r.GetInt("pp", &p.pp);
   r.GetInt("dp", &p.dp);

@@ -8,6 +8,7 @@
 #include "sim/config/folder_name.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/hw/topology.h"
+#include "sim/plan/sharding.h"
 #include "sim/plan/validate.h"
 
 namespace meshsim {
@@ -262,6 +263,10 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
   }
   exp.Finish();
 
+  if (!e.plan.jax.Empty()) {
+    const Status derived = DerivePlan(e.plan.jax, e.cluster, &e.plan);
+    if (!derived.ok()) throw ConfigError{Locate(derived.error(), root, src)};
+  }
   if (validate_plan) {
     Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
     if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};

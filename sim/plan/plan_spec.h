@@ -8,6 +8,7 @@
 
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
+#include "sim/plan/jax_plan.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -55,6 +56,10 @@ struct PlanSpec {
   // that many times the average (the excess tokens are dropped).
   double moe_skew = 1.0;
   double moe_capacity_factor = 0.0;
+  // A JAX-style plan (plan.mesh, plan.rules): the mesh and rules that tp, pp, dp, cp, ep,
+  // zero, sequence_parallel and mesh_order were derived from (sim/plan/sharding.h);
+  // empty for a plan that names its degrees.
+  JaxPlan jax;
 
   // Precondition (both): a plan that ValidatePlan accepted, so that no product overflows.
   int Ranks() const { return tp * pp * dp * cp; }
