@@ -51,6 +51,8 @@ struct ImportMegatronArgs {
 int Run(const RunArgs& args);
 int BenchCollectiveCommand(const BenchCollectiveArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
+// Prints per-device shapes and the collectives of one step (sim/report/explain.h).
+int Explain(const std::string& experiment, const std::vector<std::string>& sets);
 int ImportHf(const ImportHfArgs& args);
 int ImportMegatron(const ImportMegatronArgs& args);
 

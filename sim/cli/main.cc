@@ -59,6 +59,17 @@ Subcommand AddValidate(CLI::App& app) {
   return {validate_cmd, [path, sets] { return cli::Validate(*path, *sets); }};
 }
 
+Subcommand AddExplain(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain",
+      "per layer: per-device shapes and the collectives of one step (either plan style)");
+  explain_cmd->add_option("experiment", *path, "experiment YAML")->required();
+  explain_cmd->add_option("--set", *sets, "override a key (repeatable)");
+  return {explain_cmd, [path, sets] { return cli::Explain(*path, *sets); }};
+}
+
 Subcommand AddBenchCollective(CLI::App& app) {
   auto bench = std::make_shared<cli::BenchCollectiveArgs>();
   CLI::App* bench_cmd = app.add_subcommand(
@@ -218,7 +229,8 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("-v,--verbose", verbose, "more log output on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", quiet, "only errors on stderr");
-  std::vector<Subcommand> subcommands = {AddRun(app), AddValidate(app), AddBenchCollective(app)};
+  std::vector<Subcommand> subcommands = {AddRun(app), AddValidate(app), AddExplain(app),
+                                         AddBenchCollective(app)};
   for (Subcommand& s : AddImport(app)) subcommands.push_back(std::move(s));
   subcommands.push_back(AddSweep(app, quiet));
   subcommands.push_back(AddMerge(app));

@@ -280,4 +280,44 @@ std::vector<std::string> AxisNames(const JaxPlan& jax) {
   return names;
 }
 
+namespace {
+
+int64_t Ceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+DeviceShape Shape(std::string array, std::vector<std::string> dims, std::vector<int64_t> global,
+                  const std::vector<int64_t>& split) {
+  DeviceShape s{std::move(array), std::move(dims), std::move(global), {}};
+  for (size_t i = 0; i < s.global.size(); ++i) s.local.push_back(Ceil(s.global[i], split[i]));
+  return s;
+}
+
+}  // namespace
+
+std::vector<DeviceShape> PerDeviceShapes(const ModelSpec& m, const PlanSpec& p) {
+  const int64_t fsdp = p.zero == 3 ? int64_t{p.dp} * p.cp : 1;
+  const int64_t seq = int64_t{p.cp} * (p.sequence_parallel ? p.tp : 1);
+  const int64_t batch = int64_t{p.micro_batch} * p.dp;
+  std::vector<DeviceShape> out;
+  out.push_back(Shape("attention weight", {"layers", "embed", "heads", "kv"},
+                      {m.layers, m.hidden, m.heads, m.HeadDim()}, {p.pp, fsdp, p.tp, 1}));
+  out.push_back(Shape("MLP weight", {"layers", "embed", "mlp"}, {m.layers, m.hidden, m.ffn_hidden},
+                      {p.pp, fsdp, p.tp}));
+  if (m.experts > 0) {
+    const int64_t expert_fsdp = p.zero == 3 ? std::max<int64_t>(1, fsdp / p.ep) : 1;
+    out.push_back(Shape("expert weight", {"layers", "experts", "embed", "mlp"},
+                        {m.layers, m.experts, m.hidden, m.ExpertFfnHidden()},
+                        {p.pp, p.ep, expert_fsdp, p.tp}));
+  }
+  out.push_back(Shape("embedding", {"vocab", "embed"}, {m.vocab, m.hidden}, {p.tp, fsdp}));
+  out.push_back(Shape("residual stream", {"batch", "sequence", "embed"},
+                      {batch, m.seq_len, m.hidden}, {p.dp, seq, 1}));
+  out.push_back(Shape("attention activations", {"batch", "sequence", "heads", "kv"},
+                      {batch, m.seq_len, m.heads, m.HeadDim()}, {p.dp, p.cp, p.tp, 1}));
+  out.push_back(Shape("MLP activations", {"batch", "sequence", "mlp"},
+                      {batch, m.seq_len, m.ffn_hidden}, {p.dp, p.cp, p.tp}));
+  out.push_back(Shape("logits", {"batch", "sequence", "vocab"}, {batch, m.seq_len, m.vocab},
+                      {p.dp, p.cp, p.tp}));
+  return out;
+}
+
 }  // namespace meshsim

@@ -18,6 +18,7 @@
 // are not one contiguous block of ranks) have no PlanSpec equivalent yet and are refused.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "sim/hw/cluster_spec.h"
 #include "sim/plan/jax_plan.h"
 #include "sim/plan/plan_spec.h"
+#include "sim/workload/model_spec.h"
 
 namespace meshsim {
 
@@ -53,5 +55,22 @@ Status DerivePlan(const JaxPlan& jax, const ClusterSpec& cluster, PlanSpec* plan
 // The mesh-axis names of each PlanSpec axis of `jax` ("data,fsdp"), indexed by Axis;
 // empty for an axis no rule uses. Precondition: DerivePlan accepted `jax`.
 std::vector<std::string> AxisNames(const JaxPlan& jax);
+
+}  // namespace meshsim
+
+namespace meshsim {
+
+// One array of a layer with its global and per-device shape under a plan (either style:
+// a JAX-style plan has been derived into its PlanSpec). Activations are one
+// micro-batch's; a pipeline stage holds ceil(layers / pp) layers at most.
+struct DeviceShape {
+  std::string array;              // "attention weight"
+  std::vector<std::string> dims;  // logical dimension names
+  std::vector<int64_t> global;
+  std::vector<int64_t> local;
+};
+// Weights (attention, MLP, experts when the model has them, embedding) and activations
+// (residual stream, attention, MLP, logits). Precondition: ValidatePlan accepted the plan.
+std::vector<DeviceShape> PerDeviceShapes(const ModelSpec& model, const PlanSpec& plan);
 
 }  // namespace meshsim

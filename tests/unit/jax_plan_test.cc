@@ -12,6 +12,8 @@
 #include "sim/engine/simulation.h"
 #include "sim/plan/mesh.h"
 #include "sim/plan/sharding.h"
+#include "sim/report/explain.h"
+#include "sim/schedule/step_builder.h"
 
 namespace meshsim {
 namespace {
@@ -127,6 +129,49 @@ TEST(JaxPlanEquivalence, MegatronTensorAndSequenceParallel) {
 TEST(JaxPlanEquivalence, DataParallelZeroThree) { ExpectEquivalent(1, kFsdpRules, kFsdpExplicit); }
 TEST(JaxPlanEquivalence, TensorParallelTimesFsdp) {
   ExpectEquivalent(2, kTpFsdpRules, kTpFsdpExplicit);
+}
+
+// ---- explain: per-device shapes and collectives of a 2 x 4 mesh, checked by hand ----
+
+TEST(Explain, TwoByFourMeshWithMlpOnTensor) {
+  const Result<Experiment> loaded = Load(1,
+                                         "  mesh: {axes: [data, tensor], ici: [2, 4]}\n"
+                                         "  rules: {batch: data, sequence: tensor, heads: tensor,\n"
+                                         "          mlp: tensor, vocab: tensor}\n"
+                                         "  global_batch: 16\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+  const Experiment& e = loaded.value();
+  const Mesh mesh(e.plan);
+  const Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, mesh.Pipeline(0));
+  // Llama 2 7B, bf16, micro-batch 1: each TP collective moves the block's whole
+  // activation, s * b * h * 2 = 4096 * 1 * 4096 * 2 = 33554432 bytes (nccl-tests
+  // convention: the gathered output / the scattered input). Sequence parallelism per
+  // layer and micro-batch: forward 2 all-gathers + 2 reduce-scatters (attention, MLP),
+  // backward 4 all-gathers + 2 reduce-scatters (TensorParallel tests): 6 and 4; with
+  // 16 / (1 x dp 2) = 8 micro-batches, 48 and 32 per step, over the 4 tensor ranks.
+  std::vector<ExplainedCollective> tp;
+  for (const ExplainedCollective& c : CollectivesOf(program, 0)) {
+    if (c.layer == 5 && c.stream == Stream::kTp) tp.push_back(c);
+  }
+  const std::vector<ExplainedCollective> expected = {
+      {5, Stream::kTp, CommOp::kAllGather, 4, 33554432.0, 48},
+      {5, Stream::kTp, CommOp::kReduceScatter, 4, 33554432.0, 32}};
+  EXPECT_EQ(tp, expected);
+  EXPECT_EQ(GroupLabel(e.plan, Stream::kTp), "tp [tensor]");
+  EXPECT_EQ(GroupLabel(e.plan, Stream::kDp), "dp [data]");
+  // MLP weight (layers, embed, mlp): mlp 11008 / 4 = 2752; the residual stream
+  // (batch, sequence, embed) of one micro-batch: batch 1 x dp 2 = 2 -> 1, sequence
+  // 4096 / 4 (sequence parallel) = 1024.
+  const std::vector<DeviceShape> shapes = PerDeviceShapes(e.model, e.plan);
+  ASSERT_EQ(shapes[1].array, "MLP weight");
+  EXPECT_EQ(shapes[1].global, (std::vector<int64_t>{32, 4096, 11008}));
+  EXPECT_EQ(shapes[1].local, (std::vector<int64_t>{32, 4096, 2752}));
+  ASSERT_EQ(shapes[3].array, "residual stream");
+  EXPECT_EQ(shapes[3].global, (std::vector<int64_t>{2, 4096, 4096}));
+  EXPECT_EQ(shapes[3].local, (std::vector<int64_t>{1, 1024, 4096}));
+  const std::string text = ExplainText(e, mesh, program);
+  EXPECT_NE(text.find("groups: tp = tensor dp = data"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_gather      tp [tensor]"), std::string::npos) << text;
 }
 
 // ---- Bad input: the key, file, line and column ----
