@@ -252,9 +252,10 @@ TEST(JaxPlanErrors, RulesWithoutAnEquivalentAreRefused) {
                 "  rules: {batch: data}\n"
                 "  global_batch: 16\n");
   EXPECT_EQ(e.key, "plan.mesh");
-  // tensor split between ICI and DCN with data in between: not one block of ranks.
+  // tensor split between ICI and DCN with data in between: its ranks 0-3 and 8-11 are
+  // not one block.
   e = LoadError(2,
-                "  mesh: {axes: [tensor, data], ici: [4, 2], dcn: [2, 1]}\n"
+                "  mesh: {axes: [data, tensor], ici: [2, 4], dcn: [1, 2]}\n"
                 "  rules: {batch: data, heads: tensor, mlp: tensor, vocab: tensor}\n"
                 "  global_batch: 16\n");
   EXPECT_EQ(e.key, "plan.mesh");
