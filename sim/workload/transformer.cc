@@ -43,27 +43,27 @@ Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
 }
 
 // Parameters of the attention projections: those split by TP (over heads) and those every
-// TP rank holds whole (MLA's down-projections and latent norms).
+// TP rank holds whole (MLA's down-projections), and MLA's latent norms (whole too).
 struct AttentionWeights {
-  double split, replicated;
+  double split, replicated, latent_norms;
 };
 
 AttentionWeights AttentionWeightsOf(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden), a = m.heads;
   const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
   const double out = a * v * h;
-  if (!m.IsMla()) return {h * (a * qk + m.kv_heads * (qk + v)) + out, 0};
+  if (!m.IsMla()) return {h * (a * qk + m.kv_heads * (qk + v)) + out, 0, 0};
   const double q_lora = static_cast<double>(m.q_lora_rank);
   const double kv_lora = static_cast<double>(m.kv_lora_rank);
   const double rope = static_cast<double>(m.qk_rope_head_dim);
   const double nope = static_cast<double>(m.HeadDim());
   // Q: hidden -> q_lora (+ norm) -> heads x qk, or hidden -> heads x qk directly.
   const double q_up = (q_lora > 0 ? q_lora : h) * a * qk;
-  const double q_down = q_lora > 0 ? h * q_lora + q_lora : 0;
+  const double q_down = h * q_lora;
   // K, V: hidden -> kv_lora + rope (+ norm of kv_lora) -> heads x (nope + v).
-  const double kv_down = h * (kv_lora + rope) + kv_lora;
+  const double kv_down = h * (kv_lora + rope);
   const double kv_up = kv_lora * a * (nope + v);
-  return {q_up + kv_up + out, q_down + kv_down};
+  return {q_up + kv_up + out, q_down + kv_down, q_lora + kv_lora};
 }
 
 // Stored activations of the attention block without recomputation, split into the part
@@ -164,7 +164,8 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       mlp.recompute_kernels = mlp.fwd_kernels;
       break;
   }
-  c.params = (LayerParams(m) - w.replicated) / d.t + w.replicated;
+  const double whole = w.replicated + w.latent_norms;
+  c.params = (LayerParams(m) - whole) / d.t + whole;
   return c;
 }
 
@@ -175,12 +176,13 @@ double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape
 
 double AttentionParams(const ModelSpec& m) {
   const AttentionWeights w = AttentionWeightsOf(m);
-  return w.split + w.replicated + 2 * static_cast<double>(m.hidden);  // + two norms
+  return w.split + w.replicated + w.latent_norms + 2 * static_cast<double>(m.hidden);  // + norms
 }
 
 double AttentionParamsPerRank(const ModelSpec& m, int tp) {
   const AttentionWeights w = AttentionWeightsOf(m);
-  return (AttentionParams(m) - w.replicated) / tp + w.replicated;
+  const double whole = w.replicated + w.latent_norms;
+  return (AttentionParams(m) - whole) / tp + whole;
 }
 
 double LayerParams(const ModelSpec& m) {
