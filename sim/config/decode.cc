@@ -139,6 +139,13 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt("shared_experts", &m.shared_experts);
   r.GetInt("moe_every", &m.moe_every);
   r.GetInt("dense_layers", &m.dense_layers);
+  r.GetInt64("head_dim", &m.head_dim);
+  r.GetInt64("v_head_dim", &m.v_head_dim);
+  r.GetInt64("q_lora_rank", &m.q_lora_rank);
+  r.GetInt64("kv_lora_rank", &m.kv_lora_rank);
+  r.GetInt64("qk_rope_head_dim", &m.qk_rope_head_dim);
+  r.GetInt64("sliding_window", &m.sliding_window);
+  r.GetInt("sliding_window_pattern", &m.sliding_window_pattern);
   r.Finish();
   RequireAtLeast(r, "layers", m.layers, 1);
   RequireAtLeast(r, "hidden", m.hidden, 1);
@@ -151,12 +158,31 @@ ModelSpec DecodeModel(YamlReader& r) {
   RequireAtLeast(r, "shared_experts", m.shared_experts, 0);
   RequireAtLeast(r, "moe_every", m.moe_every, 1);
   RequireAtLeast(r, "dense_layers", m.dense_layers, 0);
+  RequireAtLeast(r, "head_dim", m.head_dim, 0);
+  RequireAtLeast(r, "v_head_dim", m.v_head_dim, 0);
+  RequireAtLeast(r, "q_lora_rank", m.q_lora_rank, 0);
+  RequireAtLeast(r, "kv_lora_rank", m.kv_lora_rank, 0);
+  RequireAtLeast(r, "qk_rope_head_dim", m.qk_rope_head_dim, 0);
+  RequireAtLeast(r, "sliding_window", m.sliding_window, 0);
+  RequireAtLeast(r, "sliding_window_pattern", m.sliding_window_pattern, 1);
   // Megatron's default: experts as wide as the dense MLP.
   if (m.experts > 0 && m.moe_ffn_hidden == 0) m.moe_ffn_hidden = m.ffn_hidden;
-  if (m.hidden % m.heads != 0) {
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     Fail(r.sources(), r.Child("heads"), r.KeyPath("heads"),
-         "heads = " + std::to_string(m.heads) +
-             " does not divide hidden = " + std::to_string(m.hidden));
+         "heads = " + std::to_string(m.heads) + " does not divide hidden = " +
+             std::to_string(m.hidden) + " (set head_dim when heads x head_dim != hidden)");
+  }
+  if (m.IsMla() && m.kv_heads != m.heads) {
+    Fail(r.sources(), r.Child("kv_heads"), r.KeyPath("kv_heads"),
+         "Multi-head Latent Attention (kv_lora_rank > 0) needs kv_heads = heads = " +
+             std::to_string(m.heads) + ", found " + std::to_string(m.kv_heads));
+  }
+  if (!m.IsMla() && (m.q_lora_rank > 0 || m.qk_rope_head_dim > 0)) {
+    const char* key = m.q_lora_rank > 0 ? "q_lora_rank" : "qk_rope_head_dim";
+    Fail(r.sources(), r.Child(key), r.KeyPath(key),
+         std::string("expected ") + key +
+             " only with Multi-head Latent Attention (kv_lora_rank > 0), found " +
+             std::to_string(m.q_lora_rank > 0 ? m.q_lora_rank : m.qk_rope_head_dim));
   }
   if (m.heads % m.kv_heads != 0) {
     Fail(r.sources(), r.Child("kv_heads"), r.KeyPath("kv_heads"),

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/workload/param_count.h"
+#include "sim/workload/transformer.h"
 
 namespace meshsim {
 namespace {
@@ -53,7 +54,7 @@ std::string Describe(const json& v) {
   }
 }
 
-enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek };
+enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek, kGptOss };
 
 // Which linear layers of a family carry biases (the model schema counts none).
 struct Biases {
@@ -75,6 +76,7 @@ struct Family {
 constexpr Biases kNoBiases = {false, false, false, "attention_bias / mlp_bias"};
 constexpr Biases kQwen2Biases = {true, false, false, "the Qwen2 family"};
 constexpr Biases kNeoxBiases = {false, true, true, "GPT-NeoX"};
+constexpr Biases kGptOssBiases = {false, true, false, "GPT-OSS"};
 
 constexpr Family kFamilies[] = {
     {"llama", "LlamaForCausalLM", true, MoeStyle::kNone, kNoBiases},
@@ -85,6 +87,10 @@ constexpr Family kFamilies[] = {
     {"deepseek_v2", "DeepseekV2ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
     {"deepseek_v3", "DeepseekV3ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
     {"gpt_neox", "GPTNeoXForCausalLM", false, MoeStyle::kNone, kNeoxBiases},
+    {"qwen3", "Qwen3ForCausalLM", true, MoeStyle::kNone, kNoBiases},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", true, MoeStyle::kQwen2Moe, kNoBiases},
+    {"gpt_oss", "GptOssForCausalLM", true, MoeStyle::kGptOss, kGptOssBiases},
+    {"nemotron", "NemotronForCausalLM", false, MoeStyle::kNone, kNoBiases},
 };
 
 std::string SupportedTypes() {
@@ -240,10 +246,10 @@ FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
   static const std::regex gelu("gelu(_new|_fast|_pytorch_tanh|_python|_accurate)?|quick_gelu");
   const bool is_silu = act == "silu" || act == "swish";
   const bool is_gelu = std::regex_match(act, gelu);
-  if (!is_silu && !is_gelu && act != "relu") {
+  if (!is_silu && !is_gelu && act != "relu" && act != "relu2") {
     f.Fail("hidden_act", "unsupported activation '" + act +
                              "'; expected silu, gelu, gelu_new, "
-                             "gelu_pytorch_tanh or relu");
+                             "gelu_pytorch_tanh, relu or relu2");
   }
   if (fam.gated_mlp) {
     if (!is_silu) {
@@ -307,31 +313,6 @@ void DecodeQwen2Moe(const Fields& f, ModelSpec* m, HfImport* out) {
   }
 }
 
-// Exact parameters of one Multi-head Latent Attention block (DeepSeek-V2/V3), or 0 when
-// the config lacks a field it needs.
-double MlaParams(const Fields& f, const ModelSpec& m) {
-  for (const char* key : {"kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"}) {
-    if (!f.Has(key)) return 0;
-  }
-  const double h = static_cast<double>(m.hidden);
-  const double a = m.heads;
-  const double q_lora = static_cast<double>(f.IntOr("q_lora_rank", 0, 0));
-  const double kv_lora = static_cast<double>(f.Int("kv_lora_rank", 1));
-  const double rope = static_cast<double>(f.Int("qk_rope_head_dim", 0));
-  const double nope = static_cast<double>(f.Int("qk_nope_head_dim", 0));
-  const double v = static_cast<double>(f.Int("v_head_dim", 1));
-  const double q =
-      q_lora > 0 ? h * q_lora + q_lora + q_lora * a * (nope + rope) : h * a * (nope + rope);
-  const double kv = h * (kv_lora + rope) + kv_lora + kv_lora * a * (nope + v);
-  return q + kv + a * v * h;
-}
-
-std::string Percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
-  return buf;
-}
-
 // DeepSeek-V3's multi-token-prediction module: not part of the model schema.
 void WarnMtp(const Fields& f, HfImport* out) {
   const int mtp = f.Int32Or("num_nextn_predict_layers", 0, 0);
@@ -343,7 +324,7 @@ void WarnMtp(const Fields& f, HfImport* out) {
       "parameters and compute, which are not modelled");
 }
 
-void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
+void DecodeDeepseek(const Fields& f, ModelSpec* m) {
   m->experts = f.Int32Or("n_routed_experts", 0, 0);
   if (m->experts > 0) {
     m->top_k = f.Int32("num_experts_per_tok", 1);
@@ -356,26 +337,84 @@ void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
     m->dense_layers = (k + freq - 1) / freq * freq;
   }
   if (!f.Has("kv_lora_rank")) return;
-  // Multi-head Latent Attention: not expressible; approximated as multi-head attention.
-  const ParamCount approx = CountParams(*m);
-  const double mla = MlaParams(f, *m);
-  out->mla_attention_params = mla;
-  const double h = static_cast<double>(m->hidden);
-  const double mha = 2 * h * h + 2 * h * static_cast<double>(m->KvDim());
-  std::string w = "attention is Multi-head Latent Attention (kv_lora_rank " +
-                  std::to_string(f.Int("kv_lora_rank", 1)) +
-                  "), which the model schema cannot express; approximated as attention with " +
-                  std::to_string(m->heads) + " heads (" + std::to_string(m->kv_heads) +
-                  " KV heads) of size hidden/heads = " + std::to_string(m->HeadDim()) +
-                  ": attention parameters and FLOPs are approximate";
-  if (mla > 0) {
-    const double delta = m->layers * (mha - mla);
-    w += " (" + FormatParams(mha) + " instead of " + FormatParams(mla) + " per layer, " +
-         Percent(mha / mla - 1) + "; the model: " + FormatParams(approx.total) + " total, " +
-         FormatParams(approx.active) + " active instead of " + FormatParams(approx.total - delta) +
-         " and " + FormatParams(approx.active - delta) + ")";
+  // Multi-head Latent Attention, exactly: the model schema's MLA keys.
+  m->kv_lora_rank = f.Int("kv_lora_rank", 1);
+  m->q_lora_rank = f.IntOr("q_lora_rank", 0, 0);
+  m->qk_rope_head_dim = f.Int("qk_rope_head_dim", 0);
+  m->head_dim = f.Int("qk_nope_head_dim", 1);
+  const int64_t v = f.Int("v_head_dim", 1);
+  m->v_head_dim = v == m->head_dim ? 0 : v;
+  if (m->kv_heads != m->heads) {
+    f.Fail("num_key_value_heads",
+           "Multi-head Latent Attention needs num_key_value_heads = "
+           "num_attention_heads = " +
+               std::to_string(m->heads) + ", found " + std::to_string(m->kv_heads));
   }
-  out->warnings.push_back(w);
+}
+
+// GPT-OSS: every layer MoE, num_local_experts experts of intermediate_size.
+void DecodeGptOss(const Fields& f, ModelSpec* m, HfImport* out) {
+  m->experts = f.Int32("num_local_experts", 1);
+  m->top_k = f.Has("num_experts_per_tok") ? f.Int32("num_experts_per_tok", 1)
+                                          : f.Int32("experts_per_token", 1);
+  m->moe_ffn_hidden = m->ffn_hidden;
+  const double h = static_cast<double>(m->hidden);
+  const double per_layer = m->experts * (static_cast<double>(m->ffn_hidden) * 2 + h) + m->experts +
+                           static_cast<double>(m->heads);
+  out->warnings.push_back(
+      "not counted: the experts' and the router's biases and the attention "
+      "sinks (GPT-OSS): " +
+      FormatParams(per_layer * m->layers) + " parameters");
+}
+
+// The layers' attention pattern from `layer_types` ("sliding_attention" /
+// "full_attention"): k-1 windowed layers then one full layer, repeated (returns k), or
+// all windowed (1). Fails on any other pattern.
+int SlidingPattern(const Fields& f, int layers) {
+  if (!f.Has("layer_types")) return 1;
+  const json& types = f.At("layer_types");
+  const auto is = [&](size_t i, const char* t) {
+    return types[i].is_string() && types[i].get<std::string>() == t;
+  };
+  if (!types.is_array() || types.size() != static_cast<size_t>(layers)) {
+    f.Fail("layer_types", "expected a list of num_hidden_layers = " + std::to_string(layers) +
+                              " layer types, found " + Describe(types));
+  }
+  size_t k = 0;
+  while (k < types.size() && is(k, "sliding_attention")) ++k;
+  const int pattern = k == types.size() ? 1 : static_cast<int>(k) + 1;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const bool full = pattern > 1 && (i + 1) % pattern == 0;
+    if (!is(i, full ? "full_attention" : "sliding_attention")) {
+      f.Fail("layer_types",
+             "only k-1 'sliding_attention' layers then one 'full_attention' "
+             "layer, repeated, can be expressed (sliding_window_pattern k); "
+             "layer " +
+                 std::to_string(i) + " is " + types[i].dump());
+    }
+  }
+  return pattern;
+}
+
+// sliding_window (unless use_sliding_window is false) on the layers `layer_types` names.
+void DecodeSlidingWindow(const Fields& f, ModelSpec* m, HfImport* out) {
+  if (!f.Has("sliding_window") || !f.BoolOr("use_sliding_window", true)) return;
+  const int64_t window = f.IntOr("sliding_window", 0, 1);
+  if (window >= m->seq_len) return;  // the window covers every sequence: full attention
+  if (f.Has("max_window_layers")) {
+    out->warnings.push_back("max_window_layers is ignored: sliding_window " +
+                            std::to_string(window) +
+                            " is modelled on the layers layer_types "
+                            "names, or on all");
+  }
+  m->sliding_window = window;
+  m->sliding_window_pattern = SlidingPattern(f, m->layers);
+  out->notes.push_back("sliding_window " + std::to_string(window) + " on " +
+                       (m->sliding_window_pattern == 1
+                            ? std::string("every layer")
+                            : std::to_string(m->sliding_window_pattern - 1) + " of every " +
+                                  std::to_string(m->sliding_window_pattern) +
+                                  " layers (layer_types)"));
 }
 
 // The linear layers' biases, which the model schema does not count: a warning with their
@@ -383,7 +422,7 @@ void DecodeDeepseek(const Fields& f, ModelSpec* m, HfImport* out) {
 void WarnBiases(const Fields& f, const Family& fam, HfImport* out) {
   const ModelSpec& m = out->model;
   const double h = static_cast<double>(m.hidden);
-  const double qkv = h + 2.0 * static_cast<double>(m.KvDim());
+  const double qkv = static_cast<double>(m.heads * m.QkHeadDim() + m.KvDim() * 2);
   const bool attention = f.BoolOr("attention_bias", fam.biases.attention);
   const bool mlp = f.BoolOr("mlp_bias", fam.biases.mlp);
   double per_layer = 0;
@@ -452,9 +491,14 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
   m.vocab = f.Int("vocab_size", 1);
   m.tied_embeddings = f.BoolOr("tie_word_embeddings", false);
   m.ffn_kind = DecodeActivation(f, fam, &out);
-  if (m.hidden % m.heads != 0) {
+  const int64_t head_dim = f.IntOr("head_dim", 0, 1);
+  if (head_dim > 0 && (m.hidden % m.heads != 0 || head_dim != m.hidden / m.heads)) {
+    m.head_dim = head_dim;
+  }
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     f.Fail("num_attention_heads", "num_attention_heads = " + std::to_string(m.heads) +
-                                      " does not divide hidden_size = " + std::to_string(m.hidden));
+                                      " does not divide hidden_size = " + std::to_string(m.hidden) +
+                                      " and there is no head_dim");
   }
   if (m.heads % m.kv_heads != 0) {
     f.Fail("num_key_value_heads",
@@ -479,8 +523,11 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
       DecodeQwen2Moe(f, &m, &out);
       break;
     case MoeStyle::kDeepseek:
-      DecodeDeepseek(f, &m, &out);
+      DecodeDeepseek(f, &m);
       WarnMtp(f, &out);
+      break;
+    case MoeStyle::kGptOss:
+      DecodeGptOss(f, &m, &out);
       break;
     case MoeStyle::kNone:
       break;
@@ -495,21 +542,7 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
                            " >= num_hidden_layers " + std::to_string(m.layers));
   }
   WarnBiases(f, fam, &out);
-  if (f.Has("head_dim") && f.IntOr("head_dim", 0, 1) != m.HeadDim()) {
-    out.warnings.push_back(
-        "head_dim " + std::to_string(f.IntOr("head_dim", 0, 1)) +
-        " differs from hidden_size/num_attention_heads = " + std::to_string(m.HeadDim()) +
-        ", which the model schema assumes: attention parameters and FLOPs "
-        "are approximate");
-  }
-  const bool sliding = f.Has("sliding_window") && f.BoolOr("use_sliding_window", true);
-  if (sliding && f.At("sliding_window").is_number_integer() &&
-      f.At("sliding_window").get<int64_t>() < m.seq_len) {
-    out.warnings.push_back("sliding_window " + f.At("sliding_window").dump() +
-                           " is ignored: attention is modelled as full causal attention over "
-                           "seq_len " +
-                           std::to_string(m.seq_len));
-  }
+  DecodeSlidingWindow(f, &m, &out);
   return out;
 }
 
@@ -582,6 +615,17 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
     o << indent << "moe_every: " << m.moe_every << "\n";
     o << indent << "dense_layers: " << m.dense_layers << "\n";
   }
+  if (m.head_dim > 0) o << indent << "head_dim: " << m.head_dim << "\n";
+  if (m.v_head_dim > 0) o << indent << "v_head_dim: " << m.v_head_dim << "\n";
+  if (m.IsMla()) {
+    o << indent << "q_lora_rank: " << m.q_lora_rank << "\n";
+    o << indent << "kv_lora_rank: " << m.kv_lora_rank << "\n";
+    o << indent << "qk_rope_head_dim: " << m.qk_rope_head_dim << "\n";
+  }
+  if (m.sliding_window > 0) {
+    o << indent << "sliding_window: " << m.sliding_window << "\n";
+    o << indent << "sliding_window_pattern: " << m.sliding_window_pattern << "\n";
+  }
   return o.str();
 }
 
@@ -623,6 +667,7 @@ std::string HfModelYaml(const HfImport& import, const HfImportOptions& options) 
   std::string params = "Parameters (meshsim's count): " + FormatParams(c.total) + " total";
   if (m.experts > 0) {
     params += ", " + FormatParams(c.active) + " active per token (" +
+              FormatParams(c.active - EmbeddingParams(m)) + " without the input embedding; " +
               std::to_string(MoeLayerCount(m)) + " MoE layers)";
   }
   o << YamlComment(params + ".");

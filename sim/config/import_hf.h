@@ -13,15 +13,27 @@
 //       decoder_sparse_step k as every k-th layer MoE (layers k-1, 2k-1, ...);
 //   deepseek_v2, deepseek_v3 (DeepseekV2/V3ForCausalLM): n_routed_experts of
 //       moe_intermediate_size, n_shared_experts, first_k_dense_replace and moe_layer_freq
-//       as dense_layers / moe_every; Multi-head Latent Attention is approximated by
-//       multi-head attention with num_attention_heads heads (a warning gives the error);
-//   gpt_neox (GPTNeoXForCausalLM): dense, non-gated MLP (gelu for gelu/gelu_new).
+//       as dense_layers / moe_every; Multi-head Latent Attention exactly (q_lora_rank,
+//       kv_lora_rank, qk_rope_head_dim; qk_nope_head_dim as head_dim, v_head_dim);
+//   gpt_neox (GPTNeoXForCausalLM): dense, non-gated MLP (gelu for gelu/gelu_new);
+//   qwen3 (Qwen3ForCausalLM): dense, gated MLP, head_dim;
+//   qwen3_moe (Qwen3MoeForCausalLM): as qwen2_moe (no shared experts), head_dim;
+//   gpt_oss (GptOssForCausalLM): every layer MoE, num_local_experts experts of
+//       intermediate_size, num_experts_per_tok (or experts_per_token) routed per token;
+//       head_dim; sliding_window on the layers layer_types marks "sliding_attention";
+//   nemotron (NemotronForCausalLM): dense, non-gated MLP (relu2, squared ReLU).
 //
-// Approximations, each one line of HfImport::warnings: MLA; head_dim != hidden/heads; a
-// sliding_window shorter than seq_len; a shared-expert size that is not a multiple of the
-// expert size; not counted: biases (Qwen2's Q/K/V, GPT-NeoX's, attention_bias /
-// mlp_bias), Qwen2-MoE's shared-expert gate, DeepSeek's multi-token-prediction module;
-// a non-SiLU gated or non-GeLU plain activation.
+// head_dim is written when it differs from hidden_size / num_attention_heads. A
+// sliding_window shorter than seq_len (unless use_sliding_window is false) becomes
+// sliding_window and sliding_window_pattern: layer_types must be k-1
+// "sliding_attention" layers then one "full_attention" layer, repeated (pattern k), or
+// absent (every layer windowed).
+//
+// Approximations, each one line of HfImport::warnings: a shared-expert size that is not a
+// multiple of the expert size; Qwen2's max_window_layers; not counted: biases (Qwen2's
+// Q/K/V, GPT-NeoX's, GPT-OSS's attention and experts' biases and attention sinks,
+// attention_bias / mlp_bias), Qwen2-MoE's shared-expert gate, DeepSeek's
+// multi-token-prediction module; a non-SiLU gated or non-GeLU plain activation.
 //
 // Every problem is an InputError naming the file, the JSON field and, where the field
 // occurs once in the text, its line and column; JSON syntax errors carry line:column.
@@ -47,10 +59,7 @@ struct HfImportOptions {
 struct HfImport {
   ModelSpec model;
   std::string model_type;
-  std::string architecture;  // architectures[0], empty when absent
-  // Multi-head Latent Attention (DeepSeek): the exact parameters of one attention block,
-  // which the model approximates; 0 when the attention is expressed exactly.
-  double mla_attention_params = 0;
+  std::string architecture;           // architectures[0], empty when absent
   std::vector<std::string> warnings;  // approximations the user must know about
   std::vector<std::string> notes;     // provenance lines for the header comment
 };

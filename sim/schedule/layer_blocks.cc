@@ -73,10 +73,12 @@ void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double byt
 }
 
 void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recompute) {
-  const BlockCost& b = layer_.attention;
+  const BlockCost& b = stages_.Attention(layer);
+  const bool windowed = m_.IsWindowedLayer(layer);
+  const PassShapeIds& ids = windowed ? windowed_attention_ids_ : attention_ids_;
   const Tag tag = recompute ? Tag::kAttentionRecompute : Tag::kAttentionFwd;
   if (p_.cp == 1) {
-    BlockForward(st, b, attention_ids_, tag, layer, mb, recompute);
+    BlockForward(st, b, ids, tag, layer, mb, recompute);
     return;
   }
   const bool sp = shape_.sequence_parallel;
@@ -88,21 +90,22 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
   const double edge_recompute = recompute ? edge.flops : 0;
   Compute(st, tag, edge, layer, mb, edge_recompute);
   RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
-                recompute ? b.core_flops : 0, ring_fwd_id_);
+                recompute ? b.core_flops : 0, windowed ? windowed_ring_fwd_id_ : ring_fwd_id_);
   Compute(st, tag, edge, layer, mb, edge_recompute);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
 
 void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
-  const BlockCost& b = layer_.attention;
+  const BlockCost& b = stages_.Attention(layer);
+  const bool windowed = m_.IsWindowedLayer(layer);
+  const PassShapeIds& ids = windowed ? windowed_attention_ids_ : attention_ids_;
   if (p_.recompute == Recompute::kSelective) {
     Compute(st, Tag::kAttentionRecompute,
-            KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels,
-                       attention_ids_.recompute},
+            KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels, ids.recompute},
             layer, mb, b.recompute_flops);
   }
   if (p_.cp == 1) {
-    BlockBackward(st, b, attention_ids_, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
+    BlockBackward(st, b, ids, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
   } else {
     // dgrad of the projections, the core's backward in ring blocks (K/V and their
     // gradients travel: twice the bytes), then wgrad while the TP reduction runs.
@@ -117,7 +120,8 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
     Compute(st, Tag::kAttentionBwd,
             KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2, edge_dgrad_id_}, layer, mb);
     RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
-                  2 * KvBlockBytes(m_, shape_), layer, mb, 0, ring_bwd_id_);
+                  2 * KvBlockBytes(m_, shape_), layer, mb, 0,
+                  windowed ? windowed_ring_bwd_id_ : ring_bwd_id_);
     std::optional<OpId> reduce;
     if (p_.tp > 1) {
       reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,

@@ -33,8 +33,8 @@ class StageMemory {
     std::optional<MoeCost> moe;
     for (int l = 0; l < e_.model.layers; ++l) {
       LayerMemory& m = layers_[l];
-      m.stored = dense.attention.stored_act_bytes;
-      m.transient = dense.attention.transient_act_bytes;
+      m.stored = costs_.Attention(l).stored_act_bytes;
+      m.transient = costs_.Attention(l).transient_act_bytes;
       const LocalParams& params = costs_.LayerParams(l);
       m.buffer = GathersParams() ? (params.dense + params.expert) * kWeightBytesPerParam : 0;
       if (!e_.model.IsMoeLayer(l)) {

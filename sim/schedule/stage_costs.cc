@@ -24,6 +24,9 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
 StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
     : m_(m), p_(p), split_(p, m), shape_(ShapeOf(m, p, t)) {
   dense_layer_ = TransformerLayerCost(m, shape_);
+  windowed_shape_ = shape_;
+  windowed_shape_.window = m.sliding_window;
+  windowed_attention_ = TransformerLayerCost(m, windowed_shape_).attention;
   embedding_params_ = meshsim::EmbeddingParams(m) / p.tp;
   layer_params_.resize(m.layers);
   std::optional<LocalParams> moe;  // every MoE layer holds the same
@@ -34,7 +37,7 @@ StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec
     }
     if (!moe) {
       const MoeCost c = MoeLayerCost(m, shape_, p.ep);
-      moe = LocalParams{AttentionParams(m) / p.tp + c.dense_params, c.expert_params};
+      moe = LocalParams{AttentionParamsPerRank(m, p.tp) + c.dense_params, c.expert_params};
     }
     layer_params_[l] = *moe;
   }

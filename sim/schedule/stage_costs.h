@@ -29,6 +29,13 @@ class StageCosts {
   // One micro-batch of one layer on one rank: its shape, and the cost of a dense layer.
   const LayerShape& shape() const { return shape_; }
   const LayerCost& dense_layer() const { return dense_layer_; }
+  // The attention of layer `layer`: the dense layer's, or on a sliding-window layer
+  // (ModelSpec::IsWindowedLayer) the one with sliding_window keys per query.
+  const BlockCost& Attention(int layer) const {
+    return m_.IsWindowedLayer(layer) ? windowed_attention_ : dense_layer_.attention;
+  }
+  // The shape of a sliding-window layer (window set; the others use shape()).
+  const LayerShape& windowed_shape() const { return windowed_shape_; }
   // Layer `layer`'s parameters on one rank (attention and MLP split by tp; a MoE layer's
   // router and shared experts dense, its routed experts spread over ep).
   const LocalParams& LayerParams(int layer) const { return layer_params_[layer]; }
@@ -53,6 +60,8 @@ class StageCosts {
   StageSplit split_;
   LayerShape shape_;
   LayerCost dense_layer_;
+  LayerShape windowed_shape_;
+  BlockCost windowed_attention_;
   std::vector<LocalParams> layer_params_;
   double embedding_params_ = 0;
 };

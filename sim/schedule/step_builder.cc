@@ -40,6 +40,15 @@ void StepBuilder::AddLayerShapes() {
   edge_wgrad_id_ = prog_.AddShapes(k.attention.edge_wgrad);
   ring_fwd_id_ = prog_.AddShapes(k.attention.ring_fwd);
   ring_bwd_id_ = prog_.AddShapes(k.attention.ring_bwd);
+  windowed_attention_ids_ = attention_ids_;
+  windowed_ring_fwd_id_ = ring_fwd_id_;
+  windowed_ring_bwd_id_ = ring_bwd_id_;
+  if (m_.sliding_window > 0) {
+    const AttentionKernels w = TransformerLayerKernels(m_, stages_.windowed_shape()).attention;
+    windowed_attention_ids_ = AddPassShapes(w.block);
+    windowed_ring_fwd_id_ = prog_.AddShapes(w.ring_fwd);
+    windowed_ring_bwd_id_ = prog_.AddShapes(w.ring_bwd);
+  }
   const LogitKernels logits = LogitLayerKernels(m_, shape_);
   logits_fwd_id_ = prog_.AddShapes(logits.fwd);
   logits_bwd_id_ = prog_.AddShapes(logits.bwd);
@@ -240,7 +249,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     const LocalParams& params = stages_.LayerParams(layer);
     GatherParams(st, params.dense + params.expert, layer, mb);
     // Recomputed activations are working memory of this layer's backward only.
-    const double transient = layer_.attention.transient_act_bytes +
+    const double transient = stages_.Attention(layer).transient_act_bytes +
                              (moe ? MoeTransient(st) : layer_.mlp.transient_act_bytes);
     Memory(st, MemCategory::kBuffers, transient);
     if (p_.recompute == Recompute::kFull) {

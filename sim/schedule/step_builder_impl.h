@@ -134,6 +134,9 @@ class StepBuilder {
   const LayerCost& layer_;   // stages_.dense_layer()
   // The kernel shapes of the layer's ops, by index in prog_'s table.
   PassShapeIds attention_ids_, mlp_ids_;
+  // Sliding-window layers: their attention's shapes (and its ring blocks).
+  PassShapeIds windowed_attention_ids_;
+  int32_t windowed_ring_fwd_id_ = -1, windowed_ring_bwd_id_ = -1;
   int32_t edge_fwd_id_ = -1, edge_dgrad_id_ = -1, edge_wgrad_id_ = -1;
   int32_t ring_fwd_id_ = -1, ring_bwd_id_ = -1;
   int32_t logits_fwd_id_ = -1, logits_bwd_id_ = -1;

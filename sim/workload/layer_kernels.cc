@@ -1,6 +1,8 @@
 #include "sim/workload/layer_kernels.h"
 
+#include <algorithm>
 #include <cassert>
+#include <vector>
 
 namespace meshsim {
 namespace {
@@ -13,13 +15,17 @@ struct Linear {
   GemmShape Wgrad() const { return {in, out, tokens}; }
 };
 
-// The attention core of one rank: batch_heads heads of seq_q queries against seq_kv keys.
+// The attention core of one rank: batch_heads heads of seq_q queries against seq_kv keys,
+// scores over qk_dim and context over v_dim elements per head; causal unless the keys are
+// a sliding window (a band, computed whole).
 struct Core {
-  double batch_heads, seq_q, seq_kv, head_dim;
-  bool flash;
+  double batch_heads, seq_q, seq_kv, qk_dim, v_dim;
+  bool flash, causal;
 
+  // The fused kernel counts 4 x head_dim FLOPs per score: the mean of qk_dim and v_dim.
   AttentionShape Fused(bool backward, double passes) const {
-    return AttentionShape{batch_heads, seq_q, seq_kv, head_dim, true, backward, passes};
+    return AttentionShape{batch_heads, seq_q,    seq_kv, (qk_dim + v_dim) / 2,
+                          causal,      backward, passes};
   }
   // Forward: scores S = Q K^T, context O = P V.
   void Fwd(KernelShapes* k) const {
@@ -27,8 +33,8 @@ struct Core {
       k->attention.push_back(Fused(false, 1));
       return;
     }
-    k->gemms.push_back({seq_q, seq_kv, head_dim, batch_heads});
-    k->gemms.push_back({seq_q, head_dim, seq_kv, batch_heads});
+    k->gemms.push_back({seq_q, seq_kv, qk_dim, batch_heads});
+    k->gemms.push_back({seq_q, v_dim, seq_kv, batch_heads});
   }
   // Backward, first half: dP = dO V^T, dQ = dS K.
   void BwdFirst(KernelShapes* k) const {
@@ -36,8 +42,8 @@ struct Core {
       k->attention.push_back(Fused(true, 1));
       return;
     }
-    k->gemms.push_back({seq_q, seq_kv, head_dim, batch_heads});
-    k->gemms.push_back({seq_q, head_dim, seq_kv, batch_heads});
+    k->gemms.push_back({seq_q, seq_kv, v_dim, batch_heads});
+    k->gemms.push_back({seq_q, qk_dim, seq_kv, batch_heads});
   }
   // Backward, second half: dV = P^T dO, dK = dS^T Q.
   void BwdSecond(KernelShapes* k) const {
@@ -45,8 +51,8 @@ struct Core {
       k->attention.push_back(Fused(true, 1));
       return;
     }
-    k->gemms.push_back({seq_kv, head_dim, seq_q, batch_heads});
-    k->gemms.push_back({seq_kv, head_dim, seq_q, batch_heads});
+    k->gemms.push_back({seq_kv, v_dim, seq_q, batch_heads});
+    k->gemms.push_back({seq_kv, qk_dim, seq_q, batch_heads});
   }
   void Bwd(KernelShapes* k) const {
     if (flash) {
@@ -79,36 +85,60 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   return p;
 }
 
+// The projections before the core: one QKV GEMM, or MLA's down- and up-projections (the
+// down-projections whole on every TP rank).
+std::vector<Linear> InputProjections(const ModelSpec& m, double tokens, double t) {
+  const double h = static_cast<double>(m.hidden), a = m.heads;
+  const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
+  if (!m.IsMla()) return {Linear{tokens, h, (a * qk + m.kv_heads * (qk + v)) / t}};
+  const double q_lora = static_cast<double>(m.q_lora_rank);
+  const double kv_lora = static_cast<double>(m.kv_lora_rank);
+  const double nope = static_cast<double>(m.HeadDim());
+  std::vector<Linear> pre;
+  if (q_lora > 0) {
+    pre.push_back({tokens, h, q_lora});
+    pre.push_back({tokens, q_lora, a * qk / t});
+  } else {
+    pre.push_back({tokens, h, a * qk / t});
+  }
+  pre.push_back({tokens, h, kv_lora + static_cast<double>(m.qk_rope_head_dim)});
+  pre.push_back({tokens, kv_lora, a * (nope + v) / t});
+  return pre;
+}
+
 AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
   const double h = static_cast<double>(m.hidden), t = shape.tp;
-  const double qkv_out = h * (1 + 2.0 * m.kv_heads / m.heads);
-  const Linear qkv{tokens, h, qkv_out / t}, proj{tokens, h / t, h};
+  const std::vector<Linear> pre = InputProjections(m, tokens, t);
+  const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
+  const Linear proj{tokens, m.heads * v / t, h};
   const double batch_heads = static_cast<double>(shape.micro_batch) * m.heads / t;
-  const double s = static_cast<double>(shape.seq), d = static_cast<double>(m.HeadDim());
-  const Core core{batch_heads, s, static_cast<double>(shape.KvSeq()), d, shape.flash_attention};
+  const double s = static_cast<double>(shape.seq);
+  const double keys = static_cast<double>(shape.KeysPerQuery());
+  const bool causal = keys == static_cast<double>(shape.KvSeq());
+  const Core core{batch_heads, s, keys, qk, v, shape.flash_attention, causal};
   // Ring attention: the rank's queries against one chunk of keys (KvSeq / cp = seq).
-  const Core ring{batch_heads, s, s, d, shape.flash_attention};
+  const Core ring{batch_heads, s, std::min(s, keys), qk, v, shape.flash_attention, causal};
   AttentionKernels a;
   PassKernels& b = a.block;
-  AddFwd(&b.fwd, qkv);
+  for (const Linear& l : pre) AddFwd(&b.fwd, l);
   core.Fwd(&b.fwd);
   AddFwd(&b.fwd, proj);
   AddDgrad(&b.dgrad, proj);
   core.BwdFirst(&b.dgrad);
-  AddDgrad(&b.dgrad, qkv);
+  for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddDgrad(&b.dgrad, *l);
   AddWgrad(&b.wgrad, proj);
   core.BwdSecond(&b.wgrad);
-  AddWgrad(&b.wgrad, qkv);
+  for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&b.wgrad, *l);
   if (shape.recompute == Recompute::kSelective) core.Fwd(&b.recompute);
   if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
-  AddFwd(&a.edge_fwd, qkv);
+  for (const Linear& l : pre) AddFwd(&a.edge_fwd, l);
   AddFwd(&a.edge_fwd, proj);
   a.edge_fwd.fraction = 0.5;
   AddDgrad(&a.edge_dgrad, proj);
-  AddDgrad(&a.edge_dgrad, qkv);
+  for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddDgrad(&a.edge_dgrad, *l);
   AddWgrad(&a.edge_wgrad, proj);
-  AddWgrad(&a.edge_wgrad, qkv);
+  for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&a.edge_wgrad, *l);
   ring.Fwd(&a.ring_fwd);
   ring.Bwd(&a.ring_bwd);
   return a;

@@ -13,23 +13,57 @@ constexpr double kElementwiseTrafficSbh = 11.0;
 constexpr double kAttentionCoreTraffic = 5.5;
 
 struct Dims {
-  double s, b, h, a, kv_ratio, f, t, elt;
+  double s, b, h, a, f, t, elt;
   int ffn_matrices;
   double kv_s;  // keys per query
+  // Widths (elements per token, all heads) of Q, K, V and of the output projection's
+  // input; MLA: the latents, replicated on every TP rank (0 without MLA).
+  double q_w, k_w, v_w, o_w, latent_w;
 };
 
 Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
   assert(m.heads % shape.tp == 0);
+  const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
+  const double latent =
+      m.IsMla() ? static_cast<double>(m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) : 0.0;
   return Dims{static_cast<double>(shape.seq),
               static_cast<double>(shape.micro_batch),
               static_cast<double>(m.hidden),
               static_cast<double>(m.heads),
-              static_cast<double>(m.kv_heads) / m.heads,
               static_cast<double>(m.ffn_hidden),
               static_cast<double>(shape.tp),
               BytesPerElement(shape.dtype),
               m.FfnMatrices(),
-              static_cast<double>(shape.KvSeq())};
+              static_cast<double>(shape.KeysPerQuery()),
+              m.heads * qk,
+              m.kv_heads * qk,
+              m.kv_heads * v,
+              m.heads * v,
+              latent};
+}
+
+// Parameters of the attention projections: those split by TP (over heads) and those every
+// TP rank holds whole (MLA's down-projections), and MLA's latent norms (whole too).
+struct AttentionWeights {
+  double split, replicated, latent_norms;
+};
+
+AttentionWeights AttentionWeightsOf(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden), a = m.heads;
+  const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
+  const double out = a * v * h;
+  if (!m.IsMla()) return {h * (a * qk + m.kv_heads * (qk + v)) + out, 0, 0};
+  const double q_lora = static_cast<double>(m.q_lora_rank);
+  const double kv_lora = static_cast<double>(m.kv_lora_rank);
+  const double rope = static_cast<double>(m.qk_rope_head_dim);
+  const double nope = static_cast<double>(m.HeadDim());
+  // Q: hidden -> q_lora (+ norm) -> heads x qk, or hidden -> heads x qk directly.
+  const double q_up = (q_lora > 0 ? q_lora : h) * a * qk;
+  const double q_down = h * q_lora;
+  // K, V: hidden -> kv_lora + rope (+ norm of kv_lora) -> heads x (nope + v).
+  const double kv_down = h * (kv_lora + rope);
+  const double kv_up = kv_lora * a * (nope + v);
+  return {q_up + kv_up + out, q_down + kv_down, q_lora + kv_lora};
 }
 
 // Stored activations of the attention block without recomputation, split into the part
@@ -37,18 +71,20 @@ Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
 // by TP, and the attention core (softmax, its dropout mask and output), split by TP.
 struct AttentionActs {
   double replicated, parallel, core;
+  double latent;  // MLA's latents: whole on every TP rank (and not split by SP)
 };
 
 AttentionActs AttentionActivations(const Dims& d, bool flash) {
   const double sbh = d.s * d.b * d.h;
   // LayerNorm input, QKV input (elt each) and the dropout mask (1 byte).
   const double replicated = sbh * (2 * d.elt + 1);
-  // Q, K, V and the output-projection input.
-  const double parallel = sbh * d.elt * (2 + 2 * d.kv_ratio);
+  // Q, K, V and the output-projection input (MLA: and the latents, on every TP rank).
+  const double parallel = d.s * d.b * d.elt * (d.q_w + d.k_w + d.v_w + d.o_w);
+  const double latent = d.s * d.b * d.elt * d.latent_w;
   // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score; with
   // fused attention only the fp32 softmax statistics (one per query and head).
   const double core = flash ? d.a * d.s * d.b * 4 : d.a * d.s * d.kv_s * d.b * (2 * d.elt + 1);
-  return {replicated, parallel, core};
+  return {replicated, parallel, core, latent};
 }
 
 // Stored activations of the MLP block: replicated part and TP-split part.
@@ -68,25 +104,27 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   const double sp_split = shape.sequence_parallel ? d.t : 1.0;
   LayerCost c;
 
-  // Attention block.
-  const double qkv_out = d.h * (1 + 2 * d.kv_ratio);
-  const double proj_flops = 2 * sbh * qkv_out + 2 * sbh * d.h;
-  const double core_flops = 4 * d.b * d.s * d.kv_s * d.h;
+  // Attention block: projections (per rank: the TP-split ones / tp, MLA's
+  // down-projections whole), scores over qk and context over v elements per head.
+  const AttentionWeights w = AttentionWeightsOf(m);
+  const double proj_flops = 2 * d.s * d.b * (w.split + w.replicated * d.t);
+  const double core_flops = 2 * d.b * d.s * d.kv_s * (d.q_w + d.o_w);
   // Fused attention keeps the scores on chip: no element-wise HBM traffic for them.
   const double core_bytes =
       shape.flash_attention ? 0.0 : kAttentionCoreTraffic * d.a * d.s * d.kv_s * d.b * d.elt / d.t;
   BlockCost& at = c.attention;
   // LayerNorm, QKV GEMM, scores, softmax+mask, dropout, context, projection GEMM,
-  // bias+dropout+residual.
-  at.fwd_kernels = 8;
-  at.weight_kernels = 2;
+  // bias+dropout+residual. MLA: Q down and up (or one Q GEMM), KV down and up, projection.
+  const int proj_gemms = m.IsMla() ? (m.q_lora_rank > 0 ? 5 : 4) : 2;
+  at.fwd_kernels = 6 + proj_gemms;
+  at.weight_kernels = proj_gemms;
   at.fwd_flops = (proj_flops + core_flops) / d.t;
   at.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + core_bytes;
   at.tp_comm_bytes = sbh * d.elt;
   at.core_flops = core_flops / d.t;
   at.core_bytes = core_bytes;
   const AttentionActs aa = AttentionActivations(d, shape.flash_attention);
-  const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t;
+  const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t + aa.latent;
 
   // MLP block.
   BlockCost& mlp = c.mlp;
@@ -126,7 +164,8 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       mlp.recompute_kernels = mlp.fwd_kernels;
       break;
   }
-  c.params = LayerParams(m) / d.t;
+  const double whole = w.replicated + w.latent_norms;
+  c.params = (LayerParams(m) - whole) / d.t + whole;
   return c;
 }
 
@@ -136,8 +175,14 @@ double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape
 }
 
 double AttentionParams(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden);
-  return h * (h + 2.0 * m.KvDim()) + h * h + 2 * h;  // QKV, projection, two norms
+  const AttentionWeights w = AttentionWeightsOf(m);
+  return w.split + w.replicated + w.latent_norms + 2 * static_cast<double>(m.hidden);  // + norms
+}
+
+double AttentionParamsPerRank(const ModelSpec& m, int tp) {
+  const AttentionWeights w = AttentionWeightsOf(m);
+  const double whole = w.replicated + w.latent_norms;
+  return (AttentionParams(m) - whole) / tp + whole;
 }
 
 double LayerParams(const ModelSpec& m) {
@@ -215,8 +260,9 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
 }
 
 double KvBlockBytes(const ModelSpec& m, const LayerShape& shape) {
-  return 2.0 * shape.seq * shape.micro_batch * static_cast<double>(m.KvDim()) *
-         BytesPerElement(shape.dtype) / shape.tp;
+  const double kv =
+      static_cast<double>(m.kv_heads) * static_cast<double>(m.QkHeadDim() + m.VHeadDim());
+  return shape.seq * shape.micro_batch * kv * BytesPerElement(shape.dtype) / shape.tp;
 }
 
 double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
@@ -228,9 +274,12 @@ double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   LayerShape one;
   one.seq = m.seq_len;
   const LayerCost c = TransformerLayerCost(m, one);
+  LayerShape windowed = one;
+  windowed.window = m.sliding_window;
+  const double windowed_attention = TransformerLayerCost(m, windowed).attention.fwd_flops;
   double fwd = LogitFlops(m, one);
   for (int l = 0; l < m.layers; ++l) {
-    fwd += c.attention.fwd_flops;
+    fwd += m.IsWindowedLayer(l) ? windowed_attention : c.attention.fwd_flops;
     if (m.IsMoeLayer(l)) {
       const MoeCost moe = MoeLayerCost(m, one, 1);
       fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;

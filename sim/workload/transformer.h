@@ -27,11 +27,15 @@ struct LayerShape {
   Recompute recompute = Recompute::kNone;
   Dtype dtype = Dtype::kBf16;
   int64_t kv_seq = 0;  // keys each query attends to (seq_len); 0: same as seq
+  // Sliding-window layer: each query attends to this many keys (counted as a full band,
+  // as full attention counts the full square); 0: full causal attention over KvSeq().
+  int64_t window = 0;
   // Fused attention (FlashAttention): the a*s*s score tensors are never stored, only the
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
 
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
+  int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }
 };
 
 // One block (attention or MLP) of one layer, for one rank and one micro-batch.
@@ -57,6 +61,12 @@ struct LayerCost {
 };
 
 // Costs of one dense transformer layer. Precondition: tp divides heads and kv_heads.
+// Attention: Q, K and V projections of heads x QkHeadDim(), kv_heads x QkHeadDim() and
+// kv_heads x VHeadDim(), the core (scores over QkHeadDim(), context over VHeadDim(), each
+// query against shape.KeysPerQuery() keys) and the output projection from heads x
+// VHeadDim(). Multi-head Latent Attention (m.IsMla()): the down-projections to the
+// latents run whole on every TP rank (as Megatron-Core's MLA), the up-projections and the
+// output projection are split over heads; the latents are stored for backward.
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 
 // The MoE block that replaces the MLP of a MoE layer, for one rank and one micro-batch,
@@ -73,7 +83,8 @@ struct MoeCost {
 // `load` scales the routed tokens this rank's experts process (1 = balanced).
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
 
-// Bytes of K and V of this rank's sequence chunk (what ring attention passes on per step).
+// Bytes of K and V of this rank's sequence chunk (what ring attention passes on per step):
+// kv_heads x (QkHeadDim() + VHeadDim()) elements per token, split by TP.
 double KvBlockBytes(const ModelSpec& m, const LayerShape& shape);
 
 // Korthikanti Table 2: activation bytes of one layer for this shape, all blocks together,
@@ -88,13 +99,16 @@ double ActiveParams(const ModelSpec& m);
 double LayerParams(const ModelSpec& m);
 // Parameters of attention and norms of one layer; of one routed expert; of a MoE layer.
 double AttentionParams(const ModelSpec& m);
+// Attention parameters one TP rank holds (MLA's down-projections on every rank).
+double AttentionParamsPerRank(const ModelSpec& m, int tp);
 double ExpertParams(const ModelSpec& m);
 double MoeLayerParams(const ModelSpec& m, bool active_only);
 // Parameters of the input embedding (vocab x hidden).
 double EmbeddingParams(const ModelSpec& m);
 
 // Model FLOPs of one training step (forward + backward, no recomputation) for
-// `sequences` sequences of the model's seq_len: 3 x forward (MoE: active experts only).
+// `sequences` sequences of the model's seq_len: 3 x forward (MoE: active experts only;
+// windowed layers: sliding_window keys per query).
 double ModelFlopsPerStep(const ModelSpec& m, double sequences);
 
 // FLOPs of the output layer's forward for one rank: 2*s*b*h*V/tp.
