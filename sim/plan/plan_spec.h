@@ -8,6 +8,7 @@
 
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
+#include "sim/plan/framework.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -55,6 +56,10 @@ struct PlanSpec {
   // that many times the average (the excess tokens are dropped).
   double moe_skew = 1.0;
   double moe_capacity_factor = 0.0;
+  // How the DP/ZeRO traffic is cut into collectives and overlapped (sim/plan/framework.h);
+  // the options of other frameworks than `framework` keep their defaults.
+  Framework framework = Framework::kMegatron;
+  FrameworkOptions framework_options;
 
   // Precondition (both): a plan that ValidatePlan accepted, so that no product overflows.
   int Ranks() const { return tp * pp * dp * cp; }
