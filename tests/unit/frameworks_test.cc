@@ -20,8 +20,8 @@ namespace {
 //   layer:     attention 4h^2 = 4,194,304 (QKV 3,145,728, output 1,048,576), MLP 2 * 1024 *
 //              4096 = 8,388,608 (up 4,194,304, down 4,194,304), two norms 2,048:
 //              12,584,960 parameters, 25,169,920 bf16 bytes;
-//   embedding: input and untied output, 2 * 32000 * 1024 = 65,536,000 parameters,
-//              131,072,000 bytes (pp 1: the unit the embedding and the logits use).
+//   embedding: 32000 * 1024 = 32,768,000 parameters, 65,536,000 bytes; the untied output
+//              layer the same (pp 1: the unit gathered for the embedding and for the logits).
 Experiment Dp8(Framework framework, int zero) {
   Experiment e;
   e.name = "frameworks";
@@ -36,7 +36,7 @@ Experiment Dp8(Framework framework, int zero) {
 }
 
 constexpr double kLayerBytes = 25'169'920;
-constexpr double kEmbeddingBytes = 131'072'000;
+constexpr double kEmbeddingBytes = 65'536'000;
 
 // Rank 0's collectives with `tag`, in issue order: op and bytes.
 std::vector<std::pair<CommOp, double>> Collectives(const Simulation& sim, Tag tag) {
@@ -102,31 +102,32 @@ TEST(Frameworks, DeepSpeedZero3FetchesCoalescedSubmodules) {
   // 5e6: QKV + output projection (4,194,304) fit; the up projection would not (8.4e6), nor
   // up + down: three fetches of 4,194,304 parameters (8,388,608 bytes) per layer; the
   // norms (1,024 each) are under the persistence threshold. The embedding unit
-  // (65,536,000) is larger than the bucket: one fetch of its own.
+  // (32,768,000) is larger than the bucket: one fetch of its own.
   e.plan.framework_options.stage3_prefetch_bucket_size = 5e6;
   // 3e7 elements = 6e7 bytes of gradients per reduction. Backward hands over the output
-  // layer (half the embedding unit, 131,072,000 bytes: full at once), then layers of
-  // 25,169,920 bytes: three fill a bucket (75,509,760) twice; the last two layers and the
-  // embedding (131,072,000) are flushed together: 181,411,840.
+  // layer (65,536,000 bytes: full at once), then layers of 25,169,920 bytes: three fill a
+  // bucket (75,509,760) twice; the last two layers (50,339,840) and the embedding
+  // (65,536,000) are flushed together: 115,875,840.
   e.plan.framework_options.reduce_bucket_size = 3e7;
   const auto sim = Simulate(e, {}, testing::FakeModels());
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
             (std::map<double, int>{{8'388'608, 2 * 8 * 3}, {kEmbeddingBytes, 4}}));
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kDpGradReduce), CommOp::kReduceScatter),
-            (std::map<double, int>{{131'072'000, 1}, {75'509'760, 2}, {181'411'840, 1}}));
+            (std::map<double, int>{{65'536'000, 1}, {75'509'760, 2}, {115'875'840, 1}}));
 }
 
 TEST(Frameworks, DeepSpeedZero1GathersParametersInAllgatherBuckets) {
   Experiment e = Dp8(Framework::kDeepSpeed, 1);
-  // Parameters: 8 layers and the embedding unit, 231,751,680 (463,503,360 bytes); 1e8
-  // elements per all-gather = 2e8 bytes: 200,000,000 twice and 63,503,360.
+  // Parameters: 8 layers, the embedding and the output layer, 100,679,680 + 2 * 32,768,000
+  // = 166,215,680 (332,431,360 bytes); 1e8 elements per all-gather = 2e8 bytes:
+  // 200,000,000 and 132,431,360.
   e.plan.framework_options.allgather_bucket_size = 1e8;
   const auto sim = Simulate(e, {}, testing::FakeModels());
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
-            (std::map<double, int>{{200'000'000, 2}, {63'503'360, 1}}));
+            (std::map<double, int>{{200'000'000, 1}, {132'431'360, 1}}));
   // Default reduce bucket 5e8 elements = 1e9 bytes > all gradients: one reduce-scatter.
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kDpGradReduce), CommOp::kReduceScatter),
-            (std::map<double, int>{{463'503'360, 1}}));
+            (std::map<double, int>{{332'431'360, 1}}));
 }
 
 TEST(Frameworks, MegatronOverlapParamGatherCutsTheGatherIntoBuckets) {
@@ -134,11 +135,11 @@ TEST(Frameworks, MegatronOverlapParamGatherCutsTheGatherIntoBuckets) {
   const auto plain = Simulate(e, {}, testing::FakeModels());
   // One all-gather of every parameter after the optimizer.
   EXPECT_EQ(Sizes(Collectives(*plain, Tag::kZeroGather), CommOp::kAllGather),
-            (std::map<double, int>{{463'503'360, 1}}));
+            (std::map<double, int>{{332'431'360, 1}}));
   e.plan.framework_options.overlap_param_gather = true;
   const auto sim = Simulate(e, {}, testing::FakeModels());
   // Buckets of dp_bucket_mb 25 MB / 2 bytes = 12.5e6 parameters in forward order: the
-  // embedding (65.5e6) alone, each layer (12.58e6) alone, the output layer alone.
+  // embedding (32.8e6) alone, each layer (12.58e6) alone, the output layer alone.
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
             (std::map<double, int>{{kLayerBytes, 8}, {kEmbeddingBytes, 2}}));
 }
@@ -214,9 +215,9 @@ std::string Yaml(const std::string& framework, const std::string& options) {
          "model: ../models/llama2-7b.yaml\n"
          "cluster: ../../topologies/dgx-h100.yaml\n"
          "plan:\n"
-         "  dp: 8\n"
+         "  dp: 64\n"
          "  zero: 3\n"
-         "  global_batch: 8\n"
+         "  global_batch: 64\n"
          "  framework: " +
          framework +
          "\n"
