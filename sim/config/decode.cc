@@ -62,6 +62,53 @@ void DecodeStageLayers(YamlReader& r, std::vector<int>* out) {
   }
 }
 
+// framework_options: the knobs of plan.framework (sim/plan/framework.h), by their own
+// names. Every option of every framework is read (so that each is known and typed); one
+// that belongs to another framework than the plan's fails.
+void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOptions* o) {
+  if (!plan.Has("framework_options")) {
+    plan.Skip("framework_options");
+    return;
+  }
+  YamlReader r = plan.Map("framework_options");
+  const std::string& name = NameOf(FrameworkNames(), framework);
+  const auto owned_by = [&](const std::string& key, Framework owner) {
+    if (r.Has(key) && owner != framework) {
+      Fail(r.sources(), r.Child(key), r.KeyPath(key),
+           "expected an option of framework " + name + ", found an option of framework " +
+               NameOf(FrameworkNames(), owner));
+    }
+  };
+  const auto count = [&](const std::string& key, Framework owner, double* v, bool zero_ok) {
+    owned_by(key, owner);
+    r.GetDouble(key, v);
+    if (!(*v > 0 || (zero_ok && *v == 0)) || *v > PlanSpec::kMaxDpBucketBytes) {
+      Fail(r.sources(), r.Child(key), r.KeyPath(key),
+           std::string("expected a number of parameters ") + (zero_ok ? ">= 0" : "> 0") +
+               " and <= 1e15, found " + Describe(r.Child(key)));
+    }
+  };
+  const auto flag = [&](const std::string& key, Framework owner, bool* v) {
+    owned_by(key, owner);
+    r.GetBool(key, v);
+  };
+  count("bucket_size", Framework::kMegatron, &o->bucket_size, true);
+  flag("overlap_param_gather", Framework::kMegatron, &o->overlap_param_gather);
+  count("reduce_bucket_size", Framework::kDeepSpeed, &o->reduce_bucket_size, false);
+  count("allgather_bucket_size", Framework::kDeepSpeed, &o->allgather_bucket_size, false);
+  count("stage3_prefetch_bucket_size", Framework::kDeepSpeed, &o->stage3_prefetch_bucket_size,
+        true);
+  count("stage3_max_live_parameters", Framework::kDeepSpeed, &o->stage3_max_live_parameters, false);
+  count("stage3_param_persistence_threshold", Framework::kDeepSpeed,
+        &o->stage3_param_persistence_threshold, true);
+  owned_by("backward_prefetch", Framework::kFsdp);
+  r.GetEnum<BackwardPrefetch>("backward_prefetch", BackwardPrefetchNames(), &o->backward_prefetch);
+  flag("forward_prefetch", Framework::kFsdp, &o->forward_prefetch);
+  flag("limit_all_gathers", Framework::kFsdp, &o->limit_all_gathers);
+  flag("reshard_after_forward", Framework::kFsdp2, &o->reshard_after_forward);
+  r.Finish();
+}
+
 // what_if: {links: [{link: NAME, bandwidth_factor: F} | {link: NAME, failed: true}],
 //           stragglers: [{gpu: N, slowdown: F}]}
 void DecodeWhatIf(YamlReader& cluster, ClusterSpec* c) {
@@ -421,6 +468,8 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetBool("overlap_p2p", &p.overlap_p2p);
   r.GetDouble("moe_skew", &p.moe_skew);
   r.GetDouble("moe_capacity_factor", &p.moe_capacity_factor);
+  r.GetEnum<Framework>("framework", FrameworkNames(), &p.framework);
+  DecodeFrameworkOptions(r, p.framework, &p.framework_options);
   r.GetEnum<AllReduceAlgorithm>("allreduce_algorithm",
                                 {{"auto", AllReduceAlgorithm::kAuto},
                                  {"ring", AllReduceAlgorithm::kRing},

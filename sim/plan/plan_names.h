@@ -26,6 +26,22 @@ inline const NameTable<Recompute>& RecomputeNames() {
   return names;
 }
 
+inline const NameTable<Framework>& FrameworkNames() {
+  static const NameTable<Framework> names = {{"megatron", Framework::kMegatron},
+                                             {"deepspeed", Framework::kDeepSpeed},
+                                             {"fsdp", Framework::kFsdp},
+                                             {"fsdp2", Framework::kFsdp2}};
+  return names;
+}
+
+inline const NameTable<BackwardPrefetch>& BackwardPrefetchNames() {
+  static const NameTable<BackwardPrefetch> names = {
+      {"backward_pre", BackwardPrefetch::kBackwardPre},
+      {"backward_post", BackwardPrefetch::kBackwardPost},
+      {"none", BackwardPrefetch::kNone}};
+  return names;
+}
+
 // The name of `value` in `table`; "?" if absent (a table missing a value is a bug).
 template <typename E>
 const std::string& NameOf(const NameTable<E>& table, E value) {

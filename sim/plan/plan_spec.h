@@ -9,6 +9,7 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
 #include "sim/plan/jax_plan.h"
+#include "sim/plan/framework.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
@@ -60,6 +61,10 @@ struct PlanSpec {
   // zero, sequence_parallel and mesh_order were derived from (sim/plan/sharding.h);
   // empty for a plan that names its degrees.
   JaxPlan jax;
+  // How the DP/ZeRO traffic is cut into collectives and overlapped (sim/plan/framework.h);
+  // the options of other frameworks than `framework` keep their defaults.
+  Framework framework = Framework::kMegatron;
+  FrameworkOptions framework_options;
 
   // Precondition (both): a plan that ValidatePlan accepted, so that no product overflows.
   int Ranks() const { return tp * pp * dp * cp; }

@@ -45,6 +45,12 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
   }
   if (p.zero < 0 || p.zero > 3)
     return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
+  // FSDP's sharding strategies are NO_SHARD, SHARD_GRAD_OP and FULL_SHARD: no ZeRO-1.
+  if (p.zero == 1 && (p.framework == Framework::kFsdp || p.framework == Framework::kFsdp2)) {
+    return Bad("plan.zero",
+               "expected 0, 2 or 3 with framework fsdp or fsdp2 (NO_SHARD, SHARD_GRAD_OP, "
+               "FULL_SHARD), found 1");
+  }
   const int gpus = cluster.TotalGpus();
   const int64_t ranks = Product({p.tp, p.pp, p.dp, p.cp});
   if (ranks != gpus) {

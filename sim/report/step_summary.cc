@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/host.h"
+#include "sim/report/dp_comm.h"
 #include "sim/workload/transformer.h"
 
 namespace meshsim {
@@ -119,6 +120,9 @@ StepSummary SummarizeStep(const Simulation& sim, const SummaryOptions& options) 
   if (options.devices) s.devices = Devices(sim);
   if (options.links) s.links = Links(sim);
   if (!e.cluster.what_if.links.empty()) s.rerouted = Rerouted(sim);
+  if (e.plan.framework != Framework::kMegatron || e.plan.zero == 3) {
+    s.dp_comm = SummarizeDpComm(sim, s.critical_rank);
+  }
   s.sim.events = sim.replay.events;
   s.sim.ops = sim.program.OpCount();
   s.sim.replayed_ranks = sim.simulated_ranks.size();

@@ -71,6 +71,17 @@ struct RerouteSummary {
   std::vector<std::pair<std::string, double>> links;  // physical link, detour bytes
 };
 
+// The critical rank's data-parallel collectives (gradient reductions and parameter
+// all-gathers, tags "dp grad reduce" and "zero param gather") and where their time goes.
+// Present when plan.framework is not megatron or plan.zero is 3.
+struct DpCommSummary {
+  int collectives = 0;
+  double bytes = 0;        // summed, nccl-tests convention (sim/net/collective.h)
+  double busy_s = 0;       // their replayed durations, summed (overlapping ones both count)
+  double latency_s = 0;    // of busy_s: NCCL's launch and per-hop latency (tuner model)
+  double bandwidth_s = 0;  // busy_s - latency_s: moving the data, contention included
+};
+
 // About the simulation itself. The host measurements (wall_s, events_per_s,
 // peak_rss_mib) differ from run to run: zero when reproducible.
 struct SimCounters {
@@ -106,6 +117,7 @@ struct StepSummary {
   std::vector<DeviceSummary> devices;  // every GPU (empty when SummaryOptions::devices off)
   std::vector<LinkSummary> links;      // link classes, then the busiest links
   std::optional<RerouteSummary> rerouted;
+  std::optional<DpCommSummary> dp_comm;
   SimCounters sim;
 };
 

@@ -126,6 +126,14 @@ Json SummaryJson(const StepSummary& s) {
   }
   j["links"] = std::move(links);
   if (s.rerouted) j["rerouted"] = RerouteJson(*s.rerouted);
+  if (s.dp_comm) {
+    const DpCommSummary& d = *s.dp_comm;
+    j["dp_comm"] = {{"collectives", d.collectives},
+                    {"bytes", d.bytes},
+                    {"busy_s", d.busy_s},
+                    {"latency_s", d.latency_s},
+                    {"bandwidth_s", d.bandwidth_s}};
+  }
   VisitSimFields(s, set);
   return j;
 }
@@ -150,6 +158,13 @@ std::string HumanSummary(const StepSummary& s) {
       s.peak_memory_gib, s.memory_budget_gib, s.fits ? "fits" : "DOES NOT FIT", s.worst_memory_rank,
       m.weights, m.gradients, m.optimizer, m.activations, m.buffers);
   if (s.rerouted) out += WhatIfLine(*s.rerouted);
+  if (s.dp_comm) {
+    const DpCommSummary& d = *s.dp_comm;
+    out += fmt::format(
+        "  dp collectives   {} on rank {}, {:.3f} GB, busy {:.4f} s: latency {:.4f} s, "
+        "bandwidth {:.4f} s\n",
+        d.collectives, s.critical_rank, d.bytes / 1e9, d.busy_s, d.latency_s, d.bandwidth_s);
+  }
   out += fmt::format("  simulated        {} events in {:.3f} s\n", s.sim.events, s.sim.wall_s);
   return out;
 }

@@ -89,6 +89,8 @@ std::string_view TagName(Tag t) {
       return "moe router bwd";
     case Tag::kOptimizerStep:
       return "optimizer step";
+    case Tag::kParamCopy:
+      return "fsdp2 copy";
     case Tag::kTpComm:
       return "tp collective";
     case Tag::kCpComm:

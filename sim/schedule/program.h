@@ -70,6 +70,7 @@ enum class Tag : uint8_t {
   kMoeExpertsWgrad,
   kMoeRouterBwd,
   kOptimizerStep,
+  kParamCopy,  // FSDP2's copy-out of gathered parameters / copy-in of gradients
   kTpComm,
   kCpComm,
   kEpComm,

@@ -16,6 +16,7 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
       p_(p),
       t_(t),
       mesh_(mesh),
+      policy_(PolicyFor(p, t)),
       prog_(mesh.Size()),
       stages_(m, p, t),
       shape_(stages_.shape()),
@@ -123,8 +124,12 @@ OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, 
 // ZeRO-3: all-gather `params` (a layer's, or the embedding's) before their compute,
 // prefetched while the previous layer computes; the buffer is freed after their last
 // compute by ReleaseParams.
-void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb) {
-  if (p_.zero < 3 || nd_ == 1) return;
+void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb, bool backward) {
+  if (!policy_.sharded_params || nd_ == 1) return;
+  if (!policy_.megatron_gathers) {
+    GatherUnit(st, params, layer, mb, backward);
+    return;
+  }
   const double bytes = params * kWeightBytesPerParam;
   const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
   if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
@@ -132,8 +137,12 @@ void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb) 
   st.wait.push_back(prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb));
 }
 
-void StepBuilder::ReleaseParams(RankState& st, double params) {
-  if (p_.zero < 3 || nd_ == 1) return;
+void StepBuilder::ReleaseParams(RankState& st, double params, int layer, bool backward) {
+  if (!policy_.sharded_params || nd_ == 1) return;
+  if (!policy_.megatron_gathers) {
+    ReleaseUnit(st, params, layer, backward);
+    return;
+  }
   Memory(st, MemCategory::kBuffers, -params * kWeightBytesPerParam);
   st.released[0] = st.released[1];
   st.released[1] = st.last_compute;
@@ -146,9 +155,12 @@ void StepBuilder::ReduceGradients(RankState& st, double params, bool last_micro_
   const int group_size = expert ? ned_ : nd_;
   double& bucket = expert ? st.expert_bucket_bytes : st.bucket_bytes;
   if (group_size == 1) return;
-  if (!last_micro_batch && p_.zero < 2) return;  // ZeRO-0/1 accumulate locally
+  if (!last_micro_batch && !policy_.reduce_each_micro_batch) return;  // accumulate locally
   bucket += params * GradientBytesPerParam(t_);
-  if ((bucket < static_cast<double>(p_.dp_bucket_bytes) && !flush) || bucket <= 0) return;
+  if ((bucket < policy_.reduce_bucket_bytes && !flush) || bucket <= 0) return;
+  if (policy_.copy_in_out) {
+    Compute(st, Tag::kParamCopy, KernelWork{0, 2 * bucket, 1}, -1, -1);
+  }
   const CommOp op = p_.zero == 0 ? CommOp::kAllReduce : CommOp::kReduceScatter;
   st.last_dp = Collective(st, Stream::kDp, expert ? Channel::kExpertDp : Channel::kDp,
                           Tag::kDpGradReduce, op, expert ? st.expert_grad_group : st.grad_group,
@@ -204,27 +216,30 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
   const int vs = VirtualStage(chunk, st.stage);
   PipelineRecv(st, true, chunk, mb);
   if (IsFirst(vs)) {
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb);
+    AwaitParamBucket(st, -1);
+    GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
     Compute(st, Tag::kEmbeddingFwd, KernelWork{0, 2 * ActBytes(Sbh())}, -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal());
+    ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
   }
   const StageSplit& split = stages_.split();
   for (int layer = split.FirstLayer(vs); layer < split.EndLayer(vs); ++layer) {
     const LocalParams& params = stages_.LayerParams(layer);
-    GatherParams(st, params.dense + params.expert, layer, mb);
+    AwaitParamBucket(st, layer);
+    GatherParams(st, params.dense + params.expert, layer, mb, false);
     AttentionForward(st, layer, mb, false);
     if (m_.IsMoeLayer(layer)) {
       MoeForward(st, layer, mb, false);
     } else {
       BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpFwd, layer, mb, false);
     }
-    ReleaseParams(st, params.dense + params.expert);
+    ReleaseParams(st, params.dense + params.expert, layer, false);
   }
   if (IsLast(vs)) {
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb);
+    AwaitParamBucket(st, -1);
+    GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
     Memory(st, MemCategory::kActivations, LogitActBytes());
     Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal());
+    ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
   }
   PipelineSend(st, true, chunk, mb);
 }
@@ -237,17 +252,17 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     KernelWork w = LogitsWork();
     w.flops *= 2;
     w.shapes = logits_bwd_id_;
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb);
+    GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
     Compute(st, Tag::kLogitsBwd, w, -1, mb);
     Memory(st, MemCategory::kActivations, -LogitActBytes());
-    ReleaseParams(st, EmbeddingParamsLocal());
+    ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
     if (stages_.HoldsOutput(st.stage)) ReduceGradients(st, EmbeddingParamsLocal(), last_mb, false);
   }
   const StageSplit& split = stages_.split();
   for (int layer = split.EndLayer(vs) - 1; layer >= split.FirstLayer(vs); --layer) {
     const bool moe = m_.IsMoeLayer(layer);
     const LocalParams& params = stages_.LayerParams(layer);
-    GatherParams(st, params.dense + params.expert, layer, mb);
+    GatherParams(st, params.dense + params.expert, layer, mb, true);
     // Recomputed activations are working memory of this layer's backward only.
     const double transient = stages_.Attention(layer).transient_act_bytes +
                              (moe ? MoeTransient(st) : layer_.mlp.transient_act_bytes);
@@ -268,15 +283,15 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     }
     AttentionBackward(st, layer, mb);
     Memory(st, MemCategory::kBuffers, -transient);
-    ReleaseParams(st, params.dense + params.expert);
+    ReleaseParams(st, params.dense + params.expert, layer, true);
     const bool flush = layer == split.FirstLayer(vs) && !IsFirst(vs);
     if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
     ReduceGradients(st, params.dense, last_mb, flush);
   }
   if (IsFirst(vs)) {
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb);
+    GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
     Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh())}, -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal());
+    ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
     ReduceGradients(st, EmbeddingParamsLocal(), last_mb, true);
   }
   PipelineSend(st, false, chunk, mb);
@@ -297,14 +312,12 @@ void StepBuilder::Optimizer(RankState& st) {
   const bool sharded = p_.zero >= 1;
   const double owned = params.dense / (sharded ? nd_ : 1) + params.expert / (sharded ? ned_ : 1);
   Compute(st, Tag::kOptimizerStep, KernelWork{0, owned * OptimizerTrafficPerParam(t_)}, -1, -1);
-  if (p_.zero == 1 || p_.zero == 2) {
-    if (nd_ > 1) {
-      Collective(st, Stream::kDp, Channel::kDp, Tag::kZeroGather, CommOp::kAllGather, st.grad_group,
-                 params.dense * kWeightBytesPerParam, -1, -1, false);
-    }
+  if (policy_.param_gather_after_optimizer) {
+    if (nd_ > 1)
+      GatherInChunks(st, Channel::kDp, st.grad_group, params.dense * kWeightBytesPerParam);
     if (ned_ > 1 && params.expert > 0) {
-      Collective(st, Stream::kDp, Channel::kExpertDp, Tag::kZeroGather, CommOp::kAllGather,
-                 st.expert_grad_group, params.expert * kWeightBytesPerParam, -1, -1, false);
+      GatherInChunks(st, Channel::kExpertDp, st.expert_grad_group,
+                     params.expert * kWeightBytesPerParam);
     }
   }
 }
@@ -326,6 +339,7 @@ void StepBuilder::EmitRank(int rank) {
   Memory(st, MemCategory::kWeights, dense.weights + expert.weights);
   Memory(st, MemCategory::kGradients, dense.gradients + expert.gradients);
   Memory(st, MemCategory::kOptimizer, dense.optimizer + expert.optimizer);
+  GatherParamBuckets(st);
   for (const PipelineStep& s :
        StageOrder(p_.schedule, p_.pp, p_.virtual_stages, micro_batches_, st.stage)) {
     if (s.forward) {

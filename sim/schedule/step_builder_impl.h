@@ -3,12 +3,14 @@
 // moe_blocks.cc (router, expert all-to-all, experts). Not part of the schedule API.
 #pragma once
 
+#include <deque>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "sim/plan/mesh.h"
 #include "sim/plan/plan_spec.h"
+#include "sim/schedule/dp_policy.h"
 #include "sim/schedule/program.h"
 #include "sim/schedule/stage_costs.h"
 #include "sim/workload/layer_kernels.h"
@@ -71,6 +73,17 @@ class StepBuilder {
     // ZeRO-3: the frees of the two most recent layer buffers; a gather waits for the older,
     // so at most two gathered layers (the one computing, the one prefetched) are live.
     std::optional<OpId> released[2];
+    // Other frameworks' sharded parameters (sharded_params.cc): the units gathered and
+    // not yet known to be freed, oldest first, with the op that frees each (once emitted).
+    struct LiveUnit {
+      double bytes = 0;
+      std::optional<OpId> freed;
+    };
+    std::deque<LiveUnit> live;
+    double live_bytes = 0;
+    // overlap_param_gather: per layer + 1 (0: the embedding; the last slot: routed
+    // experts), the all-gather of its parameter bucket that its first forward waits for.
+    std::vector<std::optional<OpId>> bucket_gather;
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
@@ -83,8 +96,8 @@ class StepBuilder {
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
                   const std::vector<int>& group, double bytes, int layer, int mb,
                   bool blocking = true);
-  void GatherParams(RankState& st, double params, int layer, int mb);
-  void ReleaseParams(RankState& st, double params);
+  void GatherParams(RankState& st, double params, int layer, int mb, bool backward);
+  void ReleaseParams(RankState& st, double params, int layer, bool backward);
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
   void PipelineRecv(RankState& st, bool forward, int chunk, int mb);
@@ -96,6 +109,16 @@ class StepBuilder {
   void Backward(RankState& st, int chunk, int mb);
   void Optimizer(RankState& st);
   void EmitRank(int rank);
+
+  // sharded_params.cc: the DP policy's parameter gathers other than Megatron's.
+  std::vector<double> Fetches(double params, int layer) const;
+  std::vector<double> LayerModules(double params, int layer) const;
+  void GatherUnit(RankState& st, double params, int layer, int mb, bool backward);
+  void ReleaseUnit(RankState& st, double params, int layer, bool backward);
+  void WaitForRoom(RankState& st, double bytes, int max_units, OpId alloc);
+  void GatherInChunks(RankState& st, Channel ch, const std::vector<int>& group, double bytes);
+  void GatherParamBuckets(RankState& st);
+  void AwaitParamBucket(RankState& st, int layer);
 
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);
@@ -128,6 +151,7 @@ class StepBuilder {
   const PlanSpec& p_;
   const TrainingSpec& t_;
   const Mesh& mesh_;
+  const DpPolicy policy_;  // how the framework cuts DP/ZeRO traffic
   Program prog_;
   const StageCosts stages_;  // the layer split, per-layer costs and parameters
   const LayerShape& shape_;  // stages_.shape()

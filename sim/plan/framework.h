@@ -1,0 +1,54 @@
+// Which training framework issues the data-parallel (DP/ZeRO) traffic, and its knobs.
+//
+// The same plan (dp, zero) is cut into collectives differently by each framework:
+// Megatron-Core's distributed optimizer reduces gradients in buckets and all-gathers
+// parameters after the optimizer; DeepSpeed ZeRO fetches ZeRO-3 parameters per
+// submodule with a prefetch window and reduces in element-counted buckets; PyTorch FSDP
+// all-gathers one flat parameter per wrapped unit (a transformer layer) with a rate
+// limiter; FSDP2 shards each parameter on its own and copies into and out of the
+// all-gather buffer. sim/schedule/framework_*.cc turn these knobs into a DpPolicy.
+//
+// The option names are the frameworks' own; sizes counted in elements (parameters) are
+// numbers of parameters, as the frameworks count them. Every default cites its source
+// (README, "Frameworks").
+#pragma once
+
+#include <cstdint>
+
+namespace meshsim {
+
+enum class Framework : uint8_t { kMegatron, kDeepSpeed, kFsdp, kFsdp2 };
+
+// torch.distributed.fsdp.BackwardPrefetch.
+enum class BackwardPrefetch : uint8_t { kBackwardPre, kBackwardPost, kNone };
+
+struct FrameworkOptions {
+  // --- megatron (Megatron-Core DistributedDataParallelConfig) ---
+  // Parameters per gradient bucket; 0: plan.dp_bucket_mb's bytes decide (today's default).
+  double bucket_size = 0;
+  // Megatron-Core overlap_param_gather (default False): the distributed optimizer's
+  // parameter all-gather is cut into the gradient buckets and overlaps the next step's
+  // forward (each bucket's first forward waits for its bucket) instead of ending the step.
+  bool overlap_param_gather = false;
+
+  // --- deepspeed (zero_optimization section, deepspeed/runtime/zero/config.py) ---
+  double reduce_bucket_size = 5e8;     // elements per gradient reduction
+  double allgather_bucket_size = 5e8;  // elements per ZeRO-1/2 parameter all-gather
+  // ZeRO-3: parameters of consecutive submodules fetched together (one all-gather) and
+  // ahead of use; the most gathered parameters alive at once; parameters of submodules
+  // smaller than the threshold stay unpartitioned (no fetch).
+  double stage3_prefetch_bucket_size = 5e7;
+  double stage3_max_live_parameters = 1e9;
+  double stage3_param_persistence_threshold = 1e5;
+
+  // --- fsdp (torch.distributed.fsdp.FullyShardedDataParallel) ---
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::kBackwardPre;
+  bool forward_prefetch = false;
+  bool limit_all_gathers = true;  // at most two units' all-gathers in flight
+
+  // --- fsdp2 (torch.distributed.fsdp.fully_shard) ---
+  // With false, parameters stay gathered from forward to backward (no backward all-gather).
+  bool reshard_after_forward = true;
+};
+
+}  // namespace meshsim

@@ -1,0 +1,275 @@
+// plan.framework: each framework's DP/ZeRO collectives, counted and sized by hand on a
+// small model, replayed by the event engine; framework_options decoding and errors; the
+// summary's latency/bandwidth split of the DP collectives.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/step_summary.h"
+#include "sim/schedule/dp_policy.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+// SmallModel (8 layers, h 1024, 16 heads, GeLU ffn 4096) with a 32000-token vocabulary,
+// pure data parallel over one node of 8 GPUs, one micro-batch.
+//   layer:     attention 4h^2 = 4,194,304 (QKV 3,145,728, output 1,048,576), MLP 2 * 1024 *
+//              4096 = 8,388,608 (up 4,194,304, down 4,194,304), two norms 2,048:
+//              12,584,960 parameters, 25,169,920 bf16 bytes;
+//   embedding: 32000 * 1024 = 32,768,000 parameters, 65,536,000 bytes; the untied output
+//              layer the same (pp 1: the unit gathered for the embedding and for the logits).
+Experiment Dp8(Framework framework, int zero) {
+  Experiment e;
+  e.name = "frameworks";
+  e.model = testing::SmallModel();
+  e.model.vocab = 32000;
+  e.cluster = testing::OneNode(8);
+  e.plan.dp = 8;
+  e.plan.zero = zero;
+  e.plan.global_batch = 8;
+  e.plan.framework = framework;
+  return e;
+}
+
+constexpr double kLayerBytes = 25'169'920;
+constexpr double kEmbeddingBytes = 65'536'000;
+
+// Rank 0's collectives with `tag`, in issue order: op and bytes.
+std::vector<std::pair<CommOp, double>> Collectives(const Simulation& sim, Tag tag) {
+  std::vector<std::pair<CommOp, double>> out;
+  for (Stream s : {Stream::kDp, Stream::kDpGather}) {
+    for (OpId id : sim.program.StreamOps(0, s)) {
+      const Op& op = sim.program.op(id);
+      if (op.kind == OpKind::kComm && op.tag == tag) {
+        const Comm& c = sim.program.comms()[op.comm];
+        out.emplace_back(c.op, c.bytes);
+        EXPECT_GE(sim.replay.end[id], sim.replay.start[id]);  // replayed
+      }
+    }
+  }
+  return out;
+}
+
+// Bytes -> how many collectives of that size.
+std::map<double, int> Sizes(const std::vector<std::pair<CommOp, double>>& list, CommOp op) {
+  std::map<double, int> sizes;
+  for (const auto& [o, bytes] : list) {
+    EXPECT_EQ(o, op);
+    ++sizes[bytes];
+  }
+  return sizes;
+}
+
+int Count(const Simulation& sim, Tag tag) {
+  int n = 0;
+  for (OpId id : sim.program.StreamOps(0, Stream::kCompute)) n += sim.program.op(id).tag == tag;
+  return n;
+}
+
+TEST(Frameworks, FsdpGathersEachUnitTwiceAndReduceScattersItOnce) {
+  const auto sim = Simulate(Dp8(Framework::kFsdp, 3), {}, testing::FakeModels());
+  // FULL_SHARD: forward gathers the embedding, 8 layers, the logits' unit (10); backward
+  // the logits' unit, 8 layers, the embedding (10).
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{kLayerBytes, 16}, {kEmbeddingBytes, 4}}));
+  // One reduce-scatter per unit after its backward: the output layer, 8 layers, the
+  // embedding.
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kDpGradReduce), CommOp::kReduceScatter),
+            (std::map<double, int>{{kLayerBytes, 8}, {kEmbeddingBytes, 2}}));
+  EXPECT_EQ(Count(*sim, Tag::kParamCopy), 0);
+}
+
+TEST(Frameworks, FsdpShardGradOpGathersOnlyInForward) {
+  const auto sim = Simulate(Dp8(Framework::kFsdp, 2), {}, testing::FakeModels());
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{kLayerBytes, 8}, {kEmbeddingBytes, 2}}));
+  EXPECT_EQ(Collectives(*sim, Tag::kDpGradReduce).size(), 10u);
+}
+
+TEST(Frameworks, Fsdp2CopiesOutEveryGatherAndCopiesInEveryReduction) {
+  const auto sim = Simulate(Dp8(Framework::kFsdp2, 3), {}, testing::FakeModels());
+  EXPECT_EQ(Collectives(*sim, Tag::kZeroGather).size(), 20u);
+  EXPECT_EQ(Collectives(*sim, Tag::kDpGradReduce).size(), 10u);
+  EXPECT_EQ(Count(*sim, Tag::kParamCopy), 20 + 10);
+}
+
+TEST(Frameworks, DeepSpeedZero3FetchesCoalescedSubmodules) {
+  Experiment e = Dp8(Framework::kDeepSpeed, 3);
+  // 5e6: QKV + output projection (4,194,304) fit; the up projection would not (8.4e6), nor
+  // up + down: three fetches of 4,194,304 parameters (8,388,608 bytes) per layer; the
+  // norms (1,024 each) are under the persistence threshold. The embedding unit
+  // (32,768,000) is larger than the bucket: one fetch of its own.
+  e.plan.framework_options.stage3_prefetch_bucket_size = 5e6;
+  // 3e7 elements = 6e7 bytes of gradients per reduction. Backward hands over the output
+  // layer (65,536,000 bytes: full at once), then layers of 25,169,920 bytes: three fill a
+  // bucket (75,509,760) twice; the last two layers (50,339,840) and the embedding
+  // (65,536,000) are flushed together: 115,875,840.
+  e.plan.framework_options.reduce_bucket_size = 3e7;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{8'388'608, 2 * 8 * 3}, {kEmbeddingBytes, 4}}));
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kDpGradReduce), CommOp::kReduceScatter),
+            (std::map<double, int>{{65'536'000, 1}, {75'509'760, 2}, {115'875'840, 1}}));
+}
+
+TEST(Frameworks, DeepSpeedZero1GathersParametersInAllgatherBuckets) {
+  Experiment e = Dp8(Framework::kDeepSpeed, 1);
+  // Parameters: 8 layers, the embedding and the output layer, 100,679,680 + 2 * 32,768,000
+  // = 166,215,680 (332,431,360 bytes); 1e8 elements per all-gather = 2e8 bytes:
+  // 200,000,000 and 132,431,360.
+  e.plan.framework_options.allgather_bucket_size = 1e8;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{200'000'000, 1}, {132'431'360, 1}}));
+  // Default reduce bucket 5e8 elements = 1e9 bytes > all gradients: one reduce-scatter.
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kDpGradReduce), CommOp::kReduceScatter),
+            (std::map<double, int>{{332'431'360, 1}}));
+}
+
+TEST(Frameworks, MegatronOverlapParamGatherCutsTheGatherIntoBuckets) {
+  Experiment e = Dp8(Framework::kMegatron, 1);
+  const auto plain = Simulate(e, {}, testing::FakeModels());
+  // One all-gather of every parameter after the optimizer.
+  EXPECT_EQ(Sizes(Collectives(*plain, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{332'431'360, 1}}));
+  e.plan.framework_options.overlap_param_gather = true;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  // Buckets of dp_bucket_mb 25 MB / 2 bytes = 12.5e6 parameters in forward order: the
+  // embedding (32.8e6) alone, each layer (12.58e6) alone, the output layer alone.
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{kLayerBytes, 8}, {kEmbeddingBytes, 2}}));
+}
+
+TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {
+  // Megatron's ZeRO-3: one gather per layer, the same collectives as FSDP's FULL_SHARD.
+  const auto sim = Simulate(Dp8(Framework::kMegatron, 3), {}, testing::FakeModels());
+  EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
+            (std::map<double, int>{{kLayerBytes, 16}, {kEmbeddingBytes, 4}}));
+  // Gradients in 25 MB buckets: a layer (25,169,920 bytes) fills one alone.
+  EXPECT_EQ(Collectives(*sim, Tag::kDpGradReduce).size(), 10u);
+}
+
+TEST(Frameworks, FsdpPrefetchWindowShapesOverlap) {
+  // With the default network, BACKWARD_PRE hides more of backward's gathers than
+  // BACKWARD_POST, which gathers the next unit only after the current one's gradients.
+  Experiment e = Dp8(Framework::kFsdp, 3);
+  e.cluster.nodes = 2;
+  e.cluster.inter_node.gbps_per_nic = 12.5;
+  e.plan.dp = 16;
+  e.plan.global_batch = 16;
+  const double pre = Simulate(e)->replay.step_time.seconds();
+  e.plan.framework_options.backward_prefetch = BackwardPrefetch::kBackwardPost;
+  const double post = Simulate(e)->replay.step_time.seconds();
+  EXPECT_LT(pre, post);
+}
+
+TEST(SubmoduleFetches, CoalescesInOrderAndSkipsPersistentOnes) {
+  DpPolicy p;
+  p.fetch_bucket_params = 10;
+  p.persistence_threshold = 2;
+  // 1 is persistent; 4 + 5 <= 10; 6 opens a new fetch; 12 > 10 alone; 3 + 1(skipped).
+  EXPECT_EQ(SubmoduleFetches({1, 4, 5, 6, 12, 3, 1}, p), (std::vector<double>{9, 6, 12, 3}));
+}
+
+TEST(DpComm, Zero3On1024RanksSplitsLatencyAndBandwidth) {
+  // DeepSpeed ZeRO-3 on 128 nodes of 8: dp 1024. Every layer's fetch (25 MB) is cut into
+  // 1024 shards, so latency-bound ring steps weigh more than on 16 ranks.
+  const auto share = [](int nodes) {
+    Experiment e = Dp8(Framework::kDeepSpeed, 3);
+    e.cluster.nodes = nodes;
+    e.cluster.network_model = NetworkModelKind::kAlphaBeta;
+    e.plan.dp = 8 * nodes;
+    e.plan.global_batch = 8 * nodes;
+    const auto sim = Simulate(e);
+    const StepSummary s = SummarizeStep(*sim, {.reproducible = true, .devices = false});
+    EXPECT_TRUE(s.dp_comm.has_value());
+    const DpCommSummary& d = *s.dp_comm;
+    // Per layer: one fetch (12,582,912 <= 5e7) in forward and backward; the embedding
+    // unit twice in each; one reduce-scatter (all gradients < 1e9 bytes).
+    EXPECT_EQ(d.collectives, 2 * (8 + 2) + 1);
+    EXPECT_NEAR(d.latency_s + d.bandwidth_s, d.busy_s, 1e-12);
+    EXPECT_GT(d.latency_s, 0);
+    EXPECT_GT(d.bandwidth_s, 0);
+    return d.latency_s / d.busy_s;
+  };
+  const double at16 = share(2);
+  const double at1024 = share(128);
+  EXPECT_GT(at1024, at16);
+}
+
+TEST(DpComm, AbsentForMegatronBelowZero3) {
+  const auto sim = Simulate(Dp8(Framework::kMegatron, 1), {}, testing::FakeModels());
+  EXPECT_FALSE(SummarizeStep(*sim).dp_comm.has_value());
+}
+
+// ---- decoding ----
+
+const std::string kPath = std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/x.yaml";
+
+std::string Yaml(const std::string& framework, const std::string& options) {
+  return "name: x\n"
+         "model: ../models/llama2-7b.yaml\n"
+         "cluster: ../../topologies/dgx-h100.yaml\n"
+         "plan:\n"
+         "  dp: 64\n"
+         "  zero: 3\n"
+         "  global_batch: 64\n"
+         "  framework: " +
+         framework +
+         "\n"
+         "  framework_options:\n" +
+         options;
+}
+
+TEST(FrameworkOptions, DecodesEachFrameworksKnobs) {
+  Result<Experiment> e = LoadExperimentText(
+      Yaml("deepspeed", "    reduce_bucket_size: 2e8\n    stage3_max_live_parameters: 3e8\n"),
+      kPath);
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ(e.value().plan.framework, Framework::kDeepSpeed);
+  EXPECT_EQ(e.value().plan.framework_options.reduce_bucket_size, 2e8);
+  EXPECT_EQ(e.value().plan.framework_options.stage3_max_live_parameters, 3e8);
+  EXPECT_EQ(e.value().plan.framework_options.allgather_bucket_size, 5e8);  // default
+  e = LoadExperimentText(Yaml("fsdp", "    backward_prefetch: backward_post\n"), kPath);
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ(e.value().plan.framework_options.backward_prefetch, BackwardPrefetch::kBackwardPost);
+}
+
+TEST(FrameworkOptions, BadOptionsNameTheKeyAndItsPlace) {
+  // Another framework's option: line 10 ("    limit_all_gathers: true"), at the value.
+  Result<Experiment> e =
+      LoadExperimentText(Yaml("deepspeed", "    limit_all_gathers: true\n"), kPath);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.framework_options.limit_all_gathers");
+  EXPECT_EQ(e.error().file, kPath);
+  EXPECT_EQ(e.error().line, 10);
+  EXPECT_EQ(e.error().column, 24);  // the value
+  EXPECT_EQ(e.error().message,
+            "expected an option of framework deepspeed, found an option of framework fsdp");
+  // No such option.
+  e = LoadExperimentText(Yaml("fsdp", "    prefetch_depth: 2\n"), kPath);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.framework_options.prefetch_depth");
+  EXPECT_EQ(e.error().line, 10);
+  // Wrong type.
+  e = LoadExperimentText(Yaml("deepspeed", "    reduce_bucket_size: big\n"), kPath);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.framework_options.reduce_bucket_size");
+  e = LoadExperimentText(Yaml("fsdp", "    limit_all_gathers: 3\n"), kPath);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.framework_options.limit_all_gathers");
+  // Unknown framework; FSDP has no ZeRO-1.
+  e = LoadExperimentText(Yaml("colossal", "    {}\n"), kPath);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.framework");
+  e = LoadExperimentText(Yaml("fsdp", "    {}\n") + "", kPath, {"plan.zero=1"});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "plan.zero");
+}
+
+}  // namespace
+}  // namespace meshsim
