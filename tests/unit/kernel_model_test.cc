@@ -196,8 +196,8 @@ TEST(LayerKernels, GemmsOfAnAttentionBlock) {
       {2048, 1536, 1024}, {1024, 1024, 64, 16}, {1024, 64, 1024, 16}, {2048, 1024, 512}};
   EXPECT_EQ(k.attention.block.fwd.gemms, fwd);
   // Weight gradients: dW = X^T dY, k = T.
-  EXPECT_EQ(k.attention.block.wgrad.gemms.front(), (GemmShape{512, 1024, 2048}));
-  EXPECT_EQ(k.attention.block.wgrad.gemms.back(), (GemmShape{1024, 1536, 2048}));
+  EXPECT_EQ(k.attention.block.wgrad.gemms.front(), (GemmShape{512, 1024, 2048, 1, true}));
+  EXPECT_EQ(k.attention.block.wgrad.gemms.back(), (GemmShape{1024, 1536, 2048, 1, true}));
   // GeLU MLP: FC1 2048 x 2048 (ffn / tp) x 1024, FC2 2048 x 1024 x 2048.
   const std::vector<GemmShape> mlp = {{2048, 2048, 1024}, {2048, 1024, 2048}};
   EXPECT_EQ(k.mlp.fwd.gemms, mlp);
