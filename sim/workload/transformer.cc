@@ -16,6 +16,10 @@ struct Dims {
   double s, b, h, a, kv_ratio, f, t, elt;
   int ffn_matrices;
   double kv_s;  // keys per query
+  // Bytes per element of the stored inputs of linear layers: elt, or 1 under FP8 training
+  // (Transformer Engine saves the FP8 copy it cast for the GEMM, not the BF16 tensor).
+  double gemm_in;
+  double Fp8Saving() const { return elt - gemm_in; }  // per stored GEMM input element
 };
 
 Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
@@ -29,7 +33,8 @@ Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
               static_cast<double>(shape.tp),
               BytesPerElement(shape.dtype),
               m.FfnMatrices(),
-              static_cast<double>(shape.KvSeq())};
+              static_cast<double>(shape.KvSeq()),
+              GemmOperandBytes(shape.dtype)};
 }
 
 // Stored activations of the attention block without recomputation, split into the part
@@ -41,10 +46,11 @@ struct AttentionActs {
 
 AttentionActs AttentionActivations(const Dims& d, bool flash) {
   const double sbh = d.s * d.b * d.h;
-  // LayerNorm input, QKV input (elt each) and the dropout mask (1 byte).
-  const double replicated = sbh * (2 * d.elt + 1);
-  // Q, K, V and the output-projection input.
-  const double parallel = sbh * d.elt * (2 + 2 * d.kv_ratio);
+  // LayerNorm input, QKV input (elt each; FP8: the QKV input in FP8) and the dropout
+  // mask (1 byte).
+  const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
+  // Q, K, V and the output-projection input (FP8: that input in FP8).
+  const double parallel = sbh * (d.elt * (2 + 2 * d.kv_ratio) - d.Fp8Saving());
   // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score; with
   // fused attention only the fp32 softmax statistics (one per query and head).
   const double core = flash ? d.a * d.s * d.b * 4 : d.a * d.s * d.kv_s * d.b * (2 * d.elt + 1);
@@ -54,9 +60,10 @@ AttentionActs AttentionActivations(const Dims& d, bool flash) {
 // Stored activations of the MLP block: replicated part and TP-split part.
 std::pair<double, double> MlpActivations(const Dims& d) {
   const double sbh = d.s * d.b * d.h;
-  const double replicated = sbh * (2 * d.elt + 1);  // LayerNorm input, FC1 input, mask
-  // GeLU: its input and FC2's input; SwiGLU: gate, up and FC2's input.
-  const double parallel = d.s * d.b * d.f * d.elt * (d.ffn_matrices == 3 ? 3 : 2);
+  // LayerNorm input, FC1 input (FP8: in FP8), mask.
+  const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
+  // GeLU: its input and FC2's input; SwiGLU: gate, up and FC2's input (FP8: in FP8).
+  const double parallel = d.s * d.b * d.f * (d.elt * (d.ffn_matrices == 3 ? 3 : 2) - d.Fp8Saving());
   return {replicated, parallel};
 }
 
@@ -194,7 +201,9 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.experts.fwd_flops = 2 * received * h * f * mats;
   c.experts.fwd_bytes = received * (4 * h + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
-  c.experts.stored_act_bytes = received * (h * d.elt + (mats == 3 ? 3 : 2) * f * d.elt);
+  // FP8: the permuted input and FC2's input are saved in FP8.
+  c.experts.stored_act_bytes =
+      received * (h * (d.elt - d.Fp8Saving()) + f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;

@@ -315,9 +315,9 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
     ++checked;
   }
   // default, gpt-1t-3072, llama2-70b-h100, llama3-405b-128k-cp16, llama3-405b-pp16,
-  // mixtral-8x7b-ep8 and the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b, -1t,
-  // each -full and -selective): 14 files.
-  EXPECT_EQ(checked, 14);
+  // mixtral-8x7b-ep8, llama3-70b-fp8-h100, llama3-70b-mxfp8-gb200 and the 8 calibration
+  // runs (gpt3-175b and korthikanti-22b, -530b, -1t, each -full and -selective): 16 files.
+  EXPECT_EQ(checked, 16);
 }
 
 TEST(Cli, VersionPrintsAVersion) {

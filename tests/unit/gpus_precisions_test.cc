@@ -11,6 +11,8 @@
 #include "sim/report/step_summary.h"
 #include "sim/schedule/model_states.h"
 #include "sim/workload/shape_compute_model.h"
+#include "sim/workload/transformer.h"
+#include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
 namespace {
@@ -105,6 +107,25 @@ TEST(Fp8, MemoryAddsTheWeightCopiesTeKeeps) {
   EXPECT_EQ(OptimizerTrafficPerParam(t), 42.0 + 4.0);
 }
 
+TEST(Fp8, SavesLinearLayerInputsInFp8) {
+  // The small model (h 1024, f 4096, GeLU), s 1024, b 1, tp 1, FlashAttention, no
+  // recompute. BF16 stores per layer (Korthikanti et al.'s 34 sbh): attention 5 sbh
+  // (LayerNorm and QKV inputs 2 B each, mask 1) + 8 sbh (Q, K, V, projection input, 2 B
+  // each) + the softmax statistics 16 x 1024 x 4 B; MLP 5 sbh + 2 sbf x 2 B = 16 sbh
+  // (GeLU input and FC2 input). FP8 saves the QKV,
+  // projection, FC1 and FC2 inputs in 1 byte: 3 sbh + sbf = 3 x 1,048,576 + 4,194,304 =
+  // 7,340,032 bytes less.
+  const ModelSpec m = testing::SmallModel();
+  LayerShape shape;
+  shape.seq = 1024;
+  shape.flash_attention = true;
+  const double bf16 = StoredActivationBytesPerLayer(m, shape);
+  const double sbh = 1024.0 * 1024;
+  EXPECT_EQ(bf16, 34 * sbh + 16 * 1024 * 4);
+  shape.dtype = Dtype::kFp8;
+  EXPECT_EQ(bf16 - StoredActivationBytesPerLayer(m, shape), 7340032.0);
+}
+
 Experiment Load(const std::string& text, const std::vector<std::string>& sets = {}) {
   Result<Experiment> e =
       LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", sets);
@@ -124,10 +145,11 @@ TEST(Fp8, EndToEndWeightsGrowByTheCopiesAndMfuIsAgainstBf16Peak) {
   const StepSummary a = SummarizeStep(*Simulate(fp8.value()));
   const StepSummary b = SummarizeStep(*Simulate(bf16.value()));
   // Weights: 2 B per parameter in BF16, 2 + 2 in FP8 (current scaling): twice as much;
-  // activations stay BF16, gradients and optimizer states are unchanged.
+  // gradients and optimizer states are unchanged; activations shrink (FP8 GEMM inputs).
   EXPECT_NEAR(a.memory_breakdown_gib.weights, 2 * b.memory_breakdown_gib.weights, 1e-9);
   EXPECT_NEAR(a.memory_breakdown_gib.gradients, b.memory_breakdown_gib.gradients, 1e-9);
   EXPECT_NEAR(a.memory_breakdown_gib.optimizer, b.memory_breakdown_gib.optimizer, 1e-9);
+  EXPECT_LT(a.memory_breakdown_gib.activations, b.memory_breakdown_gib.activations);
   // FP8 is faster, but not twice: attention, norms and casts stay at BF16 speed.
   EXPECT_LT(a.step_time_s, b.step_time_s);
   EXPECT_GT(a.step_time_s, 0.5 * b.step_time_s);
@@ -140,8 +162,7 @@ TEST(Fp8, Mxfp8OnlyOnBlackwell) {
       "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
       "cluster_overrides: {nodes: 1}\nplan: {tp: 8, global_batch: 8}\n"
       "training: {dtype: fp8, fp8_recipe: mxfp8}\n";
-  Result<Experiment> e =
-      LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", {});
+  Result<Experiment> e = LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", {});
   ASSERT_FALSE(e.ok());
   const std::string message = e.error().ToString();
   EXPECT_NE(message.find("training.fp8_recipe"), std::string::npos) << message;
@@ -196,8 +217,7 @@ TEST(NvlinkDomain, Nvl72Tp16KeepsTpTrafficOnNvlink) {
   EXPECT_GT(ClassBytes(rack, "nvlink"), 0);
   EXPECT_EQ(ClassBytes(rack, "gpu-nic (pcie)"), 0);
   // The same trays as separate 4-GPU nodes: TP 16 crosses the NICs.
-  const StepSummary trays =
-      SummarizeStep(*Simulate(Load(text, {"cluster.nvlink_domain_nodes=1"})));
+  const StepSummary trays = SummarizeStep(*Simulate(Load(text, {"cluster.nvlink_domain_nodes=1"})));
   EXPECT_GT(ClassBytes(trays, "gpu-nic (pcie)"), 0);
   EXPECT_LT(rack.step_time_s, trays.step_time_s);
 }
@@ -206,8 +226,7 @@ TEST(NvlinkDomain, NodesMustFillWholeDomains) {
   const std::string text =
       "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/gb200-nvl72.yaml\n"
       "cluster_overrides: {nodes: 20}\nplan: {tp: 8, dp: 10, global_batch: 10}\n";
-  Result<Experiment> e =
-      LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", {});
+  Result<Experiment> e = LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", {});
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().ToString().find("nvlink_domain_nodes"), std::string::npos)
       << e.error().ToString();
