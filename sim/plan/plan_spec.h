@@ -63,10 +63,10 @@ struct PlanSpec {
 
 struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;
-  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // read only when dtype is kFp8
   Optimizer optimizer = Optimizer::kAdam;
   GradAccumDtype grad_accum_dtype = GradAccumDtype::kSame;
   bool flash_attention = false;  // fused attention: no stored a*s*s scores
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;  // read only when dtype is kFp8
 };
 
 }  // namespace meshsim
