@@ -10,6 +10,7 @@
 #include "sim/hw/topology.h"
 #include "sim/report/step_summary.h"
 #include "sim/schedule/model_states.h"
+#include "sim/sweep/planner.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
 #include "tests/unit/test_fixtures.h"
@@ -234,6 +235,25 @@ TEST(NvlinkDomain, NodesMustFillWholeDomains) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().ToString().find("nvlink_domain_nodes"), std::string::npos)
       << e.error().ToString();
+}
+
+TEST(NvlinkDomain, PlannerTakesOneDomainOrWholeDomains) {
+  ClusterSpec c;
+  c.name = "gb200-nvl72";
+  c.nodes = 18;
+  c.gpus_per_node = 4;
+  c.nvlink_domain_nodes = 18;
+  PlannerOptions o;
+  o.gpus = 64;  // 16 trays of one rack
+  ASSERT_TRUE(PlannerKeys(c, o).ok());
+  EXPECT_EQ(PlannerKeys(c, o).value().front(), (KeyValue{"cluster.nodes", "16"}));
+  o.gpus = 144;  // two racks
+  EXPECT_TRUE(PlannerKeys(c, o).ok());
+  o.gpus = 128;  // 32 trays: a rack and 14 trays
+  const Result<std::vector<KeyValue>> bad = PlannerKeys(c, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().key, "--gpus");
+  EXPECT_NE(bad.error().message.find("NVLink domains of 72 GPUs"), std::string::npos);
 }
 
 TEST(Mi300x, FitsSeventyBStatesWhereAnEightyGbGpuDoesNot) {
