@@ -275,6 +275,13 @@ void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
 
 void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   g.GetString("kind", &gpu->kind, true);
+  g.GetEnum<GpuArch>("architecture",
+                     {{"ampere", GpuArch::kAmpere},
+                      {"hopper", GpuArch::kHopper},
+                      {"blackwell", GpuArch::kBlackwell},
+                      {"cdna2", GpuArch::kCdna2},
+                      {"cdna3", GpuArch::kCdna3}},
+                     &gpu->architecture);
   g.GetDouble("memory_gib", &gpu->memory_gib, true);
   RequirePositive(g, "memory_gib", gpu->memory_gib);
   YamlReader peak = g.Map("peak_tflops");
@@ -299,6 +306,18 @@ void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   if (g.Has("flash_attention"))
     DecodeFlashAttention(g.Map("flash_attention"), &gpu->flash_attention);
   g.Finish();
+}
+
+// nvlink_domain_nodes: >= 1; the cluster is one domain (nodes <= it) or whole domains.
+void DecodeNvlinkDomain(YamlReader& r, ClusterSpec* c) {
+  r.GetInt("nvlink_domain_nodes", &c->nvlink_domain_nodes);
+  RequireAtLeast(r, "nvlink_domain_nodes", c->nvlink_domain_nodes, 1);
+  const int d = c->nvlink_domain_nodes;
+  if (c->nodes > d && c->nodes % d != 0) {
+    Fail(r.sources(), r.Child("nvlink_domain_nodes"), r.KeyPath("nvlink_domain_nodes"),
+         "expected a divisor of nodes = " + std::to_string(c->nodes) +
+             " (whole NVLink domains) or at least nodes, found " + std::to_string(d));
+  }
 }
 
 void DecodeIntraNode(YamlReader in, IntraNodeSpec* n) {
@@ -423,6 +442,7 @@ ClusterSpec DecodeCluster(YamlReader& r) {
              std::to_string(c.nodes) + " x gpus_per_node " + std::to_string(c.gpus_per_node) +
              " = " + std::to_string(gpus));
   }
+  DecodeNvlinkDomain(r, &c);
   DecodeIntraNode(r.Map("intra_node"), &c.intra_node);
   if (r.Has("inter_node")) {
     DecodeInterNode(r.Map("inter_node"), &c.inter_node);
@@ -508,6 +528,12 @@ TrainingSpec DecodeTraining(YamlReader& r) {
   TrainingSpec t;
   r.GetEnum<Dtype>("dtype", {{"bf16", Dtype::kBf16}, {"fp16", Dtype::kFp16}, {"fp8", Dtype::kFp8}},
                    &t.dtype);
+  r.GetEnum<Fp8Recipe>("fp8_recipe",
+                       {{"delayed", Fp8Recipe::kDelayed},
+                        {"current", Fp8Recipe::kCurrent},
+                        {"blockwise", Fp8Recipe::kBlockwise},
+                        {"mxfp8", Fp8Recipe::kMxfp8}},
+                       &t.fp8_recipe);
   r.GetEnum<Optimizer>("optimizer", {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}},
                        &t.optimizer);
   r.GetBool("flash_attention", &t.flash_attention);

@@ -597,10 +597,14 @@ void DecodeTraining(const Args& a, MegatronImport* out) {
   }
   const std::string recipe = a.Choice(
       "--fp8-recipe", {"delayed", "tensorwise", "mxfp8", "blockwise", "custom"}, "delayed");
-  if (t.dtype == Dtype::kFp8 && recipe != "delayed" && recipe != "tensorwise") {
+  // tensorwise: Megatron's name for TE's current scaling (Float8CurrentScaling).
+  if (recipe == "tensorwise") t.fp8_recipe = Fp8Recipe::kCurrent;
+  if (recipe == "blockwise") t.fp8_recipe = Fp8Recipe::kBlockwise;
+  if (recipe == "mxfp8") t.fp8_recipe = Fp8Recipe::kMxfp8;
+  if (t.dtype == Dtype::kFp8 && recipe == "custom") {
     out->not_modelled.push_back("--fp8-recipe " + recipe +
-                                " is not modelled: meshsim times FP8 GEMMs at the GPU's fp8 "
-                                "peak with per-tensor scaling (the delayed recipe)");
+                                " is not modelled: meshsim models TE's delayed, tensorwise "
+                                "(current), blockwise and mxfp8 recipes; using delayed");
   }
   const std::string optimizer = a.String("--optimizer", "adam");
   t.optimizer = optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdam;
@@ -805,8 +809,9 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
   }
   const TrainingSpec& t = run.training;
   o << "training:\n"
-    << "  dtype: " << DtypeName(t.dtype) << "\n"
-    << "  optimizer: " << (t.optimizer == Optimizer::kSgd ? "sgd" : "adam") << "\n"
+    << "  dtype: " << DtypeName(t.dtype) << "\n";
+  if (t.dtype == Dtype::kFp8) o << "  fp8_recipe: " << Fp8RecipeName(t.fp8_recipe) << "\n";
+  o << "  optimizer: " << (t.optimizer == Optimizer::kSgd ? "sgd" : "adam") << "\n"
     << "  grad_accum_dtype: " << (t.grad_accum_dtype == GradAccumDtype::kFp32 ? "fp32" : "same")
     << "\n";
   if (t.flash_attention) o << "  flash_attention: true\n";
@@ -840,6 +845,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"model.top_k", "--moe-router-topk"},
       {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
       {"training.dtype", "--bf16/--fp16/--fp8-format"},
+      {"training.fp8_recipe", "--fp8-recipe"},
   };
   // plan.stage_layers[3] -> plan.stage_layers
   auto it = kFlags.find(key.substr(0, key.find('[')));

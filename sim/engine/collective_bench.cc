@@ -29,6 +29,10 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
                                                         double min_bytes, double max_bytes,
                                                         const NcclOptions& nccl) {
   cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+  // Whole NVLink domains beyond the first (ClusterSpec::NetworkView's precondition).
+  const int domain = cluster.nvlink_domain_nodes;
+  if (cluster.nodes > domain) cluster.nodes = (cluster.nodes + domain - 1) / domain * domain;
+  cluster = cluster.NetworkView();
   Result<std::shared_ptr<const Topology>> topology = Topology::Build(cluster);
   if (!topology.ok()) return topology.error();
   std::vector<int> group(gpus);

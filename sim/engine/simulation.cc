@@ -18,7 +18,14 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   const GpuSpec& gpu = e.cluster.gpu;
   const EfficiencySpec& eff = e.cluster.efficiency;
   ShapeModelParams p;
-  p.peak_flops_per_s = gpu.PeakTflops(e.training.dtype) * 1e12;
+  const bool fp8 = e.training.dtype == Dtype::kFp8;
+  // FP8 training: only the linear layers' GEMMs run in FP8; the rest stays BF16.
+  p.peak_flops_per_s = gpu.PeakTflops(fp8 ? Dtype::kBf16 : e.training.dtype) * 1e12;
+  if (fp8) {
+    p.fp8.peak_flops_per_s = gpu.PeakTflops(Dtype::kFp8) * 1e12;
+    p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe);
+    p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
+  }
   p.hbm_bytes_per_s = gpu.hbm_gbps * 1e9;
   p.bytes_per_element = BytesPerElement(e.training.dtype);
   p.matmul_efficiency = eff.matmul;
@@ -33,7 +40,10 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.attention.backward_factor = gpu.flash_attention.backward_factor;
   p.attention.causal_factor = gpu.flash_attention.causal_factor;
   for (const GemmMeasurement& g : eff.gemm_table) {
-    if (g.dtype == e.training.dtype) p.gemm_table.Add(GemmShape{g.m, g.n, g.k, g.batch}, g.tflops);
+    const GemmShape shape{g.m, g.n, g.k, g.batch};
+    if (g.dtype == e.training.dtype && !fp8) p.gemm_table.Add(shape, g.tflops);
+    if (fp8 && g.dtype == Dtype::kBf16) p.gemm_table.Add(shape, g.tflops);
+    if (fp8 && g.dtype == Dtype::kFp8) p.fp8.gemm_table.Add(shape, g.tflops);
   }
   return p;
 }
@@ -52,7 +62,8 @@ std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
 }
 
 Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
-  const ClusterSpec& c = e.cluster;
+  // Collectives see each NVLink domain as one node (ClusterSpec::NetworkView).
+  const ClusterSpec c = e.cluster.NetworkView();
   if (c.network_model == NetworkModelKind::kAlphaBeta) {
     const double intra = c.TotalGpus() * c.intra_node.gbps_per_gpu * 1e9;
     const double inter =
@@ -128,12 +139,12 @@ ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& op
   ReplayOptions ro;
   ro.memory_curve_ranks = options.memory_curve_ranks;
   for (int r : options.memory_curve_ranks) {
-    const int node = r / e.cluster.gpus_per_node;
+    const int node = r / e.cluster.GpusPerDomain();  // the network's nodes are NVLink domains
     if (std::find(ro.nic_nodes.begin(), ro.nic_nodes.end(), node) == ro.nic_nodes.end()) {
       ro.nic_nodes.push_back(node);
     }
   }
-  if (e.cluster.nodes == 1) ro.nic_nodes.clear();
+  if (e.cluster.NetworkView().nodes == 1) ro.nic_nodes.clear();
   if (!full) ro.mirrors = Mirrors(mesh, program, is_simulated);
   const CommInterference& ci = e.cluster.efficiency.comm_interference;
   if (!ci.Off()) {

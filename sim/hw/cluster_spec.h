@@ -3,6 +3,7 @@
 // Units are in the names: GB/s are 1e9 bytes per second and unidirectional; memory in GiB.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,12 @@ struct FlashAttentionSpec {
   double causal_factor = 0.85;    // causal efficiency / non-causal efficiency
 };
 
+// The GPU's architecture, where a feature depends on it (MXFP8 needs Blackwell).
+enum class GpuArch : uint8_t { kUnspecified, kAmpere, kHopper, kBlackwell, kCdna2, kCdna3 };
+
 struct GpuSpec {
   std::string kind = "A100-SXM4-80GB";
+  GpuArch architecture = GpuArch::kUnspecified;
   double memory_gib = 80;
   double peak_tflops_bf16 = 312;
   double peak_tflops_fp16 = 312;
@@ -157,6 +162,11 @@ struct ClusterSpec {
   GpuSpec gpu;
   int nodes = 1;
   int gpus_per_node = 8;
+  // Nodes whose GPUs share one NVLink switch fabric (a scale-up domain larger than a node:
+  // GB200 NVL72 joins 18 trays of 4 GPUs). 1: each node is its own NVLink domain.
+  // Precondition (DecodeCluster checks it): nodes <= nvlink_domain_nodes (one domain,
+  // perhaps partly filled) or nodes a multiple of it.
+  int nvlink_domain_nodes = 1;
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;
   EfficiencySpec efficiency;
@@ -166,6 +176,21 @@ struct ClusterSpec {
 
   // Precondition: nodes * gpus_per_node <= kMaxClusterGpus (DecodeCluster checks it).
   int TotalGpus() const { return nodes * gpus_per_node; }
+  int NodesPerDomain() const { return std::min(nodes, nvlink_domain_nodes); }
+  int GpusPerDomain() const { return NodesPerDomain() * gpus_per_node; }
+  // The cluster as the network sees it: each NVLink domain is one node, of GpusPerDomain()
+  // GPUs behind one NVSwitch, with the NICs of all its nodes. Topology, collectives and
+  // link names ("node1.gpu70.nvlink": GPU 70 of domain 1) count domains as nodes. The
+  // identity when nvlink_domain_nodes is 1.
+  ClusterSpec NetworkView() const {
+    ClusterSpec v = *this;
+    const int k = NodesPerDomain();
+    v.nodes = nodes / k;
+    v.gpus_per_node = gpus_per_node * k;
+    v.inter_node.nics_per_node = inter_node.nics_per_node * k;
+    v.nvlink_domain_nodes = 1;
+    return v;
+  }
   double NicEfficiency() const { return efficiency.nic < 0 ? efficiency.network : efficiency.nic; }
 };
 

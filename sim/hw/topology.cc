@@ -165,7 +165,8 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   }
 }
 
-Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& c) {
+Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& cluster) {
+  const ClusterSpec c = cluster.NetworkView();
   auto t = std::shared_ptr<Topology>(new Topology());
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;

@@ -48,7 +48,9 @@ struct Link {
 
 class Topology {
  public:
-  // Builds the graph; applies cluster.what_if.links (an unknown link name is an error).
+  // Builds the graph of cluster.NetworkView() (an NVLink domain of several nodes is one
+  // node here, one NVSwitch joining its GPUs); applies cluster.what_if.links (an unknown
+  // link name is an error).
   static Result<std::shared_ptr<const Topology>> Build(const ClusterSpec& cluster);
 
   int Gpus() const { return gpus_; }

@@ -76,6 +76,8 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::kAdam;
   GradAccumDtype grad_accum_dtype = GradAccumDtype::kSame;
   bool flash_attention = false;  // fused attention: no stored a*s*s scores
+  // Read only when dtype is kFp8.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
 };
 
 }  // namespace meshsim

@@ -127,6 +127,12 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
     return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
                                      std::string(DtypeName(training.dtype)) + " peak throughput");
   }
+  if (training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8 &&
+      cluster.gpu.architecture != GpuArch::kBlackwell) {
+    return Bad("training.fp8_recipe",
+               "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
+                   " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
+  }
   if (p.moe_skew < 1) {
     return Bad("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
   }

@@ -93,7 +93,9 @@ StepSummary SummarizeStep(const Simulation& sim, const SummaryOptions& options) 
   const double model_flops = ModelFlopsPerStep(e.model, e.plan.global_batch);
   double recompute_flops = 0;
   for (const RankStats& r : sim.stats.ranks) recompute_flops += r.recompute_flops;
-  const double peak = e.cluster.gpu.PeakTflops(e.training.dtype);
+  // FP8 runs are stated against the BF16 peak, as Megatron-Bridge/NeMo's tables state them.
+  const double peak =
+      e.cluster.gpu.PeakTflops(e.training.dtype == Dtype::kFp8 ? Dtype::kBf16 : e.training.dtype);
 
   StepSummary s;
   s.name = e.name;

@@ -17,12 +17,20 @@ double OptimizerTrafficPerParam(const TrainingSpec& t) {
   // weights to the 16-bit model weights (read 4, write 2), zeroing of the gradients.
   const double g = GradientBytesPerParam(t);
   const double state = OptimizerBytesPerParam(t);  // includes the fp32 master weights
-  return g + g + 2 * g + (g + 2 * state) + (4 + kWeightBytesPerParam) + g;
+  return g + g + 2 * g + (g + 2 * state) + (4 + kWeightBytesPerParam) + g + Fp8WeightCastBytes(t);
+}
+
+double Fp8WeightBytesPerParam(const TrainingSpec& t) {
+  return t.dtype == Dtype::kFp8 ? Fp8WeightCopyBytes(t.fp8_recipe) : 0.0;
+}
+
+double Fp8WeightCastBytes(const TrainingSpec& t) {
+  return t.dtype == Dtype::kFp8 ? Fp8CastBytes(t.fp8_recipe) : 0.0;
 }
 
 ModelStateBytes ModelStates(double params, int nd, int zero, const TrainingSpec& t) {
   ModelStateBytes b;
-  b.weights = params * kWeightBytesPerParam / (zero >= 3 ? nd : 1);
+  b.weights = params * (kWeightBytesPerParam + Fp8WeightBytesPerParam(t)) / (zero >= 3 ? nd : 1);
   b.gradients = params * GradientBytesPerParam(t) / (zero >= 2 ? nd : 1);
   b.optimizer = params * OptimizerBytesPerParam(t) / (zero >= 1 ? nd : 1);
   return b;

@@ -5,6 +5,11 @@
 // and fp32 optimizer state: Adam 12 bytes (master weights, two moments), SGD 8 (master,
 // momentum). ZeRO shards over the gradient group of nd = dp*cp ranks: stage 1 the
 // optimizer state, stage 2 also gradients, stage 3 also weights.
+// FP8 training (Transformer Engine) keeps FP8 copies of the weights beside the 16-bit ones
+// (Fp8WeightCopyBytes: row-wise and transposed, 2 bytes per parameter), counted as
+// weights, and casts them once per step (in the optimizer step's traffic). Both are
+// counted for every parameter, also the embedding's and the norms' that TE does not
+// cast: an upper bound, by ~3 % of the parameters of a 70B model.
 #pragma once
 
 #include "sim/plan/plan_spec.h"
@@ -23,8 +28,13 @@ constexpr double kWeightBytesPerParam = 2;
 double GradientBytesPerParam(const TrainingSpec& t);
 double OptimizerBytesPerParam(const TrainingSpec& t);
 // HBM traffic of the optimizer step per locally owned parameter (54 bytes for Adam with
-// fp32 gradients, 42 with 16-bit gradients).
+// fp32 gradients, 42 with 16-bit gradients; FP8 training adds the weights' cast,
+// Fp8WeightCastBytes).
 double OptimizerTrafficPerParam(const TrainingSpec& t);
+// Bytes per parameter of TE's FP8 weight copies (0 unless training.dtype is fp8).
+double Fp8WeightBytesPerParam(const TrainingSpec& t);
+// HBM bytes per parameter of casting the weights to FP8 once per step (0 unless fp8).
+double Fp8WeightCastBytes(const TrainingSpec& t);
 
 // Model states for `params` parameters replicated over `nd` data-parallel ranks.
 ModelStateBytes ModelStates(double params, int nd, int zero, const TrainingSpec& t);

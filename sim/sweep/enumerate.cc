@@ -310,6 +310,12 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
         static_cast<int>(e.training.dtype), static_cast<int>(e.training.optimizer),
         static_cast<int>(e.training.grad_accum_dtype));
     h = Fnv(h, e.name + "|" + m.name + "|" + k.name + "|" + k.gpu.kind + "|" + buf);
+    // Hashed only when not the default, so that older sweeps keep their fingerprints.
+    if (e.training.dtype == Dtype::kFp8) {
+      h = Fnv(h, "fp8|" + std::string(Fp8RecipeName(e.training.fp8_recipe)) + "|" +
+                     std::to_string(k.gpu.peak_tflops_fp8));
+    }
+    if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
   }
   for (const Configuration& c : configs) {
     const PlanSpec& p = c.plan;

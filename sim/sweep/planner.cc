@@ -40,6 +40,11 @@ Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const Plan
     return Bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole nodes of " +
                              std::to_string(cluster.gpus_per_node) + " GPUs (cluster " +
                              cluster.name + ")");
+  } else if (const int domain = cluster.nvlink_domain_nodes * cluster.gpus_per_node;
+             o.gpus > domain && o.gpus % domain != 0) {
+    return Bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole NVLink domains of " +
+                             std::to_string(domain) + " GPUs (cluster " + cluster.name +
+                             "): use at most " + std::to_string(domain) + " or a multiple");
   } else {
     keys.push_back({"cluster.nodes", std::to_string(o.gpus / cluster.gpus_per_node)});
   }

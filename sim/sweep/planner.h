@@ -37,7 +37,8 @@ using KeyValue = std::pair<std::string, std::string>;
 
 // The keys the planner sets on the base experiment of `cluster` (nodes, gpus_per_node,
 // gpu.memory_gib under "cluster."; then the plan defaults above). Bad input: gpus < 1, a
-// GPU count that whole nodes cannot hold, a budget or headroom < 0, a headroom that
+// GPU count that whole nodes cannot hold, more GPUs than one NVLink domain but not whole
+// domains (ClusterSpec::nvlink_domain_nodes), a budget or headroom < 0, a headroom that
 // leaves no memory, a global batch < 0.
 Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o);
 

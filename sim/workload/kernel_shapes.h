@@ -13,11 +13,19 @@ namespace meshsim {
 // C[m x n] = A[m x k] B[k x n], `batch` times in one (batched or grouped) kernel.
 // Dimensions are in elements; m may be fractional where it is an average (tokens per
 // expert of a balanced MoE layer).
+//
+// Under FP8 training (Dtype::kFp8, as Transformer Engine runs it) the GEMMs of the
+// transformer layers' linear layers (`fp8`) run in FP8; attention's GEMMs, the router and
+// the output layer stay BF16. `casts_a`: A (m x k: the input X of a forward GEMM, the
+// output gradient dY of a dgrad GEMM) is cast to FP8 just before it; a wgrad GEMM reuses
+// both casts (X^T and dY^T, cast with their transposes) and casts nothing.
 struct GemmShape {
   double m = 0;
   double n = 0;
   double k = 0;
   double batch = 1;
+  bool fp8 = false;
+  bool casts_a = false;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

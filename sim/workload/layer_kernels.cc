@@ -8,11 +8,13 @@ namespace meshsim {
 namespace {
 
 // A weight GEMM of the forward, Y[T x out] = X[T x in] W[in x out], and its backward.
+// `fp8`: one of Transformer Engine's linear layers, FP8 under FP8 training (GemmShape).
 struct Linear {
   double tokens, in, out;
-  GemmShape Fwd() const { return {tokens, out, in}; }
-  GemmShape Dgrad() const { return {tokens, in, out}; }
-  GemmShape Wgrad() const { return {in, out, tokens}; }
+  bool fp8 = true;
+  GemmShape Fwd() const { return {tokens, out, in, 1, fp8, fp8}; }
+  GemmShape Dgrad() const { return {tokens, in, out, 1, fp8, fp8}; }
+  GemmShape Wgrad() const { return {in, out, tokens, 1, fp8, false}; }
 };
 
 // The attention core of one rank: batch_heads heads of seq_q queries against seq_kv keys,
@@ -160,7 +162,7 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double h = static_cast<double>(m.hidden);
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch / shape.tp;
   MoeKernels k;
-  const Linear router{tokens, h, static_cast<double>(m.experts)};
+  const Linear router{tokens, h, static_cast<double>(m.experts), false};  // BF16/FP32 in Megatron
   AddFwd(&k.router.fwd, router);
   AddDgrad(&k.router.dgrad, router);
   AddWgrad(&k.router.dgrad, router);
@@ -178,8 +180,9 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
 
 LogitKernels LogitLayerKernels(const ModelSpec& m, const LayerShape& shape) {
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
+  // Megatron's output layer is its own ColumnParallelLinear, not TE's: BF16 under FP8.
   const Linear logits{tokens, static_cast<double>(m.hidden),
-                      static_cast<double>(m.vocab) / shape.tp};
+                      static_cast<double>(m.vocab) / shape.tp, false};
   LogitKernels k;
   AddFwd(&k.fwd, logits);
   AddDgrad(&k.bwd, logits);

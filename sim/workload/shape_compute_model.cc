@@ -38,14 +38,15 @@ SimTime ShapeComputeModel::Duration(const KernelWork& work) const {
 SimTime ShapeComputeModel::ShapedDuration(const KernelWork& work,
                                           const KernelShapes& shapes) const {
   double kernels = 0;
-  for (const GemmShape& g : shapes.gemms) kernels += GemmSeconds(g);
+  for (const GemmShape& g : shapes.gemms) kernels += GemmSeconds(g) + CastSeconds(g);
   for (const AttentionShape& a : shapes.attention) kernels += AttentionSeconds(a);
   return SimTime::Seconds(shapes.fraction * kernels +
                           work.bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency) +
                           work.kernels * p_.kernel_overhead_s);
 }
 
-double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double tile_n) const {
+double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double tile_n,
+                                       double peak) const {
   // A dimension smaller than the tile gets a tile cut to it (in steps of 16, the tensor
   // cores' granularity), as libraries choose narrow kernels for skinny GEMMs.
   constexpr double kStep = 16;
@@ -61,21 +62,32 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   }
   const double k = g.k / splits;
   const double waves = std::ceil(tiles * splits / sms);
-  const double per_sm_flops =
-      p_.peak_flops_per_s / sms * p_.matmul_efficiency * k / (k + p_.k_half);
+  const double per_sm_flops = peak / sms * p_.matmul_efficiency * k / (k + p_.k_half);
   return waves * 2 * tile_m * tile_n * k / per_sm_flops;
 }
 
 double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   if (g.Flops() == 0) return 0;
-  if (const std::optional<double> tflops = p_.gemm_table.Tflops(g)) {
+  const bool fp8 = g.fp8 && p_.fp8.On();
+  const GemmTable& table = fp8 ? p_.fp8.gemm_table : p_.gemm_table;
+  if (const std::optional<double> tflops = table.Tflops(g)) {
     return g.Flops() / (*tflops * 1e12);
   }
-  const double compute =
-      std::min(TiledSeconds(g, p_.tile_m, p_.tile_n), TiledSeconds(g, p_.tile_n, p_.tile_m));
-  const double bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;
+  const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
+  const double compute = std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak),
+                                  TiledSeconds(g, p_.tile_n, p_.tile_m, peak));
+  // FP8: 1-byte A and B, a 16-bit C.
+  const double bytes = fp8 ? ((g.m * g.k + g.k * g.n) + g.m * g.n * p_.bytes_per_element) * g.batch
+                           : (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;
   const double memory = bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency);
   return std::max(compute, memory);
+}
+
+double ShapeComputeModel::CastSeconds(const GemmShape& g) const {
+  if (!g.casts_a || !g.fp8 || !p_.fp8.On()) return 0;
+  const double bytes = g.m * g.k * g.batch * p_.fp8.cast_bytes_per_element;
+  return bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency) +
+         p_.fp8.cast_kernels * p_.kernel_overhead_s;
 }
 
 double ShapeComputeModel::AttentionSeconds(const AttentionShape& a) const {

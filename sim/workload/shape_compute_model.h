@@ -46,10 +46,22 @@ class GemmTable {
   std::map<std::array<double, 4>, double> rows_;
 };
 
+// FP8 training (GemmShape's fp8 GEMMs), as Transformer Engine runs it. Off (peak 0): every
+// GEMM runs at ShapeModelParams::peak_flops_per_s with 16-bit operands.
+struct Fp8Params {
+  double peak_flops_per_s = 0;        // dense FP8 tensor-core peak; 0: not FP8 training
+  double cast_bytes_per_element = 0;  // HBM traffic of casting one element (Fp8CastBytes)
+  double cast_kernels = 0;            // kernels per cast (Fp8CastKernels)
+  GemmTable gemm_table;               // measured FP8 GEMMs; overrides the model per shape
+  bool On() const { return peak_flops_per_s > 0; }
+};
+
 struct ShapeModelParams {
-  double peak_flops_per_s = 312e12;  // dense tensor-core peak of the training dtype
-  double hbm_bytes_per_s = 2039e9;   // HBM peak
-  double bytes_per_element = 2;      // of GEMM operands and results
+  // Dense tensor-core peak of the training dtype (BF16 under FP8 training: attention, the
+  // output layer and the router stay BF16).
+  double peak_flops_per_s = 312e12;
+  double hbm_bytes_per_s = 2039e9;  // HBM peak
+  double bytes_per_element = 2;     // of 16-bit GEMM operands and of all GEMM results
   // Of the peak, reached by a full wave of full tiles at large k (what is left once tile
   // and wave quantization and small k are modelled).
   double matmul_efficiency = 0.8;
@@ -63,6 +75,7 @@ struct ShapeModelParams {
   double k_half = 128;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
+  Fp8Params fp8;
 };
 
 class ShapeComputeModel final : public ComputeModel {
@@ -71,8 +84,8 @@ class ShapeComputeModel final : public ComputeModel {
 
   // Without shapes: every FLOP at peak x matmul efficiency, as the roofline model.
   SimTime Duration(const KernelWork& work) const override;
-  // fraction x (its GEMMs and attention kernels) + element-wise bytes at HBM bandwidth
-  // + kernels x the launch overhead.
+  // fraction x (its GEMMs, their FP8 casts and attention kernels) + element-wise bytes at
+  // HBM bandwidth + kernels x the launch overhead.
   SimTime ShapedDuration(const KernelWork& work, const KernelShapes& shapes) const override;
 
   // One GEMM (all of its batch): the measured table's rate where it has the shape;
@@ -80,14 +93,19 @@ class ShapeComputeModel final : public ComputeModel {
   // both ways, the faster kept; a tile wider than the GEMM cut to it in steps of 16;
   // output tiles fewer than SMs split k over the idle SMs), and (b) the time to move A,
   // B and C through HBM.
+  // An fp8 GEMM under FP8 training runs at the FP8 peak with 1-byte A and B (the table
+  // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s.
   double GemmSeconds(const GemmShape& g) const;
+  // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
+  // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.
+  double CastSeconds(const GemmShape& g) const;
   // One fused attention kernel, by AttentionEfficiency; causal kernels do half the
   // work; a backward pass also recomputes the scores (2.5 forward passes of FLOPs per
   // backward, which the program counts as 2).
   double AttentionSeconds(const AttentionShape& a) const;
 
  private:
-  double TiledSeconds(const GemmShape& g, double tile_m, double tile_n) const;
+  double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak) const;
   const ShapeModelParams p_;
 };
 

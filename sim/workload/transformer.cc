@@ -19,6 +19,10 @@ struct Dims {
   // Widths (elements per token, all heads) of Q, K, V and of the output projection's
   // input; MLA: the latents, replicated on every TP rank (0 without MLA).
   double q_w, k_w, v_w, o_w, latent_w;
+  // Bytes per element of the stored inputs of linear layers: elt, or 1 under FP8 training
+  // (Transformer Engine saves the FP8 copy it cast for the GEMM, not the BF16 tensor).
+  double gemm_in;
+  double Fp8Saving() const { return elt - gemm_in; }  // per stored GEMM input element
 };
 
 Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
@@ -39,7 +43,8 @@ Dims DimsOf(const ModelSpec& m, const LayerShape& shape) {
               m.kv_heads * qk,
               m.kv_heads * v,
               m.heads * v,
-              latent};
+              latent,
+              GemmOperandBytes(shape.dtype)};
 }
 
 // Parameters of the attention projections: those split by TP (over heads) and those every
@@ -76,10 +81,13 @@ struct AttentionActs {
 
 AttentionActs AttentionActivations(const Dims& d, bool flash) {
   const double sbh = d.s * d.b * d.h;
-  // LayerNorm input, QKV input (elt each) and the dropout mask (1 byte).
-  const double replicated = sbh * (2 * d.elt + 1);
-  // Q, K, V and the output-projection input (MLA: and the latents, on every TP rank).
-  const double parallel = d.s * d.b * d.elt * (d.q_w + d.k_w + d.v_w + d.o_w);
+  // LayerNorm input, QKV input (elt each; FP8: the QKV input in FP8) and the dropout
+  // mask (1 byte).
+  const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
+  // Q, K, V and the output-projection input (FP8: that input in FP8; MLA: and the
+  // latents, on every TP rank).
+  const double parallel =
+      d.s * d.b * (d.elt * (d.q_w + d.k_w + d.v_w + d.o_w) - d.Fp8Saving() * d.o_w);
   const double latent = d.s * d.b * d.elt * d.latent_w;
   // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score; with
   // fused attention only the fp32 softmax statistics (one per query and head).
@@ -90,9 +98,10 @@ AttentionActs AttentionActivations(const Dims& d, bool flash) {
 // Stored activations of the MLP block: replicated part and TP-split part.
 std::pair<double, double> MlpActivations(const Dims& d) {
   const double sbh = d.s * d.b * d.h;
-  const double replicated = sbh * (2 * d.elt + 1);  // LayerNorm input, FC1 input, mask
-  // GeLU: its input and FC2's input; SwiGLU: gate, up and FC2's input.
-  const double parallel = d.s * d.b * d.f * d.elt * (d.ffn_matrices == 3 ? 3 : 2);
+  // LayerNorm input, FC1 input (FP8: in FP8), mask.
+  const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
+  // GeLU: its input and FC2's input; SwiGLU: gate, up and FC2's input (FP8: in FP8).
+  const double parallel = d.s * d.b * d.f * (d.elt * (d.ffn_matrices == 3 ? 3 : 2) - d.Fp8Saving());
   return {replicated, parallel};
 }
 
@@ -239,7 +248,9 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.experts.fwd_flops = 2 * received * h * f * mats;
   c.experts.fwd_bytes = received * (4 * h + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
-  c.experts.stored_act_bytes = received * (h * d.elt + (mats == 3 ? 3 : 2) * f * d.elt);
+  // FP8: the permuted input and FC2's input are saved in FP8.
+  c.experts.stored_act_bytes =
+      received * (h * (d.elt - d.Fp8Saving()) + f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;

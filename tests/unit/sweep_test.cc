@@ -133,6 +133,25 @@ TEST(Enumerate, FingerprintChangesWithTheSpace) {
   EXPECT_NE(Fingerprint(a, Enumerate(a)), Fingerprint(b, Enumerate(b)));
 }
 
+TEST(Enumerate, FingerprintSeesTheFp8RecipeAndNvlinkDomains) {
+  Experiment e = SmallExperiment(8);
+  const auto print = [](const Experiment& x) {
+    const SweepSpec s = OneGroup(x, {Auto("plan.tp")});
+    return Fingerprint(s, Enumerate(s));
+  };
+  const std::string bf16 = print(e);
+  e.training.dtype = Dtype::kFp8;
+  e.cluster.gpu.peak_tflops_fp8 = 624;
+  const std::string delayed = print(e);
+  e.training.fp8_recipe = Fp8Recipe::kCurrent;
+  const std::string current = print(e);
+  e.cluster.nvlink_domain_nodes = 2;
+  const std::string domain = print(e);
+  EXPECT_NE(bf16, delayed);
+  EXPECT_NE(delayed, current);
+  EXPECT_NE(current, domain);
+}
+
 // The pruning rule's premise: the bound never exceeds what the replay allocates, over a
 // space that exercises every schedule (with every valid chunk count), recompute mode,
 // ZeRO stage (0-3) and micro-batch size (1-16), on the alpha-beta network.
