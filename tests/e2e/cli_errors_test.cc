@@ -315,9 +315,10 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
     ++checked;
   }
   // default, gpt-1t-3072, llama2-70b-h100, llama3-405b-128k-cp16, llama3-405b-pp16,
-  // mixtral-8x7b-ep8 and the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b, -1t,
-  // each -full and -selective): 14 files.
-  EXPECT_EQ(checked, 14);
+  // mixtral-8x7b-ep8, the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b, -1t,
+  // each -full and -selective) and the 9 public H100 rows (public-h100-megatron-1.7b, -7.1b,
+  // -16b, -32b, -70b, -119b, -177b, -314b, -462b): 23 files.
+  EXPECT_EQ(checked, 23);
 }
 
 TEST(Cli, VersionPrintsAVersion) {
