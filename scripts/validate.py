@@ -306,6 +306,8 @@ def dataset_lines(ds, args):
                      f"{breakdown(s, 'exposed_tp_comm'):.3f} | "
                      f"{breakdown(s, 'exposed_dp_comm'):.3f} | {breakdown(s, 'bubble'):.3f} |")
     lines += ["", f"Fit: mean absolute error **{mean:.2f}%**, max **{mx:.2f}%**."]
+    if ds.notes:
+        lines += ["", ds.notes]
     held_mean = held_max = None
     if cal:
         step_rows = [(r.experiment, r.published_s, s["step_time_s"]) for r, s, _ in rows]
