@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
-"""Grid search of the A100 cluster's compute efficiencies on the calibration set, with a
-leave-one-out check; --write puts the fit into topologies/selene-a100.yaml.
+"""Grid search of one GPU kind's compute efficiencies on its data set, with a leave-one-out
+check; --write puts the fit into that data set's topology.
 
-The calibration set is the 8 Korthikanti et al. 2022 step times (4 models, full
-recompute and sequence parallel + selective recompute). Two parameters are fitted on
-them, once, for all runs together: `cluster.efficiency.matmul` and
-`cluster.efficiency.kernel_overhead_us`. Everything else in topologies/selene-a100.yaml
-is set from datasheets or other measurements (see its header), including the kernel
-model's GPU data and the compute-communication interference (README "Kernel model").
+Data sets (scripts/validation_data.py; --dataset, default a100-korthikanti):
+- a100-korthikanti: the 8 Korthikanti et al. 2022 step times (4 models, full recompute
+  and sequence parallel + selective recompute), topologies/selene-a100.yaml.
+- h100-megatron: the 9 rows of Megatron-LM's H100 weak-scaling table (bf16, 48-6,144
+  GPUs), topologies/dgx-h100.yaml.
+Two parameters are fitted on each, once, for all its runs together:
+`cluster.efficiency.matmul` and `cluster.efficiency.kernel_overhead_us`. Everything else
+in the topology is set from datasheets or other measurements (see its header), including
+the kernel model's GPU data and the compute-communication interference (README "Kernel
+model").
 
 Objective: the mean absolute step-time error over the runs, in percent, rounded to
 0.01 % (differences below that are noise of the grid, not of the model). Ties are broken
 by the smaller max absolute error, then by the smaller kernel overhead, then by the
 smaller matmul efficiency (the simpler, more conservative explanation first).
 
-Every grid point is simulated once (8 runs); the leave-one-out folds reuse those runs:
-for each run, the grid point that minimises the objective over the other 7 is chosen
+Every grid point is simulated once (one run per row); the leave-one-out folds reuse those runs:
+for each run, the grid point that minimises the objective over the others is chosen
 and the held-out run is predicted with it. Its error is an estimate of the error on a
 run of the same kind that was not fitted.
 
@@ -24,14 +28,15 @@ topology, so it does not depend on what the topology holds; --write then replace
 `matmul:` and `kernel_overhead_us:` values of its efficiency block by the fit (one
 command: scripts/calibrate.py --write; then scripts/validate.sh regenerates the tables).
 
-Usage: scripts/calibrate.py [--meshsim build/meshsim] [--jobs 2] [--top 15]
+Usage: scripts/calibrate.py [--dataset a100-korthikanti|h100-megatron]
+                            [--meshsim build/meshsim] [--jobs 2] [--top 15]
                             [--matmul 0.77,0.78,...] [--overhead-us 0,5,...]
                                 (default: the grid of the kernel model in use)
                             [--set KEY=VALUE ...]  (on top of every run, e.g.
                                                     cluster.efficiency.kernel_model=roofline)
                             [--json FILE]   (every point's step times, the fit and the
                                              leave-one-out folds, for scripts/validate.py)
-                            [--write]       (the fit into topologies/selene-a100.yaml)
+                            [--write]       (the fit into the data set's topology)
 """
 import argparse
 import concurrent.futures
@@ -42,31 +47,21 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from validate import STEP_TIMES, run  # noqa: E402
+from validate import run  # noqa: E402
+from validation_data import DATASETS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The default grid depends on the kernel model (the topology's efficiency.kernel_model, or
-# a --set of it) and holds that model's optimum inside it. Shapes: the mean error falls
-# along a ridge where a higher matmul efficiency is offset by a longer kernel overhead,
-# lowest near matmul 0.80 with a 0-10 us overhead. Roofline: the same ridge, lowest near
-# 0.77 / 50 us (the overhead then also stands for the small-k and wave losses the roofline
-# does not model). results/calibration.json has every point. 49 (35) points x 8 runs:
-# about 4 minutes with 2 jobs on idle cores.
-DEFAULT_GRIDS = {
-    "shapes": ("0.77,0.78,0.79,0.80,0.81,0.82,0.83", "0,5,10,15,20,25,30"),
-    "roofline": ("0.74,0.75,0.76,0.77,0.78,0.79,0.80", "30,40,50,60,70"),
-}
-TOPOLOGY = os.path.join(ROOT, "topologies/selene-a100.yaml")
+DATASET = DATASETS["a100-korthikanti"]  # main() replaces it by --dataset's
 
 
 def runs():
-    """The calibration runs: (experiment stem, published step seconds), in table order."""
-    out = []
-    for stem, full, sel in STEP_TIMES:
-        out.append((f"{stem}-full", full))
-        out.append((f"{stem}-selective", sel))
-    return out
+    """The data set's runs: (experiment stem, published step seconds), in table order."""
+    return [(r.experiment, r.published_s) for r in DATASET.rows]
+
+
+def topology_path():
+    return os.path.join(ROOT, DATASET.topology)
 
 
 def error_percent(predicted, published):
@@ -128,19 +123,20 @@ def fit(grid):
     return chosen, folds
 
 
-def kernel_model(sets, path=TOPOLOGY):
+def kernel_model(sets, path=None):
     """The kernel model the runs use: a --set of it, else the topology's, else shapes."""
     for s in reversed(sets):
         if s.startswith("cluster.efficiency.kernel_model="):
             return s.split("=", 1)[1]
-    with open(path) as f:
+    with open(path or topology_path()) as f:
         text = f.read()
     m = re.search(r"^\s+kernel_model:\s*(\w+)", text[text.index("\nefficiency:"):], re.M)
     return m.group(1) if m else "shapes"
 
 
-def write_fit(point, path=TOPOLOGY):
+def write_fit(point, path=None):
     """Replaces matmul and kernel_overhead_us in the efficiency block of the topology."""
+    path = path or topology_path()
     with open(path) as f:
         text = f.read()
     start = text.index("\nefficiency:")
@@ -155,7 +151,10 @@ def write_fit(point, path=TOPOLOGY):
 
 
 def main():
+    global DATASET
     ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", default="a100-korthikanti", choices=sorted(DATASETS),
+                    help="the runs to fit on and the topology they fit (default a100-korthikanti)")
     ap.add_argument("--meshsim", default=os.path.join(ROOT, "build/meshsim"))
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--matmul", help="comma-separated grid (default: the kernel model's)")
@@ -164,25 +163,32 @@ def main():
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--json", help="write the grid, the fit and the folds to this file")
     ap.add_argument("--write", action="store_true",
-                    help=f"write the fit into {os.path.relpath(TOPOLOGY, ROOT)}")
+                    help="write the fit into the data set's topology")
     args = ap.parse_args()
+    DATASET = DATASETS[args.dataset]
     model = kernel_model(args.set)
-    matmuls = (args.matmul or DEFAULT_GRIDS[model][0]).split(",")
-    overheads = (args.overhead_us or DEFAULT_GRIDS[model][1]).split(",")
+    if model not in DATASET.grids and not (args.matmul and args.overhead_us):
+        sys.exit(f"calibrate.py: no default grid for the {model} kernel model on {DATASET.key}; "
+                 "give --matmul and --overhead-us")
+    default = DATASET.grids.get(model, {})
+    matmuls = (args.matmul or default["matmul"]).split(",")
+    overheads = (args.overhead_us or default["kernel_overhead_us"]).split(",")
     grid = simulate_grid(args.meshsim, matmuls, overheads, args.set, args.jobs)
     published = [p for _, p in runs()]
     chosen, folds = fit(grid)
 
     rows = sorted(grid, key=lambda p: score(
         [error_percent(s, q) for s, q in zip(grid[p], published)]) + (float(p[1]), float(p[0])))
-    print("mean%  max%   matmul overhead_us  errors (22b f/s, 175b f/s, 530b f/s, 1t f/s)")
+    n = len(published)
+    print(f"{DATASET.title}: {n} runs")
+    print("mean%  max%   matmul overhead_us  errors (" + ", ".join(r for r, _ in runs()) + ")")
     for point in rows[: args.top]:
         errors = [error_percent(s, q) for s, q in zip(grid[point], published)]
         mean, mx = score(errors)
         print(f"{mean:5.2f} {mx:5.2f}   {point[0]:>6} {point[1]:>11}  " +
               " ".join(f"{e:+.1f}" for e in errors))
-    print(f"\nfit on all 8 runs: matmul {chosen[0]}, kernel_overhead_us {chosen[1]}")
-    print("leave-one-out (refit on the other 7, predict the held-out run):")
+    print(f"\nfit on all {n} runs: matmul {chosen[0]}, kernel_overhead_us {chosen[1]}")
+    print(f"leave-one-out (refit on the other {n - 1}, predict the held-out run):")
     for f in folds:
         print(f"  {f['run']:<28} matmul {f['matmul']:<5} overhead {f['kernel_overhead_us']:>3} us"
               f"  held-out error {f['error_percent']:+.2f}%  (in-sample {f['in_sample_error_percent']:+.2f}%)")
@@ -191,12 +197,15 @@ def main():
     if args.write:
         write_fit(chosen)
         print(f"wrote matmul {chosen[0]}, kernel_overhead_us {chosen[1]} to "
-              f"{os.path.relpath(TOPOLOGY, ROOT)}")
+              f"{DATASET.topology}")
     if args.json:
         with open(args.json, "w") as out:
             json.dump({
                 "objective": "mean absolute step-time error (%), rounded to 0.01; ties: "
                              "smaller max error, then smaller overhead, then smaller matmul",
+                "dataset": DATASET.key,
+                "title": DATASET.title,
+                "topology": DATASET.topology,
                 "kernel_model": model,
                 "grid": {"matmul": matmuls, "kernel_overhead_us": overheads},
                 "sets": args.set,

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Regenerates results/calibration.json and results/validation.md from the calibration set
-# of shared/validation: the calibration grid with its leave-one-out folds
-# (scripts/calibrate.py, a few minutes on 2 cores), the same for the other kernel model
-# (results/calibration-<model>.json, for the comparison), then the validation tables.
-# It does not change the topology: `scripts/calibrate.py --write` does, first.
+# Regenerates results/calibration*.json and results/validation.md from the data sets of
+# shared/validation (scripts/validation_data.py): per data set (GPU kind and precision) the
+# calibration grid with its leave-one-out folds (scripts/calibrate.py --dataset KEY), the
+# A100 grid again with the other kernel model (results/calibration-<model>.json, for the
+# comparison), then the validation tables (scripts/validate.py). About 25 minutes on 2
+# cores (the H100 weak-scaling rows simulate up to 6,144 GPUs).
+# It does not change the topologies: `scripts/calibrate.py --dataset KEY --write` does, first.
 # Usage: scripts/validate.sh [BUILD_DIR]   (builds meshsim there first; default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 [ -x "$build_dir/meshsim" ] || bash scripts/build.sh "$build_dir" -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_BENCH=OFF
-python3 scripts/calibrate.py --meshsim "$build_dir/meshsim" --jobs "$(nproc)" \
-  --json results/calibration.json
-# The other kernel model, fitted the same way, for the comparison section.
+jobs=${JOBS:-$(nproc)}
+python3 scripts/calibrate.py --dataset a100-korthikanti --meshsim "$build_dir/meshsim" \
+  --jobs "$jobs" --json results/calibration.json
+# The other kernel model, fitted the same way on the A100 runs, for the comparison section.
 committed=$(python3 -c 'import json; print(json.load(open("results/calibration.json"))["kernel_model"])')
 other=roofline; [ "$committed" = roofline ] && other=shapes
-python3 scripts/calibrate.py --meshsim "$build_dir/meshsim" --jobs "$(nproc)" \
-  --set "cluster.efficiency.kernel_model=$other" --json "results/calibration-$other.json" > /dev/null
+python3 scripts/calibrate.py --dataset a100-korthikanti --meshsim "$build_dir/meshsim" \
+  --jobs "$jobs" --set "cluster.efficiency.kernel_model=$other" \
+  --json "results/calibration-$other.json" > /dev/null
+python3 scripts/calibrate.py --dataset h100-megatron --meshsim "$build_dir/meshsim" \
+  --jobs "$jobs" --json results/calibration-h100-megatron.json
 python3 scripts/validate.py --meshsim "$build_dir/meshsim" --calibration results/calibration.json \
   --compare "results/calibration-$other.json" --out results/validation.md
