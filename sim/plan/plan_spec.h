@@ -8,8 +8,8 @@
 
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
-#include "sim/plan/jax_plan.h"
 #include "sim/plan/framework.h"
+#include "sim/plan/jax_plan.h"
 #include "sim/workload/model_spec.h"
 #include "sim/workload/transformer.h"
 
