@@ -32,4 +32,11 @@ InputError BadInput(const std::string& file, const std::string& message) {
   return e;
 }
 
+InputError BadKey(const std::string& key, const std::string& message) {
+  InputError e;
+  e.key = key;
+  e.message = message;
+  return e;
+}
+
 }  // namespace meshsim

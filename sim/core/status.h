@@ -37,6 +37,9 @@ struct InputError {
 InputError IoError(const std::string& path, const std::string& message);
 // Bad input in `file` (no line or key), e.g. BadInput("out/results.csv", "--resume: ...").
 InputError BadInput(const std::string& file, const std::string& message);
+// Bad input at the dotted `key` (no file yet: the loader locates it), e.g.
+// BadKey("plan.tp", "expected a divisor of 32 heads, found 3").
+InputError BadKey(const std::string& key, const std::string& message);
 
 template <typename T>
 class Result {

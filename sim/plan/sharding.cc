@@ -10,13 +10,6 @@ namespace {
 
 using D = LogicalDim;
 
-InputError Bad(std::string key, std::string message) {
-  InputError e;
-  e.key = std::move(key);
-  e.message = std::move(message);
-  return e;
-}
-
 std::string DimName(LogicalDim d) { return LogicalDimNames()[static_cast<int>(d)]; }
 std::string RuleKey(LogicalDim d) { return "plan.rules." + DimName(d); }
 
@@ -55,14 +48,15 @@ Status CheckSizes(const JaxPlan& jax, const ClusterSpec& cluster) {
   }
   const std::string n = std::to_string(cluster.nodes), g = std::to_string(cluster.gpus_per_node);
   if (total != cluster.TotalGpus()) {
-    return Bad("plan.mesh", "expected mesh axis sizes (ici x dcn) that multiply to the cluster's " +
-                                std::to_string(cluster.TotalGpus()) + " GPUs (nodes " + n +
-                                " x gpus_per_node " + g + "), found " + product + " = " +
-                                std::to_string(total));
+    return BadKey("plan.mesh",
+                  "expected mesh axis sizes (ici x dcn) that multiply to the cluster's " +
+                      std::to_string(cluster.TotalGpus()) + " GPUs (nodes " + n +
+                      " x gpus_per_node " + g + "), found " + product + " = " +
+                      std::to_string(total));
   }
   if (ici != cluster.gpus_per_node) {
-    return Bad("plan.mesh.ici", "expected ICI sizes that multiply to gpus_per_node = " + g +
-                                    " (one slice is one node), found " + std::to_string(ici));
+    return BadKey("plan.mesh.ici", "expected ICI sizes that multiply to gpus_per_node = " + g +
+                                       " (one slice is one node), found " + std::to_string(ici));
   }
   (void)dcn;  // total and ici match, so dcn multiplies to the nodes
   return Ok{};
@@ -82,27 +76,28 @@ struct Groups {
 Status CheckTensorRules(const JaxPlan& jax, Groups* g) {
   g->t = jax.Rule(D::kHeads);
   if (!SameSet(jax.Rule(D::kMlp), g->t)) {
-    return Bad(RuleKey(D::kMlp), "expected the axes of heads " + Names(jax, g->t) +
-                                     " (Megatron tensor parallelism splits attention and MLP "
-                                     "over one group), found " +
-                                     Names(jax, jax.Rule(D::kMlp)) +
-                                     "; no PlanSpec equivalent yet");
+    return BadKey(RuleKey(D::kMlp), "expected the axes of heads " + Names(jax, g->t) +
+                                        " (Megatron tensor parallelism splits attention and MLP "
+                                        "over one group), found " +
+                                        Names(jax, jax.Rule(D::kMlp)) +
+                                        "; no PlanSpec equivalent yet");
   }
   if (!SameSet(jax.Rule(D::kVocab), g->t)) {
-    return Bad(RuleKey(D::kVocab), "expected the axes of heads " + Names(jax, g->t) +
-                                       " (Megatron's vocabulary-parallel embedding), found " +
-                                       Names(jax, jax.Rule(D::kVocab)) +
-                                       "; no PlanSpec equivalent yet");
+    return BadKey(RuleKey(D::kVocab), "expected the axes of heads " + Names(jax, g->t) +
+                                          " (Megatron's vocabulary-parallel embedding), found " +
+                                          Names(jax, jax.Rule(D::kVocab)) +
+                                          "; no PlanSpec equivalent yet");
   }
   if (!jax.Rule(D::kKv).empty()) {
-    return Bad(RuleKey(D::kKv), "expected [] (a head's dimension is not split), found " +
-                                    Names(jax, jax.Rule(D::kKv)) + "; no PlanSpec equivalent yet");
+    return BadKey(RuleKey(D::kKv), "expected [] (a head's dimension is not split), found " +
+                                       Names(jax, jax.Rule(D::kKv)) +
+                                       "; no PlanSpec equivalent yet");
   }
   for (const int a : jax.Rule(D::kEmbed)) {
     if (Contains(g->t, a)) {
-      return Bad(RuleKey(D::kEmbed), "mesh axis '" + jax.axes[a].name +
-                                         "' shards heads and embed (2D tensor parallelism); "
-                                         "no PlanSpec equivalent yet");
+      return BadKey(RuleKey(D::kEmbed), "mesh axis '" + jax.axes[a].name +
+                                            "' shards heads and embed (2D tensor parallelism); "
+                                            "no PlanSpec equivalent yet");
     }
   }
   return Ok{};
@@ -120,33 +115,35 @@ Status CheckDataRules(const JaxPlan& jax, Groups* g) {
     }
   }
   if (on_t != 0 && on_t != g->t.size()) {
-    return Bad(RuleKey(D::kSequence), "expected all or none of the heads axes " + Names(jax, g->t) +
-                                          " (sequence parallelism), found " + Names(jax, seq) +
-                                          "; no PlanSpec equivalent yet");
+    return BadKey(RuleKey(D::kSequence), "expected all or none of the heads axes " +
+                                             Names(jax, g->t) + " (sequence parallelism), found " +
+                                             Names(jax, seq) + "; no PlanSpec equivalent yet");
   }
   g->sp = on_t != 0;
   g->p = jax.Rule(D::kLayers);
   for (const int a : g->p) {
     if (Contains(g->d, a) || Contains(g->c, a) || Contains(g->t, a)) {
-      return Bad(RuleKey(D::kLayers), "mesh axis '" + jax.axes[a].name +
-                                          "' shards layers and activations; a pipeline axis "
-                                          "must shard layers only");
+      return BadKey(RuleKey(D::kLayers), "mesh axis '" + jax.axes[a].name +
+                                             "' shards layers and activations; a pipeline axis "
+                                             "must shard layers only");
     }
   }
   std::vector<int> dc = g->d;
   dc.insert(dc.end(), g->c.begin(), g->c.end());
   const std::vector<int>& embed = jax.Rule(D::kEmbed);
   if (!embed.empty() && !SameSet(embed, dc)) {
-    return Bad(RuleKey(D::kEmbed),
-               "expected [] (replicated weights) or the batch and context axes " + Names(jax, dc) +
-                   " (FSDP, ZeRO-3), found " + Names(jax, embed) + "; no PlanSpec equivalent yet");
+    return BadKey(RuleKey(D::kEmbed),
+                  "expected [] (replicated weights) or the batch and context axes " +
+                      Names(jax, dc) + " (FSDP, ZeRO-3), found " + Names(jax, embed) +
+                      "; no PlanSpec equivalent yet");
   }
   for (const int a : jax.Rule(D::kExperts)) {
     if (!Contains(dc, a)) {
-      return Bad(RuleKey(D::kExperts), "expected axes of batch or sequence " + Names(jax, dc) +
-                                           " (experts are spread over the data-parallel ranks, as "
-                                           "in Megatron-Core), found '" +
-                                           jax.axes[a].name + "'");
+      return BadKey(RuleKey(D::kExperts),
+                    "expected axes of batch or sequence " + Names(jax, dc) +
+                        " (experts are spread over the data-parallel ranks, as "
+                        "in Megatron-Core), found '" +
+                        jax.axes[a].name + "'");
     }
   }
   return Ok{};
@@ -163,10 +160,11 @@ Status AssignRoles(const JaxPlan& jax, const Groups& g, Roles* roles) {
     if (Contains(g.c, i)) role = Axis::kCp;
     if (Contains(g.p, i)) role = Axis::kPp;
     if (role == Axis::kEp && jax.axes[a].Size() > 1) {
-      return Bad("plan.mesh", "mesh axis '" + jax.axes[a].name + "' (size " +
-                                  std::to_string(jax.axes[a].Size()) +
-                                  ") shards no dimension: every array would be replicated on it; "
-                                  "name it in a rule or give it size 1");
+      return BadKey("plan.mesh",
+                    "mesh axis '" + jax.axes[a].name + "' (size " +
+                        std::to_string(jax.axes[a].Size()) +
+                        ") shards no dimension: every array would be replicated on it; "
+                        "name it in a rule or give it size 1");
     }
     roles->of[a] = role;
   }
@@ -182,10 +180,10 @@ Status DeriveOrder(const JaxPlan& jax, const Roles& roles, PlanSpec* plan) {
     const Axis r = roles.of[a];
     if (!runs.empty() && runs.back() == r) return Ok{};
     if (std::find(runs.begin(), runs.end(), r) != runs.end()) {
-      return Bad("plan.mesh", "mesh axis '" + jax.axes[a].name +
-                                  "' puts its ranks apart from the other ranks of its group "
-                                  "(a group must be one block of the device order); "
-                                  "reorder plan.mesh.axes");
+      return BadKey("plan.mesh", "mesh axis '" + jax.axes[a].name +
+                                     "' puts its ranks apart from the other ranks of its group "
+                                     "(a group must be one block of the device order); "
+                                     "reorder plan.mesh.axes");
     }
     runs.push_back(r);
     return Ok{};
@@ -231,9 +229,9 @@ Status CheckRules(const JaxPlan& jax) {
       for (const int a : jax.Rule(d)) {
         for (const auto& [axis, dim] : used) {
           if (axis != a) continue;
-          return Bad(RuleKey(d), "mesh axis '" + jax.axes[a].name + "' already shards " +
-                                     DimName(dim) + " of the " + ArrayText(array) +
-                                     "; an axis may shard one dimension of an array");
+          return BadKey(RuleKey(d), "mesh axis '" + jax.axes[a].name + "' already shards " +
+                                        DimName(dim) + " of the " + ArrayText(array) +
+                                        "; an axis may shard one dimension of an array");
         }
         used.emplace_back(a, d);
       }

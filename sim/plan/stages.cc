@@ -9,13 +9,6 @@
 namespace meshsim {
 namespace {
 
-InputError Bad(std::string key, std::string message) {
-  InputError e;
-  e.key = std::move(key);
-  e.message = std::move(message);
-  return e;
-}
-
 std::string N(long long v) { return std::to_string(v); }
 
 std::string Entry(size_t i) { return "plan.stage_layers[" + N(static_cast<long long>(i)) + "]"; }
@@ -31,25 +24,26 @@ Status CheckList(const PlanSpec& p, const ModelSpec& m) {
   const std::vector<int>& list = p.stage_layers;
   const int64_t n = int64_t{p.pp} * p.virtual_stages;
   if (static_cast<int64_t>(list.size()) > n) {
-    return Bad(Entry(static_cast<size_t>(n)),
-               "expected " + ExpectedEntries(p, n) + ", found " + N(list.size()));
+    return BadKey(Entry(static_cast<size_t>(n)),
+                  "expected " + ExpectedEntries(p, n) + ", found " + N(list.size()));
   }
   if (static_cast<int64_t>(list.size()) < n) {
-    return Bad(Entry(list.size() - 1),
-               "expected " + ExpectedEntries(p, n) + ", found " + N(list.size()));
+    return BadKey(Entry(list.size() - 1),
+                  "expected " + ExpectedEntries(p, n) + ", found " + N(list.size()));
   }
   int64_t sum = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (list[i] < 0) return Bad(Entry(i), "expected a number of layers >= 0, found " + N(list[i]));
+    if (list[i] < 0)
+      return BadKey(Entry(i), "expected a number of layers >= 0, found " + N(list[i]));
     sum += list[i];
     if (sum > m.layers) {
-      return Bad(Entry(i), "the entries up to here sum to " + N(sum) +
-                               ", more than the model's layers = " + N(m.layers));
+      return BadKey(Entry(i), "the entries up to here sum to " + N(sum) +
+                                  ", more than the model's layers = " + N(m.layers));
     }
   }
   if (sum < m.layers) {
-    return Bad(Entry(list.size() - 1),
-               "the entries sum to " + N(sum) + ", fewer than the model's layers = " + N(m.layers));
+    return BadKey(Entry(list.size() - 1), "the entries sum to " + N(sum) +
+                                              ", fewer than the model's layers = " + N(m.layers));
   }
   return Ok{};
 }
@@ -79,11 +73,11 @@ Status CheckStageLayers(const PlanSpec& p, const ModelSpec& m) {
   if (!p.stage_layers.empty()) return CheckList(p, m);
   const int64_t n = int64_t{p.pp} * p.virtual_stages;
   if (n <= int64_t{m.layers} + 2) return Ok{};
-  return Bad("plan.pp",
-             "pp*virtual_stages = " + N(p.pp) + "*" + N(p.virtual_stages) + " = " + N(n) +
-                 " virtual stages are more than the model's layers + 2 = " + N(m.layers + 2) +
-                 " (the embedding and the loss counted as a layer each): the default split "
-                 "has no layer for some of them; give plan.stage_layers to place empty stages");
+  return BadKey("plan.pp",
+                "pp*virtual_stages = " + N(p.pp) + "*" + N(p.virtual_stages) + " = " + N(n) +
+                    " virtual stages are more than the model's layers + 2 = " + N(m.layers + 2) +
+                    " (the embedding and the loss counted as a layer each): the default split "
+                    "has no layer for some of them; give plan.stage_layers to place empty stages");
 }
 
 std::string StageLayersText(const std::vector<int>& stage_layers) {

@@ -10,13 +10,6 @@
 namespace meshsim {
 namespace {
 
-InputError Bad(std::string key, std::string message) {
-  InputError e;
-  e.key = std::move(key);
-  e.message = std::move(message);
-  return e;
-}
-
 std::string N(long long v) { return std::to_string(v); }
 
 // Products of plan degrees (each in [1, 2^31)) are taken in int64 and capped at kOverInt:
@@ -41,23 +34,23 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
         Positive{"plan.virtual_stages", p.virtual_stages},
         Positive{"plan.micro_batch", p.micro_batch},
         Positive{"plan.global_batch", p.global_batch}}) {
-    if (f.value < 1) return Bad(f.key, "expected an integer >= 1, found " + N(f.value));
+    if (f.value < 1) return BadKey(f.key, "expected an integer >= 1, found " + N(f.value));
   }
   if (p.zero < 0 || p.zero > 3)
-    return Bad("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
+    return BadKey("plan.zero", "expected 0, 1, 2 or 3, found " + N(p.zero));
   // FSDP's sharding strategies are NO_SHARD, SHARD_GRAD_OP and FULL_SHARD: no ZeRO-1.
   if (p.zero == 1 && (p.framework == Framework::kFsdp || p.framework == Framework::kFsdp2)) {
-    return Bad("plan.zero",
-               "expected 0, 2 or 3 with framework fsdp or fsdp2 (NO_SHARD, SHARD_GRAD_OP, "
-               "FULL_SHARD), found 1");
+    return BadKey("plan.zero",
+                  "expected 0, 2 or 3 with framework fsdp or fsdp2 (NO_SHARD, SHARD_GRAD_OP, "
+                  "FULL_SHARD), found 1");
   }
   const int gpus = cluster.TotalGpus();
   const int64_t ranks = Product({p.tp, p.pp, p.dp, p.cp});
   if (ranks != gpus) {
-    return Bad("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" + N(p.cp) +
-                           " = " + ProductText(ranks) + " but the cluster has " + N(gpus) +
-                           " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
-                           N(cluster.gpus_per_node) + ")");
+    return BadKey("plan", "tp*pp*dp*cp = " + N(p.tp) + "*" + N(p.pp) + "*" + N(p.dp) + "*" +
+                              N(p.cp) + " = " + ProductText(ranks) + " but the cluster has " +
+                              N(gpus) + " GPUs (nodes " + N(cluster.nodes) + " x gpus_per_node " +
+                              N(cluster.gpus_per_node) + ")");
   }
   return Ok{};
 }
@@ -67,22 +60,23 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
 // micro-batches and dp.
 Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
   if (m.heads % p.tp != 0) {
-    return Bad("plan.tp", "tp = " + N(p.tp) + " does not divide the model's heads = " + N(m.heads));
+    return BadKey("plan.tp",
+                  "tp = " + N(p.tp) + " does not divide the model's heads = " + N(m.heads));
   }
   if (m.kv_heads % p.tp != 0) {
-    return Bad("plan.tp",
-               "tp = " + N(p.tp) + " does not divide the model's kv_heads = " + N(m.kv_heads));
+    return BadKey("plan.tp",
+                  "tp = " + N(p.tp) + " does not divide the model's kv_heads = " + N(m.kv_heads));
   }
   if (p.schedule != ScheduleKind::kInterleaved && p.virtual_stages != 1) {
-    return Bad("plan.virtual_stages",
-               "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
+    return BadKey("plan.virtual_stages",
+                  "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
   }
   if (Status s = CheckStageLayers(p, m); !s.ok()) return s;
   const int64_t sequences = Product({p.micro_batch, p.dp});
   if (p.global_batch % sequences != 0) {
-    return Bad("plan.global_batch",
-               "global_batch = " + N(p.global_batch) + " is not divisible by micro_batch*dp = " +
-                   N(p.micro_batch) + "*" + N(p.dp) + " = " + ProductText(sequences));
+    return BadKey("plan.global_batch",
+                  "global_batch = " + N(p.global_batch) + " is not divisible by micro_batch*dp = " +
+                      N(p.micro_batch) + "*" + N(p.dp) + " = " + ProductText(sequences));
   }
   return Ok{};
 }
@@ -90,17 +84,17 @@ Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
 // Interleaving needs pp >= 2, v >= 2 and micro-batches a multiple of pp.
 Status CheckInterleaved(const PlanSpec& p) {
   if (p.schedule != ScheduleKind::kInterleaved) return Ok{};
-  if (p.pp < 2) return Bad("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
+  if (p.pp < 2) return BadKey("plan.schedule", "interleaved needs pp >= 2, found pp = " + N(p.pp));
   if (p.virtual_stages < 2) {
-    return Bad("plan.virtual_stages",
-               "the interleaved schedule needs virtual_stages >= 2 (model chunks per stage), "
-               "found " +
-                   N(p.virtual_stages) + "; with one chunk per stage it is schedule: 1f1b");
+    return BadKey("plan.virtual_stages",
+                  "the interleaved schedule needs virtual_stages >= 2 (model chunks per stage), "
+                  "found " +
+                      N(p.virtual_stages) + "; with one chunk per stage it is schedule: 1f1b");
   }
   if (p.MicroBatches() % p.pp != 0) {
-    return Bad("plan.global_batch", "the interleaved schedule needs micro-batches (" +
-                                        N(p.MicroBatches()) +
-                                        ") to be a multiple of pp = " + N(p.pp));
+    return BadKey("plan.global_batch", "the interleaved schedule needs micro-batches (" +
+                                           N(p.MicroBatches()) +
+                                           ") to be a multiple of pp = " + N(p.pp));
   }
   return Ok{};
 }
@@ -108,15 +102,15 @@ Status CheckInterleaved(const PlanSpec& p) {
 // The sequence over cp, experts over ep (which divides dp*cp, as in Megatron-Core).
 Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
   if (m.seq_len % p.cp != 0) {
-    return Bad("plan.cp",
-               "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
+    return BadKey("plan.cp",
+                  "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
   }
   if ((p.dp * p.cp) % p.ep != 0) {
-    return Bad("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));
+    return BadKey("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));
   }
   if (p.ep > 1 && (m.experts == 0 || m.experts % p.ep != 0)) {
-    return Bad("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" + N(m.experts) +
-                              ") it divides");
+    return BadKey("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" +
+                                 N(m.experts) + ") it divides");
   }
   return Ok{};
 }
@@ -124,25 +118,26 @@ Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
 // The dtype runs on the GPU; the what-if and tuning knobs are in range.
 Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const ClusterSpec& cluster) {
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
-    return Bad("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
-                                     std::string(DtypeName(training.dtype)) + " peak throughput");
+    return BadKey("training.dtype", "the GPU " + cluster.gpu.kind + " has no " +
+                                        std::string(DtypeName(training.dtype)) +
+                                        " peak throughput");
   }
   if (training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8 &&
       cluster.gpu.architecture != GpuArch::kBlackwell) {
-    return Bad("training.fp8_recipe",
-               "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
-                   " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
+    return BadKey("training.fp8_recipe",
+                  "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
+                      " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
   }
   if (p.moe_skew < 1) {
-    return Bad("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
+    return BadKey("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
   }
   if (p.moe_capacity_factor < 0) {
-    return Bad("plan.moe_capacity_factor",
-               "expected 0 (no capacity limit) or a positive factor, found " +
-                   std::to_string(p.moe_capacity_factor));
+    return BadKey("plan.moe_capacity_factor",
+                  "expected 0 (no capacity limit) or a positive factor, found " +
+                      std::to_string(p.moe_capacity_factor));
   }
   if (p.dp_bucket_bytes < 1) {
-    return Bad("plan.dp_bucket_mb", "expected a positive bucket size");
+    return BadKey("plan.dp_bucket_mb", "expected a positive bucket size");
   }
   return Ok{};
 }

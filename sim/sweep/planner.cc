@@ -8,43 +8,35 @@
 #include "sim/sweep/runner.h"
 
 namespace meshsim {
-namespace {
-
-InputError Bad(const std::string& key, const std::string& message) {
-  InputError e;
-  e.key = key;
-  e.message = message;
-  return e;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int DefaultGlobalBatch(int gpus) { return gpus * ((64 + gpus - 1) / gpus); }
 
 Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o) {
-  if (o.gpus < 1) return Bad("--gpus", "expected an integer >= 1, found " + std::to_string(o.gpus));
-  if (o.budget_gib < 0) return Bad("--budget-gib", "expected a positive size in GiB");
-  if (o.headroom_gib < 0) return Bad("--headroom", "expected a size in GiB >= 0");
-  if (o.global_batch < 0) return Bad("--global-batch", "expected an integer >= 1");
+  if (o.gpus < 1)
+    return BadKey("--gpus", "expected an integer >= 1, found " + std::to_string(o.gpus));
+  if (o.budget_gib < 0) return BadKey("--budget-gib", "expected a positive size in GiB");
+  if (o.headroom_gib < 0) return BadKey("--headroom", "expected a size in GiB >= 0");
+  if (o.global_batch < 0) return BadKey("--global-batch", "expected an integer >= 1");
   const double budget = o.budget_gib > 0 ? o.budget_gib : cluster.gpu.memory_gib;
   if (o.headroom_gib >= budget) {
-    return Bad("--headroom", fmt::format("a headroom of {:g} GiB leaves nothing of the {:g} GiB "
-                                         "budget",
-                                         o.headroom_gib, budget));
+    return BadKey("--headroom", fmt::format("a headroom of {:g} GiB leaves nothing of the {:g} GiB "
+                                            "budget",
+                                            o.headroom_gib, budget));
   }
   std::vector<KeyValue> keys;
   if (o.gpus <= cluster.gpus_per_node) {
     keys.push_back({"cluster.nodes", "1"});
     keys.push_back({"cluster.gpus_per_node", std::to_string(o.gpus)});
   } else if (o.gpus % cluster.gpus_per_node != 0) {
-    return Bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole nodes of " +
-                             std::to_string(cluster.gpus_per_node) + " GPUs (cluster " +
-                             cluster.name + ")");
+    return BadKey("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole nodes of " +
+                                std::to_string(cluster.gpus_per_node) + " GPUs (cluster " +
+                                cluster.name + ")");
   } else if (const int domain = cluster.nvlink_domain_nodes * cluster.gpus_per_node;
              o.gpus > domain && o.gpus % domain != 0) {
-    return Bad("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole NVLink domains of " +
-                             std::to_string(domain) + " GPUs (cluster " + cluster.name +
-                             "): use at most " + std::to_string(domain) + " or a multiple");
+    return BadKey("--gpus", std::to_string(o.gpus) + " GPUs do not fill whole NVLink domains of " +
+                                std::to_string(domain) + " GPUs (cluster " + cluster.name +
+                                "): use at most " + std::to_string(domain) + " or a multiple");
   } else {
     keys.push_back({"cluster.nodes", std::to_string(o.gpus / cluster.gpus_per_node)});
   }
