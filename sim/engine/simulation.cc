@@ -69,20 +69,6 @@ Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
 
 namespace {
 
-// Whole pipelines through rank 0 and through each rank of `extra` (all ranks if `full`).
-std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full) {
-  std::vector<bool> chosen(mesh.Size(), full);
-  for (int seed : extra) {
-    for (int r : mesh.Pipeline(seed)) chosen[r] = true;
-  }
-  for (int r : mesh.Pipeline(0)) chosen[r] = true;
-  std::vector<int> ranks;
-  for (int r = 0; r < mesh.Size(); ++r) {
-    if (chosen[r]) ranks.push_back(r);
-  }
-  return ranks;
-}
-
 // For each program group, its translates along tp, cp and dp that contain no replayed rank:
 // the symmetric copies whose traffic the network must carry alongside.
 std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Program& program,
@@ -112,14 +98,6 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
     }
   }
   return out;
-}
-
-// Stragglers, changed links and skewed MoE routing make ranks differ, and expert-
-// parallel groups (blocks of the dp x cp ranks) are not mapped onto each other by the
-// tp/cp/dp translations that symmetric replay relies on: replay every rank then.
-bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
-  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
-         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
 }
 
 ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& options,
@@ -174,6 +152,24 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
+
+std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full) {
+  std::vector<bool> chosen(mesh.Size(), full);
+  for (int seed : extra) {
+    for (int r : mesh.Pipeline(seed)) chosen[r] = true;
+  }
+  for (int r : mesh.Pipeline(0)) chosen[r] = true;
+  std::vector<int> ranks;
+  for (int r = 0; r < mesh.Size(); ++r) {
+    if (chosen[r]) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
+  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
+         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
+}
 
 Models DefaultModels(const Experiment& e) {
   Result<std::unique_ptr<Network>> network = MakeNetwork(e);

@@ -257,7 +257,8 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
 
 struct FlowCollectiveNetwork::Running {
   std::shared_ptr<const RoutedPlan> plan;
-  std::vector<std::shared_ptr<const RoutedPlan>> mirrors;
+  const Plans* mirrors = nullptr;
+  Plans own_mirrors;  // when the memo holds other groups at the same address
   size_t next = 0;
   int outstanding = 0;
   std::function<void()> done;
@@ -334,6 +335,21 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   return plans_.emplace(std::move(key), plan).first->second;
 }
 
+const FlowCollectiveNetwork::Plans* FlowCollectiveNetwork::MirrorPlansFor(
+    CommOp op, std::span<const std::vector<int>> mirrors, double bytes, Plans* scratch) {
+  auto [it, added] =
+      mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
+  MirrorPlans& memo = it->second;
+  if (!added &&
+      std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end())) {
+    return &memo.plans;
+  }
+  Plans* out = added ? &memo.plans : scratch;
+  for (const auto& m : mirrors) out->push_back(PlanFor(op, m, bytes));
+  if (added) memo.groups.assign(mirrors.begin(), mirrors.end());
+  return out;
+}
+
 void FlowCollectiveNetwork::NoteReroute(const Transfer& t, const std::vector<int>& route,
                                         Coflow* phase) const {
   // Link ids agree between the two topologies: the same cluster builds the same links.
@@ -371,7 +387,7 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
                                   std::span<const std::vector<int>> mirrors) {
   auto run = std::make_shared<Running>();
   run->plan = PlanFor(op, gpus, bytes);
-  for (const auto& m : mirrors) run->mirrors.push_back(PlanFor(op, m, bytes));
+  run->mirrors = MirrorPlansFor(op, mirrors, bytes, &run->own_mirrors);
   run->done = std::move(done);
   const double launch_s = run->plan->launch_s;
   if (launch_s <= 0) {
@@ -409,7 +425,7 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
     CountReroutes(f);
   }
   // Mirrors load the network during this phase; nobody waits for them.
-  for (const auto& mirror : run->mirrors) {
+  for (const auto& mirror : *run->mirrors) {
     if (index >= mirror->phases.size()) continue;
     for (const Coflow& f : mirror->phases[index].coflows) {
       flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
@@ -420,13 +436,13 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
 
 void FlowCollectiveNetwork::WatchNics(const std::vector<int>& nodes) {
   const Topology& topo = flows_.topology();
+  std::vector<bool> watched(topo.Gpus() / cluster_.gpus_per_node, false);
+  for (int n : nodes) watched[n] = true;
   std::vector<int> links;
   for (size_t l = 0; l < topo.links().size(); ++l) {
     const Link& link = topo.links()[l];
-    if (link.cls != LinkClass::kNicSwitch) continue;
-    const std::string& nic = topo.VertexName(link.src);  // "node<N>.nic<I>"
-    for (int n : nodes) {
-      if (nic.rfind("node" + std::to_string(n) + ".", 0) == 0) links.push_back(static_cast<int>(l));
+    if (link.cls == LinkClass::kNicSwitch && watched[topo.NodeOfVertex(link.src)]) {
+      links.push_back(static_cast<int>(l));
     }
   }
   // Every watched NIC starts at 0, so that each has a counter track.

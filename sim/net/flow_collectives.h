@@ -117,6 +117,18 @@ class FlowCollectiveNetwork final : public Network {
   };
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
+  using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
+  // The plans of a collective's mirrored groups, memoised by where the replay keeps the
+  // groups (the same span for every collective of a program group) and checked against
+  // their members: one lookup per collective instead of one per mirror.
+  struct MirrorPlans {
+    std::vector<std::vector<int>> groups;
+    Plans plans;
+  };
+  using MirrorKey = std::tuple<const void*, int, double>;
+  const Plans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
+                              Plans* scratch);
+
   const std::vector<int>* RouteOf(const Transfer& t);
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
@@ -133,6 +145,7 @@ class FlowCollectiveNetwork final : public Network {
   const NcclTuner tuner_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
+  std::map<MirrorKey, MirrorPlans> mirror_plans_;
   std::vector<RateSample> samples_;
   // The fabric with no link failed, when some what-if link failed; null otherwise.
   std::shared_ptr<const Topology> healthy_;
