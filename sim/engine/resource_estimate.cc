@@ -13,15 +13,15 @@ namespace {
 // Measured on GPT-1T (results/scale.md), rounded up: resident bytes and seconds per
 // replayed op, per directed link of the flow network's topology (its graph, link state
 // and routes) and per GPU whose mirrored traffic the symmetric flow network carries.
-constexpr double kBaseBytes = 32e6;
+constexpr double kBaseBytes = 24e6;
 constexpr double kBytesPerOpAlphaBeta = 160;
-constexpr double kBytesPerOpFlow = 240;
+constexpr double kBytesPerOpFlow = 200;
 constexpr double kBytesPerLink = 200;
-constexpr double kBytesPerMirroredGpu = 2000;
+constexpr double kBytesPerMirroredGpu = 4400;
 constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
 constexpr double kSecondsPerOpFlow = 1.2e-6;
 constexpr double kSecondsPerLink = 0.4e-6;
-constexpr double kSecondsPerMirroredGpu = 20e-6;
+constexpr double kSecondsPerMirroredGpu = 250e-6;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
