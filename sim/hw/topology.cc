@@ -282,7 +282,6 @@ void Topology::IndexStructure() {
     if (added) locals_.push_back(BuildLocal(n, ordinal));
     pattern_of_node_[n] = it->second;
   }
-  if (nodes == 0) locals_.push_back(BuildLocal(0, {}));
 }
 
 // Local ids: GPUs 0..g-1, the NVSwitch g, NICs g+1..g+nics, the node's switches by
