@@ -21,7 +21,7 @@ constexpr double kBytesPerMirroredGpu = 4400;
 constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
 constexpr double kSecondsPerOpFlow = 1.2e-6;
 constexpr double kSecondsPerLink = 0.4e-6;
-constexpr double kSecondsPerMirroredGpu = 250e-6;
+constexpr double kSecondsPerMirroredGpu = 350e-6;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
