@@ -395,8 +395,14 @@ void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
     std::sort(next->begin(), next->end());
     return;
   }
+  // From a switch, another node's NIC is never closer (it leads back to a switch): skip
+  // it without counting its hops.
+  const bool skip_nics = structural_ && role_[at] == Role::kSwitch;
   for (int id : out_links_[at]) {
     const Link& l = links_[id];
+    if (skip_nics && role_[l.dst] == Role::kNic && node_of_[l.dst] != dst / gpus_per_node_) {
+      continue;
+    }
     if (!l.failed && Hops(l.dst, dst) == d - 1) next->push_back(id);
   }
 }
