@@ -11,17 +11,20 @@ namespace meshsim {
 namespace {
 
 // Measured on GPT-1T (results/scale.md), rounded up: resident bytes and seconds per
-// replayed op, per directed link of the flow network's topology (its graph, link state
-// and routes) and per GPU whose mirrored traffic the symmetric flow network carries.
+// replayed op, per rank of the mesh (per-rank results; the summary's JSON), per directed
+// link of the flow network's topology (its graph, link state and routes) and per GPU
+// whose mirrored traffic the symmetric flow network carries.
 constexpr double kBaseBytes = 24e6;
 constexpr double kBytesPerOpAlphaBeta = 160;
 constexpr double kBytesPerOpFlow = 200;
 constexpr double kBytesPerLink = 200;
-constexpr double kBytesPerMirroredGpu = 4400;
+constexpr double kBytesPerRank = 4400;  // per rank of the mesh: results and summary
+constexpr double kBytesPerMirroredGpu = 400;
 constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
 constexpr double kSecondsPerOpFlow = 1.2e-6;
 constexpr double kSecondsPerLink = 0.4e-6;
 constexpr double kSecondsPerMirroredGpu = 350e-6;
+constexpr double kSecondsPerRank = 10e-6;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
@@ -32,16 +35,18 @@ struct Costs {
 
 // What replaying `ops` costs, on a cluster of `gpus` with `links` flow-network links
 // (0: alpha-beta), `mirrored` of whose GPUs are not replayed.
-Costs CostOf(int64_t ops, int64_t links, int64_t mirrored) {
+Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks) {
   const bool flow = links > 0;
   Costs c;
   c.bytes = kBaseBytes +
             static_cast<double>(ops) * (flow ? kBytesPerOpFlow : kBytesPerOpAlphaBeta) +
             static_cast<double>(links) * kBytesPerLink +
-            static_cast<double>(mirrored) * kBytesPerMirroredGpu;
+            static_cast<double>(mirrored) * kBytesPerMirroredGpu +
+            static_cast<double>(ranks) * kBytesPerRank;
   c.seconds = static_cast<double>(ops) * (flow ? kSecondsPerOpFlow : kSecondsPerOpAlphaBeta) +
               static_cast<double>(links) * kSecondsPerLink +
-              static_cast<double>(mirrored) * kSecondsPerMirroredGpu;
+              static_cast<double>(mirrored) * kSecondsPerMirroredGpu +
+              static_cast<double>(ranks) * kSecondsPerRank;
   return c;
 }
 
@@ -70,13 +75,13 @@ ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions&
   }
   const int64_t links = est.topology_links;
   auto mirrored = [&](int64_t replayed) { return links > 0 ? est.ranks - replayed : 0; };
-  const Costs run = CostOf(est.ops, links, mirrored(est.replayed_ranks));
-  const Costs symmetric = CostOf(est.ops_per_pipeline, links, mirrored(pp));
+  const Costs run = CostOf(est.ops, links, mirrored(est.replayed_ranks), est.ranks);
+  const Costs symmetric = CostOf(est.ops_per_pipeline, links, mirrored(pp), est.ranks);
   est.bytes = run.bytes;
   est.seconds = run.seconds;
   est.symmetric_bytes = symmetric.bytes;
   est.symmetric_seconds = symmetric.seconds;
-  est.bytes_per_pipeline = CostOf(est.ops_per_pipeline, 0, 0).bytes - kBaseBytes;
+  est.bytes_per_pipeline = CostOf(est.ops_per_pipeline, 0, 0, 0).bytes - kBaseBytes;
   return est;
 }
 
