@@ -87,6 +87,7 @@ std::string TraceLine(const fs::path& path, size_t ranks, int gpus) {
   return fmt::format("trace: {} ({:.1f} MB, {} of {} ranks)\n", path.string(),
                      ec ? 0.0 : static_cast<double>(size) / 1e6, ranks, gpus);
 }
+
 // MemAvailable of /proc/meminfo in bytes; 0 when unknown.
 double AvailableMemory() {
   std::ifstream meminfo("/proc/meminfo");
