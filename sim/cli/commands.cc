@@ -12,6 +12,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/core/atomic_file.h"
+#include "sim/engine/resource_estimate.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/chrome_trace.h"
 #include "sim/report/summary.h"
@@ -71,6 +72,37 @@ std::string TraceLine(const fs::path& path, size_t ranks, int gpus) {
   return fmt::format("trace: {} ({:.1f} MB, {} of {} ranks)\n", path.string(),
                      ec ? 0.0 : static_cast<double>(size) / 1e6, ranks, gpus);
 }
+
+// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+double AvailableMemory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+// The resource guard: refuses a run estimated to need more memory than the host has
+// available or --max-memory allows, before anything large is built.
+Status CheckResources(const Experiment& e, const SimulationOptions& options, double max_gib) {
+  const ResourceEstimate est = EstimateResources(e, options);
+  spdlog::info("estimate: {:.0f} MiB, {:.1f} s ({} ops, {} links)", est.bytes / (1 << 20),
+               est.seconds, est.ops, est.topology_links);
+  const double available = AvailableMemory();
+  const double asked = max_gib * 1024 * 1024 * 1024;
+  const bool by_option = asked > 0 && (available <= 0 || asked <= available);
+  const double limit = by_option ? asked : available;
+  if (limit <= 0 || est.bytes <= limit) return Ok{};
+  InputError err;
+  err.key = "--max-memory";
+  err.message =
+      DescribeOverLimit(est, limit, by_option ? "--max-memory" : "MemAvailable of /proc/meminfo");
+  return err;
+}
+
 }  // namespace
 
 int Validate(const std::string& experiment, const std::vector<std::string>& sets) {
@@ -104,6 +136,8 @@ int Run(const RunArgs& args) {
   SimulationOptions options;
   options.memory_curve_ranks = trace_ranks;
   options.full_replay = args.full_replay;
+  const Status fits = CheckResources(e, options, args.max_memory_gib);
+  if (!fits.ok()) return ReportError(fits.error());
   const std::unique_ptr<Simulation> sim = Simulate(e, options);
   if (!sim->replay.completed) {
     std::cerr << "meshsim: internal error: the replay stalled: " << sim->replay.stall << "\n";

@@ -18,7 +18,8 @@ struct RunArgs {
   std::string summary;      // empty: OUTDIR/summary.json; "-": JSON to stdout
   bool no_trace = false;
   bool reproducible = false;
-  bool full_replay = false;  // replay every rank, not one per symmetry class
+  bool full_replay = false;   // replay every rank, not one per symmetry class
+  double max_memory_gib = 0;  // 0: the host's available memory is the limit
 };
 
 struct BenchCollectiveArgs {

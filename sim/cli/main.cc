@@ -44,6 +44,11 @@ Subcommand AddRun(CLI::App& app) {
   run_cmd->add_flag("--full-replay", run->full_replay,
                     "replay every rank instead of one pipeline per symmetry class (slower; "
                     "gives the same results on homogeneous clusters)");
+  run_cmd
+      ->add_option("--max-memory", run->max_memory_gib,
+                   "refuse (exit 2, with the estimate and what would fit) a run whose estimated "
+                   "memory exceeds GIB (default: the host's available memory)")
+      ->check(CLI::PositiveNumber);
 
   return {run_cmd, [run] { return cli::Run(*run); }};
 }

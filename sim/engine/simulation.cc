@@ -80,40 +80,46 @@ Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
 
 namespace {
 
-// Whole pipelines through rank 0 and through each rank of `extra` (all ranks if `full`).
-std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full) {
-  std::vector<bool> chosen(mesh.Size(), full);
-  for (int seed : extra) {
-    for (int r : mesh.Pipeline(seed)) chosen[r] = true;
-  }
-  for (int r : mesh.Pipeline(0)) chosen[r] = true;
-  std::vector<int> ranks;
-  for (int r = 0; r < mesh.Size(); ++r) {
-    if (chosen[r]) ranks.push_back(r);
-  }
-  return ranks;
-}
-
 // For each program group, its translates along tp, cp and dp that contain no replayed rank:
 // the symmetric copies whose traffic the network must carry alongside.
+std::vector<int> Translate(const Mesh& mesh, const std::vector<int>& group, int a, int b, int d) {
+  const int T = mesh.Degree(Axis::kTp), C = mesh.Degree(Axis::kCp), D = mesh.Degree(Axis::kDp);
+  std::vector<int> moved;
+  moved.reserve(group.size());
+  for (int r : group) {
+    const Coords& c = mesh.CoordsOf(r);
+    moved.push_back(mesh.RankOf((c.tp + a) % T, (c.cp + b) % C, (c.dp + d) % D, c.pp));
+  }
+  return moved;
+}
+
+// Whether the group is the same set once moved by one step along an axis (a data-parallel
+// group along dp): then every translate along that axis repeats the one before it.
+bool Invariant(const Mesh& mesh, const std::vector<int>& group, int a, int b, int d) {
+  std::vector<int> moved = Translate(mesh, group, a, b, d), same = group;
+  std::sort(moved.begin(), moved.end());
+  std::sort(same.begin(), same.end());
+  return moved == same;
+}
+
 std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Program& program,
                                                    const std::vector<bool>& replayed) {
   const int T = mesh.Degree(Axis::kTp), C = mesh.Degree(Axis::kCp), D = mesh.Degree(Axis::kDp);
   std::vector<std::vector<std::vector<int>>> out(program.groups().size());
   for (size_t g = 0; g < program.groups().size(); ++g) {
     const std::vector<int>& group = program.groups()[g];
+    // Translates along an axis the group is invariant on are repeats of an earlier one
+    // (in this loop order), which `seen` would drop: skip them without building them.
+    const int as = Invariant(mesh, group, 1, 0, 0) ? 1 : T;
+    const int bs = Invariant(mesh, group, 0, 1, 0) ? 1 : C;
+    const int ds = Invariant(mesh, group, 0, 0, 1) ? 1 : D;
     std::set<std::vector<int>> seen;
-    for (int a = 0; a < T; ++a) {
-      for (int b = 0; b < C; ++b) {
-        for (int d = 0; d < D; ++d) {
-          std::vector<int> moved;
-          bool has_replayed = false;
-          for (int r : group) {
-            const Coords& c = mesh.CoordsOf(r);
-            const int m = mesh.RankOf((c.tp + a) % T, (c.cp + b) % C, (c.dp + d) % D, c.pp);
-            has_replayed = has_replayed || replayed[m];
-            moved.push_back(m);
-          }
+    for (int a = 0; a < as; ++a) {
+      for (int b = 0; b < bs; ++b) {
+        for (int d = 0; d < ds; ++d) {
+          std::vector<int> moved = Translate(mesh, group, a, b, d);
+          const bool has_replayed =
+              std::any_of(moved.begin(), moved.end(), [&](int m) { return replayed[m]; });
           std::vector<int> key = moved;
           std::sort(key.begin(), key.end());
           if (!seen.insert(key).second || has_replayed) continue;
@@ -123,14 +129,6 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
     }
   }
   return out;
-}
-
-// Stragglers, changed links and skewed MoE routing make ranks differ, and expert-
-// parallel groups (blocks of the dp x cp ranks) are not mapped onto each other by the
-// tp/cp/dp translations that symmetric replay relies on: replay every rank then.
-bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
-  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
-         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
 }
 
 ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& options,
@@ -185,6 +183,24 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
+
+std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full) {
+  std::vector<bool> chosen(mesh.Size(), full);
+  for (int seed : extra) {
+    for (int r : mesh.Pipeline(seed)) chosen[r] = true;
+  }
+  for (int r : mesh.Pipeline(0)) chosen[r] = true;
+  std::vector<int> ranks;
+  for (int r = 0; r < mesh.Size(); ++r) {
+    if (chosen[r]) ranks.push_back(r);
+  }
+  return ranks;
+}
+
+bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
+  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
+         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
+}
 
 Models DefaultModels(const Experiment& e) {
   Result<std::unique_ptr<Network>> network = MakeNetwork(e);

@@ -59,6 +59,14 @@ std::unique_ptr<Simulation> Simulate(const Experiment& experiment, const Simulat
 std::unique_ptr<Simulation> Simulate(const Experiment& experiment,
                                      const SimulationOptions& options = {});
 
+// The ranks a replay replays: whole pipelines through rank 0 and through each rank of
+// `extra`, or all ranks if `full`; ascending.
+std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full);
+// Whether every rank must be replayed: asked for, or stragglers, changed links and skewed
+// MoE routing make ranks differ, and expert-parallel groups (blocks of the dp x cp ranks)
+// are not mapped onto each other by the tp/cp/dp translations symmetric replay relies on.
+bool NeedsFullReplay(const Experiment& experiment, const SimulationOptions& options);
+
 // The parts of DefaultModels. MakeNetwork fails only on a topology that
 // LoadExperimentFile would have rejected.
 std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& experiment);

@@ -49,9 +49,12 @@ const char* LinkClassName(LinkClass c) {
   return "?";
 }
 
-int Topology::AddVertex(std::string name) {
+int Topology::AddVertex(std::string name, Role role, int node, int index) {
   vertex_names_.push_back(std::move(name));
   out_links_.emplace_back();
+  role_.push_back(role);
+  node_of_.push_back(node);
+  index_.push_back(index);
   return static_cast<int>(vertex_names_.size()) - 1;
 }
 
@@ -73,7 +76,7 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
     switch (c.intra_node.kind) {
       case IntraNodeKind::kNvswitch: {
         if (g == 1) break;
-        const int sw = AddVertex(node + ".nvswitch");
+        const int sw = AddVertex(node + ".nvswitch", Role::kNvswitch, n, g);
         for (int l = 0; l < g; ++l) {
           AddBidirectional(first + l, sw, bw, lat / 2, LinkClass::kNvlink, LinkClass::kNvlink,
                            node + ".gpu" + std::to_string(l) + ".nvlink");
@@ -105,6 +108,7 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
 void Topology::BuildInterNode(const ClusterSpec& c) {
   nic_of_gpu_.assign(gpus_, -1);
   if (c.nodes == 1) return;
+  nics_ = c.inter_node.nics_per_node;
   const InterNodeSpec& in = c.inter_node;
   const int g = c.gpus_per_node;
   const double nic_bw = in.gbps_per_nic * kGB;
@@ -113,7 +117,8 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   std::vector<int> nics;  // vertex per (node, nic)
   for (int n = 0; n < c.nodes; ++n) {
     for (int i = 0; i < in.nics_per_node; ++i) {
-      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i)));
+      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
+                               n, g + 1 + i));
     }
     for (int l = 0; l < g; ++l) {
       const int i = l * in.nics_per_node / g;
@@ -123,28 +128,36 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
                        "node" + std::to_string(n) + ".gpu" + std::to_string(l) + ".pcie");
     }
   }
+  nic_vertex_ = nics;
+  switch_of_nic_.assign(nics.size(), -1);
   auto attach = [&](int nic_index, int sw) {
     const int n = nic_index / in.nics_per_node, i = nic_index % in.nics_per_node;
+    switch_of_nic_[nic_index] = sw;
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
                      LinkClass::kSwitchNic,
                      "node" + std::to_string(n) + ".nic" + std::to_string(i));
   };
   if (in.kind == InterNodeKind::kSingleSwitch) {
-    const int sw = AddVertex("switch");
+    const int sw = AddVertex("switch", Role::kSwitch, -1, 0);
+    leaves_.push_back(sw);
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, sw);
     return;
   }
   // Leaves (fat tree) or rail switches, each with switch_ports NIC ports.
-  std::vector<int> leaves;
+  std::vector<int>& leaves = leaves_;
   if (in.kind == InterNodeKind::kFatTree) {
     const int count = (static_cast<int>(nics.size()) + in.switch_ports - 1) / in.switch_ports;
-    for (int k = 0; k < count; ++k) leaves.push_back(AddVertex("leaf" + std::to_string(k)));
+    for (int k = 0; k < count; ++k) {
+      leaves.push_back(AddVertex("leaf" + std::to_string(k), Role::kSwitch, -1, k));
+    }
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, leaves[k / in.switch_ports]);
   } else {
     const int groups = (c.nodes + in.switch_ports - 1) / in.switch_ports;
     for (int r = 0; r < in.nics_per_node; ++r) {
       for (int grp = 0; grp < groups; ++grp) {
-        leaves.push_back(AddVertex("rail" + std::to_string(r) + "." + std::to_string(grp)));
+        const int k = static_cast<int>(leaves.size());
+        leaves.push_back(AddVertex("rail" + std::to_string(r) + "." + std::to_string(grp),
+                                   Role::kSwitch, -1, k));
       }
     }
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) {
@@ -155,8 +168,10 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   if (leaves.size() == 1) return;
   const int uplinks =
       std::max(1, static_cast<int>(std::ceil(in.switch_ports / in.oversubscription)));
-  std::vector<int> spines;
-  for (int s = 0; s < uplinks; ++s) spines.push_back(AddVertex("spine" + std::to_string(s)));
+  std::vector<int>& spines = spines_;
+  for (int s = 0; s < uplinks; ++s) {
+    spines.push_back(AddVertex("spine" + std::to_string(s), Role::kSpine, -1, s));
+  }
   for (int leaf : leaves) {
     for (int s = 0; s < uplinks; ++s) {
       AddBidirectional(leaf, spines[s], nic_bw, lat / 4, LinkClass::kUplink, LinkClass::kDownlink,
@@ -165,14 +180,15 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   }
 }
 
-Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& cluster) {
+Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& cluster, bool searches) {
   const ClusterSpec c = cluster.NetworkView();
   auto t = std::shared_ptr<Topology>(new Topology());
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;
   for (int gpu = 0; gpu < t->gpus_; ++gpu) {
     t->AddVertex("node" + std::to_string(gpu / c.gpus_per_node) + ".gpu" +
-                 std::to_string(gpu % c.gpus_per_node));
+                     std::to_string(gpu % c.gpus_per_node),
+                 Role::kGpu, gpu / c.gpus_per_node, gpu % c.gpus_per_node);
   }
   t->BuildIntraNode(c);
   t->BuildInterNode(c);
@@ -197,6 +213,13 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
                   "leaf0.spine3)";
       return e;
     }
+  }
+  if (!searches &&
+      std::none_of(t->links_.begin(), t->links_.end(), [](const Link& l) { return l.failed; })) {
+    // Connected by construction: every GPU has a NIC, every switch a spine.
+    t->structural_ = true;
+    t->IndexStructure();
+    return std::shared_ptr<const Topology>(t);
   }
   t->graph_ = std::make_shared<Graph>();
   t->graph_->graph = BoostGraph(t->Vertices());
@@ -243,6 +266,148 @@ const std::vector<int>& Topology::DistancesTo(int dst) const {
   return distances_.emplace(dst, std::move(dist)).first->second;
 }
 
+// One pattern per distinct way a node's NICs share switches.
+void Topology::IndexStructure() {
+  const int nodes = gpus_ / gpus_per_node_;
+  std::map<std::vector<int>, int> patterns;
+  pattern_of_node_.assign(nodes, 0);
+  for (int n = 0; n < nodes; ++n) {
+    std::vector<int> ordinal(nics_), seen;
+    for (int i = 0; i < nics_; ++i) {
+      const int sw = SwitchOf(n, i);
+      auto at = std::find(seen.begin(), seen.end(), sw);
+      ordinal[i] = static_cast<int>(at - seen.begin());
+      if (at == seen.end()) seen.push_back(sw);
+    }
+    auto [it, added] = patterns.try_emplace(ordinal, static_cast<int>(locals_.size()));
+    if (added) locals_.push_back(BuildLocal(n, ordinal));
+    pattern_of_node_[n] = it->second;
+  }
+}
+
+// Local ids: GPUs 0..g-1, the NVSwitch g, NICs g+1..g+nics, the node's switches by
+// ordinal, then one spine (all spines are alike to a node).
+int Topology::LocalId(int node, const Local& local, int v) const {
+  const int g = gpus_per_node_;
+  switch (role_[v]) {
+    case Role::kGpu:
+    case Role::kNvswitch:
+    case Role::kNic:
+      return node_of_[v] == node ? index_[v] : -1;
+    case Role::kSwitch:
+      for (int i = 0; i < nics_; ++i) {
+        if (SwitchOf(node, i) == v) return g + 1 + nics_ + local.ordinal[i];
+      }
+      return -1;
+    case Role::kSpine:
+      return local.spine;
+  }
+  return -1;
+}
+
+Topology::Local Topology::BuildLocal(int node, const std::vector<int>& ordinal) const {
+  Local local;
+  local.ordinal = ordinal;
+  const int switches = ordinal.empty() ? 0 : *std::max_element(ordinal.begin(), ordinal.end()) + 1;
+  local.size = gpus_per_node_ + 1 + nics_ + switches + (spines_.empty() ? 0 : 1);
+  if (!spines_.empty()) local.spine = local.size - 1;
+  // The neighbourhood's vertices (global ids) by local id; -1 for an absent NVSwitch.
+  std::vector<int> global(local.size, -1);
+  for (int v = 0; v < Vertices(); ++v) {
+    if (role_[v] == Role::kSpine) continue;
+    const int id = LocalId(node, local, v);
+    if (id >= 0) global[id] = v;
+  }
+  if (local.spine >= 0) global[local.spine] = spines_[0];
+  std::vector<std::vector<int>> adjacent(local.size);
+  for (int a = 0; a < local.size; ++a) {
+    if (global[a] < 0) continue;
+    for (int id : out_links_[global[a]]) {
+      const int b = LocalId(node, local, links_[id].dst);
+      if (b >= 0) adjacent[a].push_back(b);
+    }
+  }
+  local.hops.assign(static_cast<size_t>(local.size) * local.size, 255);
+  for (int a = 0; a < local.size; ++a) {  // breadth-first from each local vertex
+    std::vector<int> frontier{a};
+    local.hops[a * local.size + a] = 0;
+    for (size_t k = 0; k < frontier.size(); ++k) {
+      const int u = frontier[k];
+      for (int b : adjacent[u]) {
+        if (local.hops[a * local.size + b] != 255) continue;
+        local.hops[a * local.size + b] = static_cast<uint8_t>(local.At(a, u) + 1);
+        frontier.push_back(b);
+      }
+    }
+  }
+  return local;
+}
+
+// Every path into GPU dst's node enters through one of the node's switches; switches
+// meet in two hops through a spine (through any node it would take four or more).
+int Topology::StructuralHops(int v, int dst) const {
+  constexpr int kFar = 1 << 20;
+  const int g = gpus_per_node_, nd = dst / g;
+  const Local& to = locals_[pattern_of_node_[nd]];
+  const int here = LocalId(nd, to, v);
+  if (here >= 0) return to.At(here, dst % g) == 255 ? -1 : to.At(here, dst % g);
+  const int first_switch = g + 1 + nics_;
+  int best = kFar;
+  if (role_[v] == Role::kSwitch) {  // not one of nd's: up to a spine and down
+    for (int o = first_switch; o < (to.spine < 0 ? to.size : to.spine); ++o) {
+      best = std::min(best, 2 + to.At(o, dst % g));
+    }
+    return spines_.empty() || best >= kFar ? -1 : best;
+  }
+  const int m = node_of_[v];
+  const Local& from = locals_[pattern_of_node_[m]];
+  for (int i = 0; i < nics_; ++i) {
+    const int to_nic = from.At(index_[v], g + 1 + i);
+    if (to_nic == 255) continue;
+    for (int j = 0; j < nics_; ++j) {
+      const int same = SwitchOf(m, i) == SwitchOf(nd, j);
+      if (!same && spines_.empty()) continue;
+      const int in = to.At(first_switch + to.ordinal[j], dst % g);
+      if (in != 255) best = std::min(best, to_nic + 1 + (same ? 0 : 2) + in);
+    }
+  }
+  return best >= kFar ? -1 : best;
+}
+
+int Topology::Hops(int v, int dst) const {
+  return structural_ ? StructuralHops(v, dst) : DistancesTo(dst)[v];
+}
+
+// The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
+void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
+  next->clear();
+  const int d = Hops(at, dst);
+  if (structural_ && role_[at] == Role::kSpine) {
+    // Down to one of dst's node's switches only: any other is farther (a spine's links
+    // go to leaf k in leaf order).
+    for (int i = 0; i < nics_; ++i) {
+      const int sw = SwitchOf(dst / gpus_per_node_, i);
+      const int id = out_links_[at][index_[sw]];
+      assert(links_[id].dst == sw);
+      if (Hops(sw, dst) == d - 1 && std::find(next->begin(), next->end(), id) == next->end()) {
+        next->push_back(id);
+      }
+    }
+    std::sort(next->begin(), next->end());
+    return;
+  }
+  // From a switch, another node's NIC is never closer (it leads back to a switch): skip
+  // it without counting its hops.
+  const bool skip_nics = structural_ && role_[at] == Role::kSwitch;
+  for (int id : out_links_[at]) {
+    const Link& l = links_[id];
+    if (skip_nics && role_[l.dst] == Role::kNic && node_of_[l.dst] != dst / gpus_per_node_) {
+      continue;
+    }
+    if (!l.failed && Hops(l.dst, dst) == d - 1) next->push_back(id);
+  }
+}
+
 const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) const {
   assert(src != dst && src < gpus_ && dst < gpus_);
   const uint64_t key = flow_key == 0 ? 0 : Mix(flow_key);
@@ -251,17 +416,13 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
       (static_cast<uint64_t>(src) << 38) | (static_cast<uint64_t>(dst) << 6) | (key % 64);
   auto it = routes_.find(memo);
   if (it != routes_.end()) return it->second;
-  const std::vector<int>& dist = DistancesTo(dst);
   std::vector<int> path;
-  if (dist[src] >= 0) {
+  if (Hops(src, dst) >= 0) {
     int at = src;
     const uint64_t h = key % 64;
+    std::vector<int> next;
     while (at != dst) {
-      std::vector<int> next;
-      for (int id : out_links_[at]) {
-        const Link& l = links_[id];
-        if (!l.failed && dist[l.dst] == dist[at] - 1) next.push_back(id);
-      }
+      NextHops(at, dst, &next);
       assert(!next.empty());
       // Destination-based choice (InfiniBand's d-mod-k static routing), shifted by the
       // flow key: deterministic, and spreads traffic to different GPUs over the uplinks.
@@ -271,6 +432,47 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
     }
   }
   return routes_.emplace(memo, std::move(path)).first->second;
+}
+
+}  // namespace meshsim
+
+namespace meshsim {
+
+void Topology::Count(const ClusterSpec& cluster, int64_t* vertices, int64_t* links) {
+  const ClusterSpec c = cluster.NetworkView();  // as Build sees it
+  const int64_t g = c.gpus_per_node, nodes = c.nodes, gpus = g * nodes;
+  int64_t intra = 0;  // physical links per node
+  bool nvswitch = false;
+  if (g > 1) {
+    switch (c.intra_node.kind) {
+      case IntraNodeKind::kNvswitch:
+        intra = g;
+        nvswitch = true;
+        break;
+      case IntraNodeKind::kRing:
+        intra = g == 2 ? 1 : g;
+        break;
+      case IntraNodeKind::kFullMesh:
+        intra = g * (g - 1) / 2;
+        break;
+    }
+  }
+  *vertices = gpus + (nvswitch ? nodes : 0);
+  int64_t physical = intra * nodes;
+  if (nodes > 1) {
+    const InterNodeSpec& in = c.inter_node;
+    const int64_t nics = nodes * in.nics_per_node, ports = std::max(1, in.switch_ports);
+    int64_t leaves = 1;
+    if (in.kind == InterNodeKind::kFatTree) leaves = (nics + ports - 1) / ports;
+    if (in.kind == InterNodeKind::kRailOptimized) {
+      leaves = in.nics_per_node * ((nodes + ports - 1) / ports);
+    }
+    const int64_t spines =
+        leaves > 1 ? std::max<int64_t>(1, std::ceil(in.switch_ports / in.oversubscription)) : 0;
+    *vertices += nics + leaves + spines;
+    physical += gpus + nics + leaves * spines;
+  }
+  *links = 2 * physical;
 }
 
 }  // namespace meshsim

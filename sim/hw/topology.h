@@ -19,6 +19,13 @@
 // next hops the choice is destination-based (InfiniBand fat trees' static d-mod-k
 // routing: next hop (destination + flow key) mod count), so it is deterministic and
 // spreads the traffic to different GPUs over the uplinks.
+//
+// Hop counts: with no failed link they are a function of the structure (every node is
+// alike up to which of its NICs share a switch, and switches meet through the spines),
+// computed from one small table per such pattern: no per-destination search, so a route
+// costs the same on 100,000 GPUs as on 100. With a failed link, breadth-first searches
+// over the graph of surviving links (memoised per destination). Both give the same
+// routes (tests/unit/topology_test.cc compares them).
 #pragma once
 
 #include <cstdint>
@@ -50,8 +57,10 @@ class Topology {
  public:
   // Builds the graph of cluster.NetworkView() (an NVLink domain of several nodes is one
   // node here, one NVSwitch joining its GPUs); applies cluster.what_if.links (an unknown
-  // link name is an error).
-  static Result<std::shared_ptr<const Topology>> Build(const ClusterSpec& cluster);
+  // link name is an error). `searches`: hop counts from breadth-first searches even with
+  // no link failed (the reference the structural hop counts are tested against).
+  static Result<std::shared_ptr<const Topology>> Build(const ClusterSpec& cluster,
+                                                       bool searches = false);
 
   int Gpus() const { return gpus_; }
   int Vertices() const { return static_cast<int>(vertex_names_.size()); }
@@ -59,20 +68,44 @@ class Topology {
   const std::string& VertexName(int v) const { return vertex_names_[v]; }
   int NodeOfGpu(int gpu) const { return gpu / gpus_per_node_; }
   int NicOfGpu(int gpu) const { return nic_of_gpu_[gpu]; }  // a vertex
+  // The node of a GPU, NVSwitch or NIC vertex; -1 for a switch.
+  int NodeOfVertex(int v) const { return node_of_[v]; }
 
   // Links from GPU src to GPU dst (src != dst), or empty if no path survives. Routes
   // are memoised; `flow_key` selects among equal-cost paths.
   const std::vector<int>& Route(int src, int dst, uint64_t flow_key) const;
+  // Hops from vertex `v` to GPU `dst` over surviving links (-1: unreachable).
+  int Hops(int v, int dst) const;
+  // Whether hop counts come from the structure (no link failed) or from searches.
+  bool Structural() const { return structural_; }
+  // Estimated vertices and directed links of a cluster's topology, without building it.
+  static void Count(const ClusterSpec& cluster, int64_t* vertices, int64_t* links);
 
  private:
   struct Graph;  // the Boost.Graph of surviving links, for breadth-first searches
+  // One node's neighbourhood (its GPUs, NVSwitch, NICs, their switches and a spine) with
+  // all-pairs hop counts; nodes whose NICs share switches alike share one.
+  struct Local {
+    int size = 0;
+    int spine = -1;             // local id of the spine, -1 without spines
+    std::vector<int> ordinal;   // per NIC: its switch's index among the node's switches
+    std::vector<uint8_t> hops;  // size x size, 255: unreachable
+    int At(int a, int b) const { return hops[a * size + b]; }
+  };
+  enum class Role : uint8_t { kGpu, kNvswitch, kNic, kSwitch, kSpine };
   Topology() = default;
-  int AddVertex(std::string name);
+  int AddVertex(std::string name, Role role, int node, int index);
   void AddBidirectional(int a, int b, double bytes_per_s, double latency_s, LinkClass ab,
                         LinkClass ba, const std::string& name);
   void BuildIntraNode(const ClusterSpec& c);
   void BuildInterNode(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
+  void IndexStructure();
+  Local BuildLocal(int node, const std::vector<int>& ordinal) const;
+  int LocalId(int node, const Local& local, int v) const;  // -1: not in node's neighbourhood
+  int SwitchOf(int node, int nic) const { return switch_of_nic_[node * nics_ + nic]; }
+  int StructuralHops(int v, int dst) const;
+  void NextHops(int at, int dst, std::vector<int>* next) const;
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
@@ -80,6 +113,17 @@ class Topology {
   std::vector<Link> links_;
   std::vector<std::vector<int>> out_links_;  // per vertex
   std::vector<int> nic_of_gpu_;
+  // Structure, for structural hop counts.
+  bool structural_ = false;
+  int nics_ = 0;                      // per node (0 on one node)
+  std::vector<Role> role_;            // per vertex
+  std::vector<int> node_of_;          // per vertex: node of a GPU, NVSwitch or NIC
+  std::vector<int> index_;            // per vertex: GPU l, NVSwitch g, NIC g+1+i; leaf k, spine s
+  std::vector<int> nic_vertex_;       // per (node, nic)
+  std::vector<int> switch_of_nic_;    // per (node, nic): its switch's vertex
+  std::vector<int> leaves_, spines_;  // switch vertices
+  std::vector<int> pattern_of_node_;  // index into locals_
+  std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination
   mutable std::unordered_map<uint64_t, std::vector<int>> routes_;  // by (src, dst, key)

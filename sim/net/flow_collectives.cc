@@ -255,13 +255,42 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
   return {phase};
 }
 
+// A collective in flight, from a pool: the callbacks that refer to it are two pointers,
+// which std::function stores without allocating.
 struct FlowCollectiveNetwork::Running {
+  Simulator* sim = nullptr;
   std::shared_ptr<const RoutedPlan> plan;
-  std::vector<std::shared_ptr<const RoutedPlan>> mirrors;
+  const Plans* mirrors = nullptr;
+  Plans own_mirrors;  // when the memo holds other groups at the same address
   size_t next = 0;
   int outstanding = 0;
   std::function<void()> done;
+  // The phase in flight: its start, stretch, min_s and latency (RoutedPhase).
+  SimTime start;
+  double stretch = 1, min_s = 0, latency_s = 0;
 };
+
+FlowCollectiveNetwork::~FlowCollectiveNetwork() = default;
+
+FlowCollectiveNetwork::Running* FlowCollectiveNetwork::AcquireRun() {
+  if (free_runs_.empty()) {
+    runs_.push_back(std::make_unique<Running>());
+    return runs_.back().get();
+  }
+  Running* run = free_runs_.back();
+  free_runs_.pop_back();
+  return run;
+}
+
+void FlowCollectiveNetwork::ReleaseRun(Running* run) {
+  run->plan.reset();
+  run->mirrors = nullptr;
+  run->own_mirrors.clear();
+  run->done = nullptr;
+  run->next = 0;
+  run->outstanding = 0;
+  free_runs_.push_back(run);
+}
 
 FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              std::shared_ptr<const Topology> topology,
@@ -334,6 +363,34 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   return plans_.emplace(std::move(key), plan).first->second;
 }
 
+std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(
+    CommOp op, std::span<const int> gpus, double bytes) {
+  auto [it, added] = group_plans_.try_emplace(MirrorKey{gpus.data(), static_cast<int>(op), bytes});
+  auto& [members, plan] = it->second;
+  if (!added && std::equal(gpus.begin(), gpus.end(), members.begin(), members.end())) return plan;
+  std::shared_ptr<const RoutedPlan> found = PlanFor(op, gpus, bytes);
+  if (added) {
+    members.assign(gpus.begin(), gpus.end());
+    plan = found;
+  }
+  return found;
+}
+
+const FlowCollectiveNetwork::Plans* FlowCollectiveNetwork::MirrorPlansFor(
+    CommOp op, std::span<const std::vector<int>> mirrors, double bytes, Plans* scratch) {
+  auto [it, added] =
+      mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
+  MirrorPlans& memo = it->second;
+  if (!added &&
+      std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end())) {
+    return &memo.plans;
+  }
+  Plans* out = added ? &memo.plans : scratch;
+  for (const auto& m : mirrors) out->push_back(PlanFor(op, m, bytes));
+  if (added) memo.groups.assign(mirrors.begin(), mirrors.end());
+  return out;
+}
+
 void FlowCollectiveNetwork::NoteReroute(const Transfer& t, const std::vector<int>& route,
                                         Coflow* phase) const {
   // Link ids agree between the two topologies: the same cluster builds the same links.
@@ -369,47 +426,44 @@ Reroutes FlowCollectiveNetwork::Rerouted() const {
 void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpus,
                                   double bytes, std::function<void()> done,
                                   std::span<const std::vector<int>> mirrors) {
-  auto run = std::make_shared<Running>();
-  run->plan = PlanFor(op, gpus, bytes);
-  for (const auto& m : mirrors) run->mirrors.push_back(PlanFor(op, m, bytes));
+  Running* run = AcquireRun();
+  run->sim = &sim;
+  run->plan = GroupPlanFor(op, gpus, bytes);
+  run->mirrors = MirrorPlansFor(op, mirrors, bytes, &run->own_mirrors);
   run->done = std::move(done);
   const double launch_s = run->plan->launch_s;
   if (launch_s <= 0) {
-    RunPhase(sim, std::move(run));
+    RunPhase(run);
     return;
   }
-  sim.Schedule(SimTime::Seconds(launch_s), [this, &sim, run] { RunPhase(sim, run); });
+  sim.Schedule(SimTime::Seconds(launch_s), [this, run] { RunPhase(run); });
 }
 
-void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> run) {
+void FlowCollectiveNetwork::RunPhase(Running* run) {
+  Simulator& sim = *run->sim;
   if (run->next == run->plan->phases.size()) {
     sim.Schedule(SimTime::Zero(), std::move(run->done));
+    ReleaseRun(run);
     return;
   }
   const RoutedPhase& phase = run->plan->phases[run->next];
   const size_t index = run->next++;
-  // The data ends at start + max(stretch x (last arrival - start), min_s); then the
-  // phase's latency passes.
-  const SimTime start = sim.Now();
-  auto finish_phase = [this, &sim, run, start, stretch = phase.stretch, min_s = phase.min_s,
-                       latency = phase.latency_s]() {
-    if (--run->outstanding > 0) return;
-    const double data_s = std::max(stretch * (sim.Now() - start).seconds(), min_s);
-    const SimTime wait = std::max(SimTime::Zero(), start + SimTime::Seconds(data_s) - sim.Now());
-    sim.Schedule(wait + SimTime::Seconds(latency), [this, &sim, run] { RunPhase(sim, run); });
-  };
+  run->start = sim.Now();
+  run->stretch = phase.stretch;
+  run->min_s = phase.min_s;
+  run->latency_s = phase.latency_s;
   if (phase.coflows.empty()) {
     run->outstanding = 1;
-    finish_phase();
+    FinishPhase(run);
     return;
   }
   run->outstanding = static_cast<int>(phase.coflows.size());
   for (const Coflow& f : phase.coflows) {
-    flows_.StartFlowOnRoute(sim, &f.route, f.bytes, finish_phase);
+    flows_.StartFlowOnRoute(sim, &f.route, f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
   }
   // Mirrors load the network during this phase; nobody waits for them.
-  for (const auto& mirror : run->mirrors) {
+  for (const auto& mirror : *run->mirrors) {
     if (index >= mirror->phases.size()) continue;
     for (const Coflow& f : mirror->phases[index].coflows) {
       flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
@@ -418,15 +472,25 @@ void FlowCollectiveNetwork::RunPhase(Simulator& sim, std::shared_ptr<Running> ru
   }
 }
 
+// The data ends at start + max(stretch x (last arrival - start), min_s); then the
+// phase's latency passes.
+void FlowCollectiveNetwork::FinishPhase(Running* run) {
+  if (--run->outstanding > 0) return;
+  Simulator& sim = *run->sim;
+  const double data_s = std::max(run->stretch * (sim.Now() - run->start).seconds(), run->min_s);
+  const SimTime wait = std::max(SimTime::Zero(), run->start + SimTime::Seconds(data_s) - sim.Now());
+  sim.Schedule(wait + SimTime::Seconds(run->latency_s), [this, run] { RunPhase(run); });
+}
+
 void FlowCollectiveNetwork::WatchNics(const std::vector<int>& nodes) {
   const Topology& topo = flows_.topology();
+  std::vector<bool> watched(topo.Gpus() / cluster_.gpus_per_node, false);
+  for (int n : nodes) watched[n] = true;
   std::vector<int> links;
   for (size_t l = 0; l < topo.links().size(); ++l) {
     const Link& link = topo.links()[l];
-    if (link.cls != LinkClass::kNicSwitch) continue;
-    const std::string& nic = topo.VertexName(link.src);  // "node<N>.nic<I>"
-    for (int n : nodes) {
-      if (nic.rfind("node" + std::to_string(n) + ".", 0) == 0) links.push_back(static_cast<int>(l));
+    if (link.cls == LinkClass::kNicSwitch && watched[topo.NodeOfVertex(link.src)]) {
+      links.push_back(static_cast<int>(l));
     }
   }
   // Every watched NIC starts at 0, so that each has a counter track.

@@ -78,6 +78,7 @@ class FlowCollectiveNetwork final : public Network {
   // `nccl`: what the tuner may choose (kAuto, 0) and what it must use.
   FlowCollectiveNetwork(const ClusterSpec& cluster, std::shared_ptr<const Topology> topology,
                         const NcclOptions& nccl);
+  ~FlowCollectiveNetwork() override;
   void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
              std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
   std::vector<LinkUsage> Usage(double step_s) const override;
@@ -117,10 +118,28 @@ class FlowCollectiveNetwork final : public Network {
   };
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
+  using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
+  // The plans of a collective's mirrored groups, memoised by where the replay keeps the
+  // groups (the same span for every collective of a program group) and checked against
+  // their members: one lookup per collective instead of one per mirror.
+  struct MirrorPlans {
+    std::vector<std::vector<int>> groups;
+    Plans plans;
+  };
+  using MirrorKey = std::tuple<const void*, int, double>;
+  const Plans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
+                              Plans* scratch);
+
   const std::vector<int>* RouteOf(const Transfer& t);
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
-  void RunPhase(Simulator& sim, std::shared_ptr<Running> run);
+  Running* AcquireRun();
+  void ReleaseRun(Running* run);
+  void RunPhase(Running* run);
+  void FinishPhase(Running* run);  // one of the phase's coflows has arrived
+  // PlanFor, memoised by where the replay keeps the group (checked against its members).
+  std::shared_ptr<const RoutedPlan> GroupPlanFor(CommOp op, std::span<const int> gpus,
+                                                 double bytes);
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
   void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
@@ -133,6 +152,10 @@ class FlowCollectiveNetwork final : public Network {
   const NcclTuner tuner_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
+  std::map<MirrorKey, MirrorPlans> mirror_plans_;
+  std::map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>> group_plans_;
+  std::vector<std::unique_ptr<Running>> runs_;  // every collective ever in flight
+  std::vector<Running*> free_runs_;
   std::vector<RateSample> samples_;
   // The fabric with no link failed, when some what-if link failed; null otherwise.
   std::shared_ptr<const Topology> healthy_;

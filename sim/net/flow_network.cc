@@ -224,7 +224,8 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
   auto later = [](const Completion& a, const Completion& b) {
     return LaterCompletion(a.at, a.flow, b.at, b.flow);
   };
-  std::vector<std::function<void()>> finished;
+  std::vector<std::function<void()>> finished;  // the scratch's storage, kept between calls
+  finished.swap(finished_scratch_);
   while (!completions_.empty() && completions_.front().at <= now) {
     const Completion top = completions_.front();
     std::pop_heap(completions_.begin(), completions_.end(), later);
@@ -250,6 +251,8 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
   for (auto& done : finished) {
     if (done) done();
   }
+  finished.clear();
+  finished_scratch_.swap(finished);
 }
 
 }  // namespace meshsim

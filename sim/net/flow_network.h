@@ -107,6 +107,8 @@ class FlowNetwork {
   };
   std::vector<ShareEntry> heap_;
 
+  std::vector<std::function<void()>> finished_scratch_;  // OnCompletion's, reused
+
   std::vector<int> watched_;
   std::vector<uint8_t> is_watched_;
   std::vector<double> watched_rate_;

@@ -1,0 +1,122 @@
+#include "sim/engine/resource_estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/hw/topology.h"
+#include "sim/schedule/step_builder.h"
+
+namespace meshsim {
+namespace {
+
+// Measured on GPT-1T (results/scale.md), rounded up: resident bytes and seconds per
+// replayed op, per rank of the mesh (per-rank results; the summary's JSON), per directed
+// link of the flow network's topology (its graph, link state and routes) and per GPU
+// whose mirrored traffic the symmetric flow network carries.
+constexpr double kBaseBytes = 24e6;
+constexpr double kBytesPerOpAlphaBeta = 160;
+constexpr double kBytesPerOpFlow = 200;
+constexpr double kBytesPerLink = 200;
+constexpr double kBytesPerRank = 4400;  // per rank of the mesh: results and summary
+constexpr double kBytesPerMirroredGpu = 400;
+constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
+constexpr double kSecondsPerOpFlow = 1.2e-6;
+constexpr double kSecondsPerLink = 0.4e-6;
+constexpr double kSecondsPerMirroredGpu = 350e-6;
+constexpr double kSecondsPerRank = 10e-6;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct Costs {
+  double bytes = 0;
+  double seconds = 0;
+};
+
+// What replaying `ops` costs, on a cluster of `gpus` with `links` flow-network links
+// (0: alpha-beta), `mirrored` of whose GPUs are not replayed.
+Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks) {
+  const bool flow = links > 0;
+  Costs c;
+  c.bytes = kBaseBytes +
+            static_cast<double>(ops) * (flow ? kBytesPerOpFlow : kBytesPerOpAlphaBeta) +
+            static_cast<double>(links) * kBytesPerLink +
+            static_cast<double>(mirrored) * kBytesPerMirroredGpu +
+            static_cast<double>(ranks) * kBytesPerRank;
+  c.seconds = static_cast<double>(ops) * (flow ? kSecondsPerOpFlow : kSecondsPerOpAlphaBeta) +
+              static_cast<double>(links) * kSecondsPerLink +
+              static_cast<double>(mirrored) * kSecondsPerMirroredGpu +
+              static_cast<double>(ranks) * kSecondsPerRank;
+  return c;
+}
+
+std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
+
+}  // namespace
+
+ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions& options) {
+  ResourceEstimate est;
+  const Mesh mesh(e.plan);
+  const int pp = mesh.Degree(Axis::kPp);
+  est.ranks = mesh.Size();
+  est.full_replay = NeedsFullReplay(e, options);
+  SimulationOptions plain;
+  est.full_replay_forced = NeedsFullReplay(e, plain);
+  std::vector<int> pipeline = mesh.Pipeline(0);
+  std::sort(pipeline.begin(), pipeline.end());
+  est.ops_per_pipeline =
+      static_cast<int64_t>(BuildStepProgram(e.model, e.plan, e.training, mesh, pipeline).OpCount());
+  est.replayed_ranks = static_cast<int64_t>(
+      SimulatedRanks(mesh, options.memory_curve_ranks, est.full_replay).size());
+  est.ops = est.ops_per_pipeline * (est.replayed_ranks / pp);
+  if (e.cluster.network_model == NetworkModelKind::kFlow) {
+    int64_t vertices = 0;
+    Topology::Count(e.cluster, &vertices, &est.topology_links);
+  }
+  const int64_t links = est.topology_links;
+  auto mirrored = [&](int64_t replayed) { return links > 0 ? est.ranks - replayed : 0; };
+  const Costs run = CostOf(est.ops, links, mirrored(est.replayed_ranks), est.ranks);
+  const Costs symmetric = CostOf(est.ops_per_pipeline, links, mirrored(pp), est.ranks);
+  est.bytes = run.bytes;
+  est.seconds = run.seconds;
+  est.symmetric_bytes = symmetric.bytes;
+  est.symmetric_seconds = symmetric.seconds;
+  est.bytes_per_pipeline = CostOf(est.ops_per_pipeline, 0, 0, 0).bytes - kBaseBytes;
+  return est;
+}
+
+std::string DescribeOverLimit(const ResourceEstimate& est, double limit,
+                              const std::string& source) {
+  std::string what = fmt::format(
+      "expected a run that fits in {} ({}), found an estimate of {} and {:.0f} s ({} "
+      "replay of {} of {} ranks: {} ops",
+      Gib(limit), source, Gib(est.bytes), est.seconds, est.full_replay ? "full" : "symmetric",
+      est.replayed_ranks, est.ranks, est.ops);
+  if (est.topology_links > 0) what += fmt::format("; flow network of {} links", est.topology_links);
+  what += ")";
+  const int64_t pp = est.replayed_ranks > 0 && est.ops > 0
+                         ? est.replayed_ranks * est.ops_per_pipeline / est.ops
+                         : 1;
+  const bool traced_extra = est.ops > est.ops_per_pipeline;
+  std::string fits;
+  if (est.symmetric_bytes <= limit && traced_extra && !est.full_replay_forced) {
+    const int64_t pipelines = static_cast<int64_t>((limit - est.symmetric_bytes) /
+                                                   std::max(1.0, est.bytes_per_pipeline)) +
+                              1;
+    fits = fmt::format(
+        "; would fit: symmetric replay without --full-replay ({}, {:.0f} s), tracing ranks of "
+        "at most {} pipeline(s) of {} ranks (--trace-ranks, or --no-trace)",
+        Gib(est.symmetric_bytes), est.symmetric_seconds, pipelines, pp);
+  } else if (est.full_replay_forced && est.symmetric_bytes <= limit) {
+    fits =
+        "; would fit: the same cluster without the what-if changes, expert parallelism or "
+        "skewed MoE routing that force a full replay (" +
+        Gib(est.symmetric_bytes) + ")";
+  } else {
+    fits = "; would not fit even in symmetric replay (" + Gib(est.symmetric_bytes) +
+           "): use network_model: alpha_beta, fewer GPUs, or more memory";
+  }
+  return what + fits;
+}
+
+}  // namespace meshsim

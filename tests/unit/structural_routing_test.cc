@@ -1,0 +1,112 @@
+// Structural hop counts (no link failed) against breadth-first searches over the whole
+// graph: the same hop count from every vertex to every GPU, hence the same routes, on
+// every kind of fabric and node, with NICs shared by GPUs and nodes straddling leaves;
+// and the same step on a small experiment simulated both ways.
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/resource_estimate.h"
+#include "sim/engine/simulation.h"
+#include "sim/hw/topology.h"
+#include "sim/net/flow_collectives.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+ClusterSpec Fabric(InterNodeKind kind, IntraNodeKind intra, int nodes, int gpus, int nics,
+                   int ports) {
+  ClusterSpec c = testing::OneNode(gpus);
+  c.nodes = nodes;
+  c.intra_node.kind = intra;
+  c.inter_node.kind = kind;
+  c.inter_node.nics_per_node = nics;
+  c.inter_node.switch_ports = ports;
+  c.inter_node.oversubscription = 2.0;
+  return c;
+}
+
+// Every vertex to every GPU, and every GPU pair's route under a few flow keys.
+void ExpectSameAsSearches(const ClusterSpec& c) {
+  auto structural = Topology::Build(c).value();
+  auto searched = Topology::Build(c, /*searches=*/true).value();
+  ASSERT_TRUE(structural->Structural());
+  ASSERT_FALSE(searched->Structural());
+  ASSERT_EQ(structural->Vertices(), searched->Vertices());
+  for (int dst = 0; dst < c.TotalGpus(); ++dst) {
+    for (int v = 0; v < structural->Vertices(); ++v) {
+      ASSERT_EQ(structural->Hops(v, dst), searched->Hops(v, dst))
+          << structural->VertexName(v) << " -> GPU " << dst;
+    }
+    for (int src = 0; src < c.TotalGpus(); ++src) {
+      if (src == dst) continue;
+      for (uint64_t key : {0ull, 1ull, 77ull}) {
+        ASSERT_EQ(structural->Route(src, dst, key), searched->Route(src, dst, key))
+            << src << " -> " << dst << " key " << key;
+      }
+    }
+  }
+}
+
+TEST(StructuralRouting, FatTreeNvswitchNodesStraddlingLeaves) {
+  // 8 NICs per node, 12 ports per leaf: node 1's NICs sit on leaves 0 and 1.
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 5, 8, 8, 12));
+}
+
+TEST(StructuralRouting, FatTreeNicsSharedByGpus) {
+  // 4 NICs for 8 GPUs: GPUs sharing a NIC are two hops apart both ways (ties).
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 4, 8, 4, 4));
+}
+
+TEST(StructuralRouting, RailOptimizedAndSingleSwitch) {
+  ExpectSameAsSearches(Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kNvswitch, 6, 4, 4, 4));
+  ExpectSameAsSearches(Fabric(InterNodeKind::kSingleSwitch, IntraNodeKind::kNvswitch, 3, 4, 2, 8));
+}
+
+TEST(StructuralRouting, RingAndFullMeshNodes) {
+  // A ring of 8 with 2 NICs: some GPUs are closer through the NIC than around the ring.
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kRing, 4, 8, 2, 4));
+  ExpectSameAsSearches(Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kRing, 3, 2, 2, 2));
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kFullMesh, 3, 4, 4, 4));
+  ExpectSameAsSearches(testing::OneNode(8));
+}
+
+TEST(StructuralRouting, OneLeafWithoutSpines) {
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 2, 8, 8, 16));
+}
+
+TEST(StructuralRouting, CountMatchesTheBuiltGraph) {
+  for (const ClusterSpec& c :
+       {Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 5, 8, 8, 12),
+        Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kRing, 3, 8, 4, 2),
+        Fabric(InterNodeKind::kSingleSwitch, IntraNodeKind::kFullMesh, 3, 4, 2, 8),
+        testing::OneNode(8)}) {
+    auto t = Topology::Build(c).value();
+    int64_t vertices = 0, links = 0;
+    Topology::Count(c, &vertices, &links);
+    EXPECT_EQ(vertices, t->Vertices());
+    EXPECT_EQ(links, static_cast<int64_t>(t->links().size()));
+  }
+}
+
+// A bundled experiment's step on the structural fabric and on searches: the same bits,
+// also with a degraded link (bandwidth only: still structural) and a straggler.
+TEST(StructuralRouting, SameStepAsSearches) {
+  Result<Experiment> loaded =
+      LoadExperimentFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml",
+                         {"cluster.nodes=4", "plan.dp=4", "cluster.network_model=flow",
+                          "cluster.what_if.links=[{link: node1.nic2, bandwidth_factor: 0.5}]",
+                          "cluster.what_if.stragglers=[{gpu: 5, slowdown: 1.1}]"});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+  const Experiment& e = loaded.value();
+  auto step = [&](bool searches) {
+    Models m{MakeComputeModel(e), std::make_unique<FlowCollectiveNetwork>(
+                                      e.cluster, Topology::Build(e.cluster, searches).value(),
+                                      NcclOptions{e.plan.allreduce_algorithm})};
+    return Simulate(e, {}, std::move(m))->replay.step_time.seconds();
+  };
+  EXPECT_EQ(step(false), step(true));
+}
+
+}  // namespace
+}  // namespace meshsim
