@@ -21,6 +21,7 @@ built without the Python module, to show what compiling the library position-ind
 (-fPIC, which the module needs) costs the CLI.
 """
 import argparse
+import collections
 import csv
 import math
 import os
@@ -134,6 +135,8 @@ def main():
             print(f"round {i + 1}: cli {cli[-1]:.3f} s, api call {api_call[-1]:.3f} s, "
                   f"api process {api_wall[-1]:.3f} s", file=sys.stderr)
         equal = rows_equal(build, args.threads, os.path.join(out, "results.csv"))
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            statuses = collections.Counter(row["status"] for row in csv.DictReader(f))
 
     med = statistics.median
     over_call = med(api_call) / med(cli) - 1
@@ -145,8 +148,8 @@ def main():
         "",
         f"Written by `{command}` (see the script's docstring for what is timed).",
         "",
-        f"- sweep: `{SWEEP}` (198 configurations: 58 simulated, 110 pruned by the memory "
-        "bound, 30 invalid)",
+        f"- sweep: `{SWEEP}` ({sum(statuses.values())} configurations: "
+        + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items())) + ")",
         f"- threads: {args.threads} for both; {args.runs} runs each, alternating, fresh "
         "processes, after one warm-up run of each",
         f"- machine: {cpu_name()}, {os.cpu_count()} logical CPUs (shared with other work: "
