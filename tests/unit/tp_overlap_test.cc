@@ -66,6 +66,20 @@ TEST(TpCommOverlap, TwoWayTpExposesOnlyTheShiftsLongerThanTheirChunk) {
   EXPECT_NEAR((off.step_time_s - on.step_time_s) * 1e6, 8 * per_layer_us, 1e-3);
 }
 
+// The ring shifts are p2p transfers to the interference model: a chunk beside a shift runs
+// at 1 / 1.25 with p2p = 0.25. Per layer four chunks outlast their shift (the QKV chunk
+// under the forward all-gather, FC1's and FC2's chunks, FC2's first dgrad chunk) and end
+// 1.048576 x 0.25 / 1.25 = 0.2097152 us late; the proj chunks sit inside their shifts,
+// which stay on the critical path. 8 layers x 4 x 0.2097152 us.
+TEST(TpCommOverlap, ChunksBesideAShiftSlowByTheP2pFactor) {
+  Experiment slowed = TwoWayTp(true);
+  slowed.cluster.efficiency.comm_interference.p2p = 0.25;
+  const StepSummary base = SimulateTp(TwoWayTp(true));
+  const StepSummary s = SimulateTp(slowed);
+  EXPECT_NEAR((s.step_time_s - base.step_time_s) * 1e6, 8 * 4 * 0.2097152, 1e-3);
+  EXPECT_GT(s.time_breakdown_s.comm_interference, 0);
+}
+
 // Without sequence parallelism (all-reduces) or with tp 1 the knob changes nothing.
 TEST(TpCommOverlap, NoEffectWithoutSequenceParallelism) {
   Experiment a = TwoWayTp(false), b = TwoWayTp(true);
