@@ -89,7 +89,7 @@ H100_MEGATRON = Dataset(
           "(plan.framework_options.overlap_param_gather), as the runs used. The residuals "
           "are structural, not noise: the TP-1/TP-2 rows (1.7B, 7.1B) run 22-29 % faster "
           "than measured at every grid point, and the optimum sits on the grid's cap. With "
-          "the TP overlap modelled the 32B row's exposed TP time fell from 0.20 s to ~0.01 s "
+          "the TP overlap modelled the 32B row's exposed TP time fell from 0.20 s to 0.015 s "
           "and its error from +23 % to +13 %; the parameter all-gather stays exposed under "
           "the first micro-batch's forward, which is shorter than it.")
 
