@@ -825,7 +825,10 @@ TEST(MegatronFlags, OverlapP2pOnlyWithInterleaving) {
 TEST(MegatronFlags, TpCommOverlapNeedsSequenceParallelism) {
   const std::string sp = std::string(kSmall) + "--sequence-parallel ";
   EXPECT_FALSE(Import(sp).plan.tp_comm_overlap);
-  EXPECT_TRUE(Import(sp + "--tp-comm-overlap").plan.tp_comm_overlap);
+  const MegatronImport on = Import(sp + "--tp-comm-overlap");
+  EXPECT_TRUE(on.plan.tp_comm_overlap);
+  EXPECT_NE(MegatronExperimentYaml(on, "x", "c.yaml", 1, 0).find("\n  tp_comm_overlap: true\n"),
+            std::string::npos);
   const MegatronImport no_sp = Import(std::string(kSmall) + "--tp-comm-overlap");
   EXPECT_FALSE(no_sp.plan.tp_comm_overlap);
   EXPECT_NE(std::find_if(no_sp.notes.begin(), no_sp.notes.end(),

@@ -80,6 +80,26 @@ TEST(TpCommOverlap, ChunksBesideAShiftSlowByTheP2pFactor) {
   EXPECT_GT(s.time_breakdown_s.comm_interference, 0);
 }
 
+// Full recomputation re-runs the forward with its exchanges; context parallelism keeps the
+// attention block's ring-attention path and overlaps the MLP's. Both replay to the end and
+// hide TP time.
+TEST(TpCommOverlap, ComposesWithFullRecomputeAndContextParallelism) {
+  for (const bool cp : {false, true}) {
+    Experiment off = TwoWayTp(false), on = TwoWayTp(true);
+    for (Experiment* e : {&off, &on}) {
+      if (cp) {
+        e->cluster = testing::OneNode(4);
+        e->plan.cp = 2;
+      } else {
+        e->plan.recompute = Recompute::kFull;
+      }
+    }
+    const StepSummary a = SimulateTp(off), b = SimulateTp(on);
+    EXPECT_LT(b.time_breakdown_s.exposed_tp_comm, a.time_breakdown_s.exposed_tp_comm) << cp;
+    EXPECT_LT(b.step_time_s, a.step_time_s) << cp;
+  }
+}
+
 // Without sequence parallelism (all-reduces) or with tp 1 the knob changes nothing.
 TEST(TpCommOverlap, NoEffectWithoutSequenceParallelism) {
   Experiment a = TwoWayTp(false), b = TwoWayTp(true);
