@@ -486,6 +486,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   }
   p.dp_bucket_bytes = static_cast<int64_t>(bucket_mb * 1e6);
   r.GetBool("overlap_p2p", &p.overlap_p2p);
+  r.GetBool("tp_comm_overlap", &p.tp_comm_overlap);
   r.GetDouble("moe_skew", &p.moe_skew);
   r.GetDouble("moe_capacity_factor", &p.moe_capacity_factor);
   r.GetEnum<Framework>("framework", FrameworkNames(), &p.framework);

@@ -304,6 +304,19 @@ void DecodeOverlapP2p(const Args& a, MegatronImport* out) {
   }
 }
 
+// --tp-comm-overlap: Transformer Engine's userbuffers overlap, which Megatron allows only
+// with sequence parallelism (and tp > 1).
+void DecodeTpCommOverlap(const Args& a, MegatronImport* out) {
+  PlanSpec& p = out->plan;
+  const bool on = a.Flag("--tp-comm-overlap");
+  p.tp_comm_overlap = on && p.sequence_parallel;
+  if (on && !p.tp_comm_overlap) {
+    out->notes.push_back(
+        "tp_comm_overlap off: --tp-comm-overlap needs --sequence-parallel and tp > 1 "
+        "(Megatron requires both)");
+  }
+}
+
 // MoE flags that meshsim checks against what it models (experts not split by TP,
 // all-to-all dispatch, grouped expert GEMMs) and the capacity factor.
 void DecodeMoePlan(const Args& a, MegatronImport* out) {
@@ -525,6 +538,7 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   if (p.virtual_stages > 1) p.schedule = ScheduleKind::kInterleaved;
   DecodeStageSplit(a, out);
   DecodeOverlapP2p(a, out);
+  DecodeTpCommOverlap(a, out);
   DecodeSharding(a, out);
   out->overlap_grad_reduce = a.Flag("--overlap-grad-reduce");
   out->ddp_bucket_params = a.Int("--ddp-bucket-size", 0, 1);
@@ -802,6 +816,7 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "  mesh_order: [tp, cp, ep, dp, pp]\n";
   o << "  dp_bucket_mb: " << Megabytes(p.dp_bucket_bytes) << "\n";
   if (p.overlap_p2p) o << "  overlap_p2p: true\n";
+  if (p.tp_comm_overlap) o << "  tp_comm_overlap: true\n";
   if (p.moe_capacity_factor > 0) {
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.15g", p.moe_capacity_factor);

@@ -88,6 +88,7 @@ const std::vector<FlagInfo> kTable = {
     {"--account-for-embedding-in-pipeline-split", kSwitch, kMapped, ""},
     {"--account-for-loss-in-pipeline-split", kSwitch, kMapped, ""},
     {"--overlap-p2p-communication", kSwitch, kMapped, ""},
+    {"--tp-comm-overlap", kSwitch, kMapped, ""},
     {"--no-overlap-p2p-communication", kSwitch, kMapped, ""},
     {"--use-distributed-optimizer", kSwitch, kMapped, ""},
     {"--num-distributed-optimizer-instances", kOne, kMapped, ""},
@@ -125,9 +126,6 @@ const std::vector<FlagInfo> kTable = {
      "without sequence parallelism each TP rank sends 1/tp of the activation and the receiver "
      "all-gathers it (Megatron's default scatter-gather)"},
     // ---- (b) not modelled: overlap and scheduling of communication ----
-    {"--tp-comm-overlap", kSwitch, kNotModelled,
-     "TP collectives run between the GEMMs, not overlapped with them (except the input "
-     "gradient's reduction during wgrad, Megatron's default)"},
     {"--no-async-tensor-model-parallel-allreduce", kSwitch, kNotModelled,
      "the input gradient's TP reduction overlaps the wgrad GEMM (Megatron's default)"},
     {"--overlap-param-gather", kSwitch, kNotModelled,

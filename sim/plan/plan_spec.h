@@ -50,6 +50,11 @@ struct PlanSpec {
   // false: the stage waits for its send to finish, as Megatron-LM's batched
   // isend/irecv followed by a synchronize does.
   bool overlap_p2p = false;
+  // Transformer Engine's TP communication overlap (Megatron --tp-comm-overlap): with
+  // sequence parallelism and tp > 1, the all-gathers before the first GEMM of a block and
+  // the reduce-scatters after its last GEMM run as ring exchanges of tp chunks pipelined
+  // with the GEMM cut into tp chunks (sim/schedule/tp_overlap.cc); no effect otherwise.
+  bool tp_comm_overlap = false;
   // How all-reduces run on the flow-level network: auto picks per size and placement.
   AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kAuto;
   // MoE routing what-if: the busiest expert gets moe_skew times the average tokens (the

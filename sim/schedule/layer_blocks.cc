@@ -15,6 +15,10 @@ void StepBuilder::TpCollective(RankState& st, CommOp op, int layer, int mb) {
 // One block's forward (or its recomputation): [all-gather] compute [reduce].
 void StepBuilder::BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag,
                                int layer, int mb, bool recompute) {
+  if (ids.overlap >= 0) {
+    OverlappedBlockForward(st, b, ids, tag, layer, mb, recompute);
+    return;
+  }
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
@@ -32,6 +36,10 @@ void StepBuilder::BlockForward(RankState& st, const BlockCost& b, const PassShap
 // Backward FLOPs are twice the forward's, split evenly between dgrad and wgrad.
 void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
                                 Tag dgrad_tag, Tag wgrad_tag, int layer, int mb) {
+  if (ids.overlap >= 0) {
+    OverlappedBlockBackward(st, b, ids, dgrad_tag, wgrad_tag, layer, mb);
+    return;
+  }
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);  // output gradient
   std::optional<OpId> input_gather;

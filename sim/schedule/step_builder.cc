@@ -50,6 +50,7 @@ void StepBuilder::AddLayerShapes() {
     windowed_ring_fwd_id_ = prog_.AddShapes(w.ring_fwd);
     windowed_ring_bwd_id_ = prog_.AddShapes(w.ring_bwd);
   }
+  if (p_.tp_comm_overlap && p_.tp > 1 && shape_.sequence_parallel) AddOverlapShapes(k);
   const LogitKernels logits = LogitLayerKernels(m_, shape_);
   logits_fwd_id_ = prog_.AddShapes(logits.fwd);
   logits_bwd_id_ = prog_.AddShapes(logits.bwd);

@@ -44,6 +44,19 @@ struct PassShapeIds {
   int32_t dgrad = -1;
   int32_t wgrad = -1;
   int32_t recompute = -1;
+  int32_t overlap = -1;  // index in StepBuilder::overlap_ (tp_comm_overlap); -1: none
+};
+
+// A dense block's ops under TP communication overlap (tp_overlap.cc): its forward cut
+// into the first GEMM, the ops between, and the last GEMM; its dgrad into the last
+// GEMM's dgrad (which backward runs first) and the rest. The first and last GEMMs (and
+// the first dgrad) run in tp chunks of T/tp tokens each: `*_chunk` are one chunk's
+// shapes (program shape table indices) and FLOPs.
+struct OverlapShapes {
+  int32_t head_chunk = -1, body = -1, tail_chunk = -1;
+  double head_chunk_flops = 0, body_flops = 0, tail_chunk_flops = 0;
+  int32_t dgrad_chunk = -1, dgrad_rest = -1;
+  double dgrad_chunk_flops = 0, dgrad_rest_flops = 0;
 };
 struct MoeShapeIds {
   PassShapeIds router, experts, shared;
@@ -120,6 +133,18 @@ class StepBuilder {
   void GatherParamBuckets(RankState& st);
   void AwaitParamBucket(RankState& st, int layer);
 
+  // tp_overlap.cc: Transformer Engine's TP communication overlap (plan.tp_comm_overlap).
+  void AddOverlapShapes(const LayerKernels& k);
+  int32_t AddOverlapShapes(const PassKernels& k);
+  void GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
+                         bool recompute);
+  void ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
+                         bool recompute);
+  void OverlappedBlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag,
+                              int layer, int mb, bool recompute);
+  void OverlappedBlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
+                               Tag dgrad_tag, Tag wgrad_tag, int layer, int mb);
+
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);
   void BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag, int layer,
@@ -164,6 +189,8 @@ class StepBuilder {
   int32_t edge_fwd_id_ = -1, edge_dgrad_id_ = -1, edge_wgrad_id_ = -1;
   int32_t ring_fwd_id_ = -1, ring_bwd_id_ = -1;
   int32_t logits_fwd_id_ = -1, logits_bwd_id_ = -1;
+  // tp_comm_overlap: the dense blocks' chunked shapes, indexed by PassShapeIds::overlap.
+  std::vector<OverlapShapes> overlap_;
   // MoE: per expert load (a rank's routed share), its blocks' shapes.
   std::vector<std::pair<double, MoeShapeIds>> moe_ids_;
   int micro_batches_ = 0;

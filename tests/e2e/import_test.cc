@@ -223,14 +223,16 @@ TEST_F(Import, MegatronNotModelledFlagsAreWarned) {
       {"import", "megatron",
        "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
        "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --bf16 --world-size 8 "
-       "--tp-comm-overlap --pipeline-model-parallel-layout Ettt|tttttL --log-interval 1",
+       "--no-async-tensor-model-parallel-allreduce --pipeline-model-parallel-layout Ettt|tttttL "
+       "--log-interval 1",
        "-o", out.string(), "--cluster", SourcePath("topologies/dgx-h100.yaml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;
   const std::string header = ReadFile(out);
-  for (const std::string flag : {"--tp-comm-overlap is not modelled: TP collectives",
-                                 "--pipeline-model-parallel-layout Ettt|tttttL is not modelled: "
-                                 "meshsim splits the layers by plan.stage_layers"}) {
+  for (const std::string flag :
+       {"--no-async-tensor-model-parallel-allreduce is not modelled: the input gradient's",
+        "--pipeline-model-parallel-layout Ettt|tttttL is not modelled: "
+        "meshsim splits the layers by plan.stage_layers"}) {
     EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
     EXPECT_NE(std::regex_replace(header, std::regex("\n#   "), " ").find("# " + flag),
               std::string::npos)

@@ -1,0 +1,158 @@
+// Transformer Engine's tensor-parallel communication overlap (Megatron-LM
+// --tp-comm-overlap, TE "userbuffers"), as real ops of the step program.
+//
+// With sequence parallelism, each dense block (attention, MLP) of a layer
+//   forward:  all-gather(X) -> first GEMM (QKV, FC1) -> ... -> last GEMM (proj, FC2)
+//             -> reduce-scatter(Y)
+//   backward: all-gather(dY) -> dgrad of the last GEMM -> ... ; the input's re-gather for
+//             wgrad and the input gradient's reduce-scatter (bulk overlap, as without it)
+// runs the all-gather as a ring exchange: the GEMM is cut into tp chunks of T/tp tokens;
+// chunk 0 computes on the rank's own slice while the slice it holds is passed to the next
+// rank (a ring shift of 1/tp of the tensor on the TP stream), and chunk i+1 starts once
+// shift i has delivered (TE synchronises each step). The reduce-scatter runs the other
+// way: after GEMM chunk i its partial sum is passed on (shift i), accumulated by the
+// receiver, and the block ends when the last shift has delivered; the GEMM chunks do not
+// wait for the shifts. The exposed time is what the replay leaves: about
+// (tp - 1) * max(0, shift - chunk) per exchange instead of the whole collective, and the
+// interference model slows the chunks that run beside a shift.
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+
+#include "sim/schedule/step_builder_impl.h"
+
+namespace meshsim::schedule_internal {
+namespace {
+
+// `s` with every GEMM cut to `tokens / chunks` rows (m is the token dimension of forward
+// and dgrad GEMMs, see layer_kernels.h).
+KernelShapes Chunked(KernelShapes s, int chunks) {
+  for (GemmShape& g : s.gemms) g.m /= chunks;
+  return s;
+}
+
+KernelShapes Slice(const KernelShapes& s, size_t begin, size_t end) {
+  KernelShapes out;
+  out.gemms.assign(s.gemms.begin() + static_cast<std::ptrdiff_t>(begin),
+                   s.gemms.begin() + static_cast<std::ptrdiff_t>(end));
+  out.fraction = s.fraction;
+  return out;
+}
+
+}  // namespace
+
+void StepBuilder::AddOverlapShapes(const LayerKernels& k) {
+  attention_ids_.overlap = AddOverlapShapes(k.attention.block);
+  mlp_ids_.overlap = AddOverlapShapes(k.mlp);
+  windowed_attention_ids_.overlap = attention_ids_.overlap;
+  if (m_.sliding_window > 0) {
+    const LayerKernels w = TransformerLayerKernels(m_, stages_.windowed_shape());
+    windowed_attention_ids_.overlap = AddOverlapShapes(w.attention.block);
+  }
+}
+
+// The first forward GEMM (head), the last (tail), and the rest (body: GEMMs between and
+// the attention core); the first dgrad GEMM and the rest. Precondition: the forward has
+// at least two GEMMs (every dense block does), the dgrad at least one.
+int32_t StepBuilder::AddOverlapShapes(const PassKernels& k) {
+  const int n = p_.tp;
+  const size_t g = k.fwd.gemms.size();
+  OverlapShapes o;
+  KernelShapes head = Chunked(Slice(k.fwd, 0, 1), n), tail = Chunked(Slice(k.fwd, g - 1, g), n);
+  KernelShapes body = Slice(k.fwd, 1, g - 1);
+  body.attention = k.fwd.attention;
+  o.head_chunk_flops = head.Flops();
+  o.tail_chunk_flops = tail.Flops();
+  o.body_flops = body.Flops();
+  o.head_chunk = prog_.AddShapes(std::move(head));
+  o.tail_chunk = prog_.AddShapes(std::move(tail));
+  if (!body.Empty()) o.body = prog_.AddShapes(std::move(body));
+  KernelShapes dgrad_chunk = Chunked(Slice(k.dgrad, 0, 1), n);
+  KernelShapes rest = Slice(k.dgrad, 1, k.dgrad.gemms.size());
+  rest.attention = k.dgrad.attention;
+  o.dgrad_chunk_flops = dgrad_chunk.Flops();
+  o.dgrad_rest_flops = rest.Flops();
+  o.dgrad_chunk = prog_.AddShapes(std::move(dgrad_chunk));
+  if (!rest.Empty()) o.dgrad_rest = prog_.AddShapes(std::move(rest));
+  overlap_.push_back(o);
+  return static_cast<int32_t>(overlap_.size() - 1);
+}
+
+// The all-gather as a ring exchange under tp chunks of a GEMM: before chunk i the slice
+// held is passed on; chunk i + 1 waits for it.
+void StepBuilder::GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
+                                    bool recompute) {
+  const int n = p_.tp;
+  const double bytes = layer_.attention.tp_comm_bytes / n;
+  std::optional<OpId> delivered;
+  for (int i = 0; i < n; ++i) {
+    std::optional<OpId> shift;
+    if (i + 1 < n) {
+      shift = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
+                         st.tp_group, bytes, layer, mb, /*blocking=*/false);
+    }
+    if (delivered) st.wait.push_back(*delivered);
+    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+    delivered = shift;
+  }
+}
+
+// The reduce-scatter as a ring exchange under tp chunks of a GEMM: after chunk i < tp - 1
+// its partial sum is passed on; the next compute waits for the last shift.
+void StepBuilder::ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
+                                    bool recompute) {
+  const int n = p_.tp;
+  const double bytes = layer_.attention.tp_comm_bytes / n;
+  std::optional<OpId> last;
+  for (int i = 0; i < n; ++i) {
+    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+    if (i + 1 < n) {
+      last = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
+                        st.tp_group, bytes, layer, mb, /*blocking=*/false);
+    }
+  }
+  if (last) st.wait.push_back(*last);
+}
+
+// BlockForward under overlap: kernels are one per GEMM chunk, the rest in the body; the
+// element-wise traffic is the body's. Full recomputation re-runs the same ops.
+void StepBuilder::OverlappedBlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
+                                         Tag tag, int layer, int mb, bool recompute) {
+  const OverlapShapes& o = overlap_[ids.overlap];
+  if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
+  const double bytes = recompute ? b.recompute_bytes : b.fwd_bytes;
+  const int kernels = std::max(0, (recompute ? b.recompute_kernels : b.fwd_kernels) - 2);
+  GatherUnderChunks(st, tag, KernelWork{o.head_chunk_flops, 0, 1, o.head_chunk}, layer, mb,
+                    recompute);
+  if (o.body_flops > 0 || bytes > 0 || kernels > 0) {
+    Compute(st, tag, KernelWork{o.body_flops, bytes, kernels, o.body}, layer, mb,
+            recompute ? o.body_flops : 0);
+  }
+  ReduceUnderChunks(st, tag, KernelWork{o.tail_chunk_flops, 0, 1, o.tail_chunk}, layer, mb,
+                    recompute);
+}
+
+// BlockBackward under overlap: the output gradient's all-gather under the first dgrad
+// GEMM's chunks; the rest as BlockBackward (the input's re-gather beside the rest of
+// dgrad, the input gradient's reduce-scatter beside wgrad: TE's bulk overlap).
+void StepBuilder::OverlappedBlockBackward(RankState& st, const BlockCost& b,
+                                          const PassShapeIds& ids, Tag dgrad_tag, Tag wgrad_tag,
+                                          int layer, int mb) {
+  const OverlapShapes& o = overlap_[ids.overlap];
+  GatherUnderChunks(st, dgrad_tag, KernelWork{o.dgrad_chunk_flops, 0, 1, o.dgrad_chunk}, layer, mb,
+                    false);
+  const double bytes = layer_.attention.tp_comm_bytes;
+  const OpId input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                                       CommOp::kAllGather, st.tp_group, bytes, layer, mb, false);
+  Compute(st, dgrad_tag,
+          KernelWork{o.dgrad_rest_flops, b.fwd_bytes, std::max(0, b.fwd_kernels - 1), o.dgrad_rest},
+          layer, mb);
+  const OpId reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
+                                 CommOp::kReduceScatter, st.tp_group, bytes, layer, mb, false);
+  st.wait.push_back(input_gather);
+  Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
+          mb);
+  st.wait.push_back(reduce);
+}
+
+}  // namespace meshsim::schedule_internal

@@ -1,0 +1,132 @@
+// plan.tp_comm_overlap (sim/schedule/tp_overlap.cc): hand-derived timelines on fake
+// models, and the op structure the step builder emits.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "sim/engine/simulation.h"
+#include "sim/report/step_summary.h"
+#include "sim/schedule/step_builder.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+// A collective or transfer of `bytes` takes `bytes` picoseconds (1 us per MB).
+class BytesNetwork final : public Network {
+ public:
+  void Start(Simulator& sim, CommOp, std::span<const int>, double bytes, std::function<void()> done,
+             std::span<const std::vector<int>>) override {
+    sim.Schedule(SimTime::Picoseconds(static_cast<int64_t>(bytes)), std::move(done));
+  }
+  std::vector<LinkUsage> Usage(double) const override { return {}; }
+  double IntraNodeBytes() const override { return 0; }
+  double InterNodeBytes() const override { return 0; }
+};
+
+// SmallModel (8 layers, h = 1024, 16 heads, ffn 4096, s = 1024, GeLU, unfused attention)
+// on 2 GPUs: tp 2 with sequence parallelism, one micro-batch, no interference.
+Experiment TwoWayTp(bool overlap) {
+  Experiment e = testing::SmallPipeline(1, 1, ScheduleKind::kOneFOneB);
+  e.cluster = testing::OneNode(2);
+  e.cluster.efficiency.comm_interference = CommInterference{0, 0, 0, 0, 0};
+  e.plan.tp = 2;
+  e.plan.sequence_parallel = true;
+  e.plan.tp_comm_overlap = overlap;
+  return e;
+}
+
+StepSummary SimulateTp(const Experiment& e) {
+  Models models{std::make_unique<testing::FlopsOnlyComputeModel>(),
+                std::make_unique<BytesNetwork>()};
+  const auto sim = Simulate(e, SimulationOptions{}, std::move(models));
+  return SummarizeStep(*sim);
+}
+
+// Per rank and layer (T = 1024 tokens, 1 us per 1e9 FLOPs, 1 us per MB):
+//   TP collective: the full activation, T x h x 2 B = 2,097,152 B = 2.097152 us; a ring
+//   shift carries half of it, 1.048576 us.
+//   attention: QKV 2*T*h*1536 = 3.221 GFLOP (chunk 1.611 us), proj 2*T*512*h = 1.074
+//   GFLOP (chunk 0.536871 us); MLP: FC1 and FC2 4.295 GFLOP each (chunk 2.147 us).
+// Without overlap the forward exposes 4 collectives and the backward the two output-
+// gradient all-gathers (the input's re-gather hides under dgrad, the reduce-scatter
+// under wgrad): 6 x 2.097152 = 12.582912 us.
+// With overlap a shift hides under every chunk longer than it: the exposed parts are
+// the attention's reduce-scatter (shift beside the second proj chunk) and its output-
+// gradient all-gather (shift beside the first proj-dgrad chunk): 2 x (1.048576 -
+// 0.536871) = 1.023410 us. Everything outside the layers is the same in both runs.
+TEST(TpCommOverlap, TwoWayTpExposesOnlyTheShiftsLongerThanTheirChunk) {
+  const StepSummary off = SimulateTp(TwoWayTp(false));
+  const StepSummary on = SimulateTp(TwoWayTp(true));
+  const double per_layer_us = 12.582912 - 1.023410;
+  EXPECT_NEAR((off.time_breakdown_s.exposed_tp_comm - on.time_breakdown_s.exposed_tp_comm) * 1e6,
+              8 * per_layer_us, 1e-3);
+  // The step shortens by the same amount: the compute (the same FLOPs, cut in chunks)
+  // does not change.
+  EXPECT_NEAR((off.step_time_s - on.step_time_s) * 1e6, 8 * per_layer_us, 1e-3);
+}
+
+// The ring shifts are p2p transfers to the interference model: a chunk beside a shift runs
+// at 1 / 1.25 with p2p = 0.25. Per layer four chunks outlast their shift (the QKV chunk
+// under the forward all-gather, FC1's and FC2's chunks, FC2's first dgrad chunk) and end
+// 1.048576 x 0.25 / 1.25 = 0.2097152 us late; the proj chunks sit inside their shifts,
+// which stay on the critical path. 8 layers x 4 x 0.2097152 us.
+TEST(TpCommOverlap, ChunksBesideAShiftSlowByTheP2pFactor) {
+  Experiment slowed = TwoWayTp(true);
+  slowed.cluster.efficiency.comm_interference.p2p = 0.25;
+  const StepSummary base = SimulateTp(TwoWayTp(true));
+  const StepSummary s = SimulateTp(slowed);
+  EXPECT_NEAR((s.step_time_s - base.step_time_s) * 1e6, 8 * 4 * 0.2097152, 1e-3);
+  EXPECT_GT(s.time_breakdown_s.comm_interference, 0);
+}
+
+// Full recomputation re-runs the forward with its exchanges; context parallelism keeps the
+// attention block's ring-attention path and overlaps the MLP's. Both replay to the end and
+// hide TP time.
+TEST(TpCommOverlap, ComposesWithFullRecomputeAndContextParallelism) {
+  for (const bool cp : {false, true}) {
+    Experiment off = TwoWayTp(false), on = TwoWayTp(true);
+    for (Experiment* e : {&off, &on}) {
+      if (cp) {
+        e->cluster = testing::OneNode(4);
+        e->plan.cp = 2;
+      } else {
+        e->plan.recompute = Recompute::kFull;
+      }
+    }
+    const StepSummary a = SimulateTp(off), b = SimulateTp(on);
+    EXPECT_LT(b.time_breakdown_s.exposed_tp_comm, a.time_breakdown_s.exposed_tp_comm) << cp;
+    EXPECT_LT(b.step_time_s, a.step_time_s) << cp;
+  }
+}
+
+// Without sequence parallelism (all-reduces) or with tp 1 the knob changes nothing.
+TEST(TpCommOverlap, NoEffectWithoutSequenceParallelism) {
+  Experiment a = TwoWayTp(false), b = TwoWayTp(true);
+  a.plan.sequence_parallel = b.plan.sequence_parallel = false;
+  EXPECT_EQ(SimulateTp(a).step_time_s, SimulateTp(b).step_time_s);
+}
+
+// The program: each layer's forward runs its first and last GEMMs in 2 chunks each, and
+// each all-gather / reduce-scatter of the forward becomes one ring shift (tp - 1).
+TEST(TpCommOverlap, ChunksAndRingShiftsInTheProgram) {
+  const Experiment e = TwoWayTp(true);
+  const Program p = BuildStepProgram(e.model, e.plan, e.training, Mesh(e.plan));
+  int shifts = 0, gathers = 0;
+  for (const Comm& c : p.comms()) {
+    shifts += c.op == CommOp::kRingShift;
+    gathers += c.op == CommOp::kAllGather;
+  }
+  // Per layer: forward 2 blocks x 2 shifts, backward 2 blocks x 1 shift (output gradient).
+  EXPECT_EQ(shifts, 8 * 6);
+  // Per layer the all-gathers of the forward (2) and of the output gradients (2) become
+  // shifts; the input's re-gathers for wgrad (2) stay, as does what lies outside layers.
+  const Experiment plain = TwoWayTp(false);
+  const Program q = BuildStepProgram(plain.model, plain.plan, plain.training, Mesh(plain.plan));
+  int plain_gathers = 0;
+  for (const Comm& c : q.comms()) plain_gathers += c.op == CommOp::kAllGather;
+  EXPECT_EQ(plain_gathers - gathers, 8 * 4);
+}
+
+}  // namespace
+}  // namespace meshsim
