@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/plan/plan_names.h"
 #include "sim/plan/stages.h"
 
 namespace meshsim {
@@ -285,6 +286,35 @@ Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c
   return e;
 }
 
+namespace {
+
+// The model keys beyond the dense GPT shape (MoE, head sizes, MLA, sliding window), as
+// text; empty for a model that sets none of them, so that older sweeps keep their
+// fingerprints.
+std::string ModelVariantText(const ModelSpec& m) {
+  std::string t;
+  const auto add = [&t](const char* key, int64_t v, int64_t unset) {
+    if (v != unset) t += std::string(key) + "=" + std::to_string(v) + ";";
+  };
+  if (m.IsMoe()) {
+    add("top_k", m.top_k, -1);
+    add("moe_ffn_hidden", m.moe_ffn_hidden, -1);
+    add("shared_experts", m.shared_experts, -1);
+    add("moe_every", m.moe_every, -1);
+    add("dense_layers", m.dense_layers, -1);
+  }
+  add("head_dim", m.head_dim, 0);
+  add("v_head_dim", m.v_head_dim, 0);
+  add("q_lora_rank", m.q_lora_rank, 0);
+  add("kv_lora_rank", m.kv_lora_rank, 0);
+  add("qk_rope_head_dim", m.qk_rope_head_dim, 0);
+  add("sliding_window", m.sliding_window, 0);
+  add("sliding_window_pattern", m.sliding_window_pattern, 1);
+  return t.empty() ? t : "model|" + t;
+}
+
+}  // namespace
+
 std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>& configs) {
   uint64_t h = 1469598103934665603ull;
   h = Fnv(h, spec.name);
@@ -316,6 +346,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
     if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
+    if (const std::string variant = ModelVariantText(m); !variant.empty()) h = Fnv(h, variant);
   }
   for (const Configuration& c : configs) {
     const PlanSpec& p = c.plan;
@@ -326,6 +357,10 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                   p.micro_batch, p.global_batch);
     h = Fnv(h, buf);
     if (!p.stage_layers.empty()) h = Fnv(h, "stage_layers=" + StageLayersText(p.stage_layers));
+    if (p.framework != Framework::kMegatron) {
+      h = Fnv(h, "framework=" + std::string(NameOf(FrameworkNames(), p.framework)));
+    }
+    if (p.tp_comm_overlap) h = Fnv(h, "tp_comm_overlap");
   }
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));

@@ -152,6 +152,45 @@ TEST(Enumerate, FingerprintSeesTheFp8RecipeAndNvlinkDomains) {
   EXPECT_NE(current, domain);
 }
 
+// A resumed sweep must see a changed model variant, framework or TP overlap: each of
+// these changes the fingerprint, and no two of them give the same one.
+TEST(Enumerate, FingerprintSeesModelVariantsFrameworkAndTpOverlap) {
+  const auto print = [](const Experiment& x) {
+    const SweepSpec s = OneGroup(x, {Auto("plan.tp")});
+    return Fingerprint(s, Enumerate(s));
+  };
+  const Experiment base = SmallExperiment(8);
+  const std::string plain = print(base);
+  std::vector<std::string> prints;
+  for (int variant = 0; variant < 5; ++variant) {
+    Experiment e = base;
+    switch (variant) {
+      case 0:
+        e.model.head_dim = 32;
+        break;
+      case 1:
+        e.model.sliding_window = 128;
+        e.model.sliding_window_pattern = 2;
+        break;
+      case 2:
+        e.model.kv_lora_rank = 64;
+        e.model.qk_rope_head_dim = 16;
+        break;
+      case 3:
+        e.plan.framework = Framework::kFsdp;
+        break;
+      default:
+        e.plan.tp_comm_overlap = true;
+        e.plan.sequence_parallel = true;
+        break;
+    }
+    prints.push_back(print(e));
+    EXPECT_NE(prints.back(), plain) << "variant " << variant;
+  }
+  EXPECT_EQ(std::set<std::string>(prints.begin(), prints.end()).size(), prints.size());
+  EXPECT_EQ(print(base), plain);
+}
+
 // The pruning rule's premise: the bound never exceeds what the replay allocates, over a
 // space that exercises every schedule (with every valid chunk count), recompute mode,
 // ZeRO stage (0-3) and micro-batch size (1-16), on the alpha-beta network.
