@@ -18,4 +18,8 @@ namespace meshsim::config {
 Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
                                 const std::vector<std::string>& sets, bool validate_plan);
 
+// The node a dotted key (with optional [i] list indices) names under `root`, skipping
+// the first `skip` components; as deep as it exists (`root` itself when none does).
+YAML::Node FindKey(const YAML::Node& root, const std::string& key, size_t skip = 0);
+
 }  // namespace meshsim::config

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 struct SubDoc {
   YAML::Node node;
   Sources sources;
+  bool from_file = false;  // node was loaded from its own file (not part of the experiment)
 };
 
 std::vector<std::string> SplitKey(const std::string& key) {
@@ -154,13 +155,13 @@ SubDoc Resolve(YamlReader& exp, const std::string& key, const fs::path& dir) {
   }
   doc.node = config::LoadYamlFile(path.lexically_normal().string());
   doc.sources.file = path.lexically_normal().string();
+  doc.from_file = true;
   return doc;
 }
 
-// Turns an InputError about a plan key into one that points at that key in the file.
-// The node a dotted key (with optional [i] list indices) names under `root`, skipping
-// the first `skip` components; as deep as it exists.
-YAML::Node Find(const YAML::Node& root, const std::string& key, size_t skip) {
+}  // namespace
+
+YAML::Node config::FindKey(const YAML::Node& root, const std::string& key, size_t skip) {
   const std::vector<std::string> path = SplitKey(key);
   YAML::Node n = root;
   for (size_t i = skip; i < path.size(); ++i) {
@@ -181,9 +182,11 @@ YAML::Node Find(const YAML::Node& root, const std::string& key, size_t skip) {
   return n;
 }
 
+namespace {
+
 // Gives an error about a key of the cluster (its node and sources) a file position.
 InputError LocateIn(InputError e, const YAML::Node& cluster, const Sources& src) {
-  const YAML::Node n = Find(cluster, e.key, 1);
+  const YAML::Node n = config::FindKey(cluster, e.key, 1);
   try {
     Fail(src, n, e.key, e.message);
   } catch (const ConfigError& located) {
@@ -192,7 +195,7 @@ InputError LocateIn(InputError e, const YAML::Node& cluster, const Sources& src)
 }
 
 InputError Locate(InputError e, const YAML::Node& root, const Sources& src) {
-  const YAML::Node n = Find(root, e.key, 0);
+  const YAML::Node n = config::FindKey(root, e.key, 0);
   // A plan-wide check may disagree with keys set on the command line: name them.
   std::string set_here;
   for (const auto& [key, arg] : src.set_args) {
@@ -244,8 +247,9 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
     if (!over.IsMap()) {
       Fail(src, over, "cluster_overrides", "expected a mapping, found " + config::Describe(over));
     }
-    // Merge into a copy so that the experiment's own tree stays as written.
-    cluster.node = YAML::Clone(cluster.node);
+    // An inline cluster is merged into a copy so that the experiment's own tree stays as
+    // written (a copy loses the nodes' positions); a file's tree was loaded for this call.
+    if (!cluster.from_file) cluster.node = YAML::Clone(cluster.node);
     Merge(cluster.node, over);
     for (const auto& kv : over) {
       RecordOrigins(kv.second, "cluster." + kv.first.Scalar(), path, &cluster.sources.origins);

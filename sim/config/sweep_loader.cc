@@ -164,6 +164,7 @@ class SweepLoader {
         }
       }
       InputError err = e.error;
+      if (err.file == base_file_) Reposition(&err);
       std::string with;
       for (const ValueSource* v : values) {
         with += (with.empty() ? "" : ", ") + v->key + " = " + v->text + " (" + path_ + ":" +
@@ -177,6 +178,20 @@ class SweepLoader {
       err.message = std::string("YAML error: ") + e.what();
       throw ConfigError{err};
     }
+  }
+
+  // The base is decoded from a copy, which has no file positions: an error about one of
+  // its keys gets the position of that key (or of the deepest mapping above it) in the
+  // base as written, and an inline base's keys are named from the sweep's top level.
+  void Reposition(InputError* err) const {
+    if (!err->key.empty()) {
+      const YAML::Node n = config::FindKey(base_, err->key);
+      if (n.Mark().line >= 0) {
+        err->line = n.Mark().line + 1;
+        err->column = n.Mark().column + 1;
+      }
+    }
+    if (base_file_ == path_) err->key = err->key.empty() ? "base" : "base." + err->key;
   }
 
   void BuildGroups(SweepSpec* spec) {

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "sim/config/loader.h"
+
 namespace meshsim {
 namespace {
 
@@ -47,6 +49,42 @@ TEST(SweepLoader, WithoutBaseSetsTheFileIsUnchanged) {
   ASSERT_TRUE(spec.ok()) << spec.error().ToString();
   EXPECT_EQ(spec.value().groups[0].experiment.plan.tp, 2);
   EXPECT_EQ(spec.value().groups[0].experiment.plan.dp, 2);
+}
+
+// An inline base is decoded from a copy of the tree (one per combination), which has no
+// file positions; errors about its keys point at the base as written.
+TEST(SweepLoader, AnErrorInAnInlineBaseHasItsLineAndColumn) {
+  const std::string text =
+      "name: s\n"                                                      // line 1
+      "base:\n"                                                        // 2
+      "  name: b\n"                                                    // 3
+      "  model: ../models/llama2-7b.yaml\n"                            // 4
+      "  cluster: ../../topologies/dgx-h100.yaml\n"                    // 5
+      "  plan: {tp: 1, pp: 1, dp: 8, zero: seven, global_batch: 8}\n"  // 6
+      "  training: {dtype: bf16}\n"                                    // 7
+      "axes:\n"                                                        // 8
+      "  plan.tp: [1, 2]\n";                                           // 9
+  const Result<SweepSpec> spec = LoadSweepText(text, kPath);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().file, kPath);
+  EXPECT_EQ(spec.error().key, "base.plan.zero");
+  EXPECT_EQ(spec.error().line, 6);     // the zero: seven of line 6
+  EXPECT_EQ(spec.error().column, 37);  // "  plan: {tp: 1, pp: 1, dp: 8, zero: " is 36 characters
+}
+
+// A cluster file merged with cluster_overrides keeps its positions: an error about a key
+// the override did not touch points at that key in the cluster file.
+TEST(SweepLoader, ClusterOverridesKeepTheClusterFilesPositions) {
+  const std::string exp_path = std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/x.yaml";
+  const Result<Experiment> e = LoadExperimentText(
+      "name: x\nmodel: ../models/llama3-70b.yaml\ncluster: ../../topologies/gb200-nvl72.yaml\n"
+      "cluster_overrides: {nodes: 20}\nplan: {tp: 4, pp: 1, dp: 20, global_batch: 80}\n"
+      "training: {dtype: bf16}\n",
+      exp_path);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().key, "cluster.nvlink_domain_nodes");
+  EXPECT_NE(e.error().file.find("gb200-nvl72.yaml"), std::string::npos);
+  EXPECT_GT(e.error().line, 1);  // the key's own line, not the top of the file
 }
 
 }  // namespace
