@@ -148,6 +148,8 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
           }
         }
         break;
+      case IntraNodeKind::kTorus:  // BuildTorus, above
+        break;
     }
   }
 }
