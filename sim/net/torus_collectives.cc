@@ -4,6 +4,7 @@
 #include <array>
 #include <cassert>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -66,7 +67,8 @@ Part IciReduceScatter(const ClusterSpec& c, const TorusGroup& g, double bytes) {
   Part p;
   for (const TorusGroup::Stage& s : g.stages) {
     const double f = (s.n - 1.0) / s.n;
-    p.seconds += f * bytes / ((s.ring ? 2 : 1) * IciBps(c)) + (s.n - 1) * IciHop(c);
+    p.seconds +=
+        f * bytes * s.stride / ((s.ring ? 2 : 1) * IciBps(c)) + (s.n - 1) * s.stride * IciHop(c);
     p.bytes += f * bytes;
     bytes /= s.n;
   }
@@ -139,7 +141,7 @@ CollectiveCost AllToAll(const ClusterSpec& c, const TorusGroup& g, int n, double
   double ici_s = 0;
   if (g.grid) {
     for (const TorusGroup::Stage& s : g.stages) {
-      ici_s = std::max(ici_s, AllToAllLoad(s.n, s.ring, in_slice) / IciBps(c));
+      ici_s = std::max(ici_s, AllToAllLoad(s.n, s.ring, in_slice) * s.stride / IciBps(c));
     }
   } else {
     ici_s = AllToAllLoad(g.per_slice, false, in_slice) / IciBps(c);
@@ -175,7 +177,13 @@ TorusGroup LocateTorusGroup(const ClusterSpec& c, std::span<const int> gpus) {
   for (int d = 0; d < t.Dims(); ++d) {
     const int n = static_cast<int>(seen[d].size());
     product *= n;
-    if (n > 1) g.stages.push_back({d, n, n == t.Size(d) && t.Ring(d)});
+    if (n < 2) continue;
+    int stride = 1;
+    for (auto a = seen[d].begin(), b = std::next(a); b != seen[d].end(); ++a, ++b) {
+      stride = std::max(stride, *b - *a);
+    }
+    // Two members are a line even half a ring apart: both ways are the + way (ties).
+    g.stages.push_back({d, n, n > 2 && n * stride == t.Size(d) && t.Ring(d), stride});
   }
   g.grid = equal && product == g.per_slice;
   return g;
@@ -233,7 +241,7 @@ std::vector<Phase> IciPhases(const ClusterSpec& c, const TorusGroup& g, std::spa
   std::vector<Phase> phases;
   for (const TorusGroup::Stage& s : g.stages) {
     Phase p;
-    p.latency_s = (s.n - 1) * IciHop(c);
+    p.latency_s = (s.n - 1) * s.stride * IciHop(c);
     for (const auto& line : Lines(c, gpus, s.dim)) {
       AddBothWays(line, (s.n - 1.0) / s.n * bytes, &p.transfers);
     }

@@ -6,8 +6,11 @@
 // A group's members in one slice form a sub-grid: along each torus dimension d the group
 // takes n_d distinct coordinates. Dimension d is a ring for the group when it takes the
 // whole dimension and the dimension has wrap-around links (TorusSpec::Ring); otherwise a
-// line. Notation: B the collective's bytes (collective.h's convention), b the bandwidth of
-// one ICI link in one direction (gbps_per_link x efficiency.network), a the hop latency.
+// line. Members spaced k chips apart (a mesh axis placed on the outer factor of a split
+// dimension) take k hops per step and share each link with k - 1 other groups (which run
+// the same collective at the same time): b / k and k a below. Notation: B the collective's bytes
+// (collective.h's convention), b the bandwidth of one ICI link in one direction (gbps_per_link x
+// efficiency.network), a the hop latency.
 //
 //  - Along one dimension of n chips, the bidirectional ring: the buffer is split in two
 //    halves, one reduced clockwise and one counter-clockwise, so both directions of every
@@ -57,7 +60,11 @@ struct TorusGroup {
   struct Stage {
     int dim = 0;
     int n = 1;          // chips of the group along dim (> 1)
-    bool ring = false;  // the whole dimension, with wrap-around links
+    bool ring = false;  // n x stride = the whole dimension, with wrap-around links
+    // Hops between neighbouring members (their largest gap): a group every `stride`
+    // chips shares each link with stride - 1 interleaved groups, so its steps take
+    // stride hops at b / stride.
+    int stride = 1;
   };
   int slices = 1;
   int per_slice = 0;          // members in each slice

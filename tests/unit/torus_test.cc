@@ -94,7 +94,7 @@ TEST(Torus, WhatIfNamesAndFailsIciLinks) {
 }
 
 double TimeOf(const ClusterSpec& c, NetworkModelKind kind, CommOp op, const std::vector<int>& gpus,
-              double bytes) {
+              double bytes, const std::vector<std::vector<int>>& mirrors = {}) {
   Experiment e;
   e.cluster = c;
   e.cluster.network_model = kind;
@@ -102,7 +102,8 @@ double TimeOf(const ClusterSpec& c, NetworkModelKind kind, CommOp op, const std:
   EXPECT_TRUE(net.ok());
   Simulator sim;
   double end = -1;
-  net.value()->Start(sim, op, gpus, bytes, [&] { end = sim.Now().seconds(); }, {});
+  net.value()->Start(
+      sim, op, gpus, bytes, [&] { end = sim.Now().seconds(); }, mirrors);
   sim.Run();
   return end;
 }
@@ -151,6 +152,24 @@ TEST(Torus, AlphaBetaAndFlowModelsAgree) {
     const double flow = TimeOf(c, NetworkModelKind::kFlow, CommOp::kAllReduce, group, kB);
     EXPECT_NEAR(flow / ab, 1.0, 0.02) << ab << " " << flow;
   }
+}
+
+// A ring of 8 chips split as (pairs 4 apart, 4 such pairs): each pair's 2 members are 4
+// hops apart (both ways the + way: a tie), and the 4 pairs share every + link. Alpha-beta:
+// a line of 2 at b / 4 with 4 hops a step: 2 x (B/2 x 4 / kIci + 4 us) = 4 B / kIci + 8 us
+// = 50.529 ms + 8 us = 50.537 ms. The flow model gets the same with the other 3 pairs as mirrors.
+TEST(Torus, InterleavedGroupsShareTheirLinks) {
+  const ClusterSpec c = Slice({8});
+  const std::vector<std::vector<int>> others = {{1, 5}, {2, 6}, {3, 7}};
+  const double expected = 4 * kB / kIci + 8 * kHop;
+  EXPECT_NEAR(expected, 0.050537027, 1e-9);
+  EXPECT_NEAR(TimeOf(c, NetworkModelKind::kAlphaBeta, CommOp::kAllReduce, {0, 4}, kB), expected,
+              1e-9);
+  EXPECT_NEAR(TimeOf(c, NetworkModelKind::kFlow, CommOp::kAllReduce, {0, 4}, kB, others), expected,
+              1e-9);
+  const TorusGroup g = LocateTorusGroup(c, std::vector<int>{0, 4});
+  EXPECT_EQ(g.stages[0].stride, 4);
+  EXPECT_FALSE(g.stages[0].ring);
 }
 
 // The group analysis: 4 consecutive ranks of the identity placement are an x ring; 2 of a
