@@ -172,6 +172,17 @@ TEST(Torus, InterleavedGroupsShareTheirLinks) {
   EXPECT_FALSE(g.stages[0].ring);
 }
 
+// Across two slices: reduce-scatter along the x ring (3/4 B / (2 kIci) + 3 us), a DCN
+// ring of the quarter-shards (2 slices: B/4 per chip over the DCN share of a chip, 16 NICs
+// of 25 GB/s x 0.85 for 64 chips = 5.3125e9 B/s, plus 2 steps of 10 us), all-gather back:
+// 9.480193 ms + 50.529027 ms + 20 us = 60.029220 ms.
+TEST(Torus, AllReduceAcrossSlicesIsHierarchical) {
+  const ClusterSpec c = Slice({4, 4, 4}, true, 2);
+  const std::vector<int> group = {0, 1, 2, 3, 64, 65, 66, 67};
+  EXPECT_NEAR(TimeOf(c, NetworkModelKind::kAlphaBeta, CommOp::kAllReduce, group, kB),
+              0.06002921957647059, 1e-9);
+}
+
 // The group analysis: 4 consecutive ranks of the identity placement are an x ring; 2 of a
 // 4-wide dimension a line.
 TEST(Torus, LocatesGroupsOnTheTorus) {
