@@ -82,6 +82,24 @@ TEST(Torus, RoutesAreDimensionOrderAndShortestRoundEachRing) {
   EXPECT_EQ(mesh->Route(0, 27, 0).size(), 6u);
 }
 
+// Structural routes (coordinates inside a slice, the NIC tables across slices) are as
+// short as breadth-first searches over the graph, for every pair of chips of two 4x2x2
+// slices (4 NICs each, all on one leaf).
+TEST(Torus, StructuralRoutesAreShortest) {
+  const ClusterSpec c = Slice({4, 2, 2}, true, 2);
+  const auto structural = Topology::Build(c).value();
+  const auto searched = Topology::Build(c, /*searches=*/true).value();
+  ASSERT_TRUE(structural->Structural());
+  for (int a = 0; a < structural->Gpus(); ++a) {
+    for (int b = 0; b < structural->Gpus(); ++b) {
+      if (a == b) continue;
+      EXPECT_EQ(structural->Route(a, b, 0).size(), searched->Route(a, b, 0).size())
+          << a << " " << b;
+      EXPECT_EQ(structural->Hops(a, b), searched->Hops(a, b)) << a << " " << b;
+    }
+  }
+}
+
 // A failed ICI link: routes go round it (breadth-first over the surviving links).
 TEST(Torus, WhatIfNamesAndFailsIciLinks) {
   ClusterSpec c = Slice({4, 4, 4});
