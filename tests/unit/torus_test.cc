@@ -266,6 +266,27 @@ TEST(Torus, MaxTextExperimentRunsEndToEnd) {
   EXPECT_LT(s.tflops_per_gpu, 459);
 }
 
+// The same plan written PyTorch-style (tp 4, dp 16, ZeRO-3, sequence parallel) is placed
+// the same way (tp innermost: an x ring) and takes the same step.
+TEST(Torus, PyTorchStylePlanIsPlacedAsTheJaxMesh) {
+  const Result<Experiment> jax = LoadExperimentFile(kExperiment);
+  ASSERT_TRUE(jax.ok());
+  Experiment torch = jax.value();
+  torch.plan.jax = JaxPlan{};
+  torch.plan.mesh_order = PlanSpec{}.mesh_order;
+  torch.cluster.intra_node.torus.placement.clear();
+  PlaceRanksOnTorus(torch.plan, &torch.cluster);
+  const auto& a = jax.value().cluster.intra_node.torus.placement;
+  const auto& b = torch.cluster.intra_node.torus.placement;
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].dim, b[i].dim);
+    EXPECT_EQ(a[i].size, b[i].size);
+  }
+  EXPECT_EQ(SummarizeStep(*Simulate(jax.value())).step_time_s,
+            SummarizeStep(*Simulate(torch)).step_time_s);
+}
+
 // Bad input: exit 2 with the key named.
 TEST(Torus, BadSliceShapesNameTheKey) {
   auto load = [](const std::string& intra) {
