@@ -320,14 +320,83 @@ void DecodeNvlinkDomain(YamlReader& r, ClusterSpec* c) {
   }
 }
 
-void DecodeIntraNode(YamlReader in, IntraNodeSpec* n) {
+// torus: the slice shape (1 to 3 dimensions whose product is gpus_per_node).
+void DecodeTorusShape(YamlReader& in, int gpus_per_node, TorusSpec* t) {
+  std::vector<double> dims;
+  in.GetNumberList("torus", &dims, true);
+  const YAML::Node node = in.Child("torus");
+  if (dims.empty() || dims.size() > kMaxTorusDims) {
+    Fail(in.sources(), node, in.KeyPath("torus"),
+         "expected the slice shape as a list of 1 to 3 chip counts, e.g. [4, 4, 8], found " +
+             Describe(node));
+  }
+  int64_t chips = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!(dims[i] >= 1 && dims[i] <= kMaxClusterGpus) || dims[i] != static_cast<int>(dims[i])) {
+      Fail(in.sources(), node[i], in.KeyPath("torus") + "[" + std::to_string(i) + "]",
+           "expected an integer >= 1, found " + Describe(node[i]));
+    }
+    t->dims.push_back(static_cast<int>(dims[i]));
+    chips *= t->dims.back();
+  }
+  if (chips != gpus_per_node) {
+    Fail(in.sources(), node, in.KeyPath("torus"),
+         "expected a shape whose chips multiply to gpus_per_node = " +
+             std::to_string(gpus_per_node) + " (a slice is a node), found " +
+             std::to_string(chips) + " chips");
+  }
+}
+
+// wraparound: one boolean for every dimension, or a list of one per dimension.
+void DecodeWraparound(YamlReader& in, TorusSpec* t) {
+  t->wraparound.assign(t->dims.size(), true);
+  in.Skip("wraparound");
+  if (!in.Has("wraparound")) return;
+  const YAML::Node node = in.Child("wraparound");
+  auto flag = [&](const YAML::Node& v, const std::string& key) {
+    if (v.IsScalar() && (v.Scalar() == "true" || v.Scalar() == "false")) {
+      return v.Scalar() == "true";
+    }
+    Fail(in.sources(), v, key, "expected true or false, found " + Describe(v));
+    return false;
+  };
+  if (node.IsSequence()) {
+    if (node.size() != t->dims.size()) {
+      Fail(in.sources(), node, in.KeyPath("wraparound"),
+           "expected one flag per torus dimension (" + std::to_string(t->dims.size()) +
+               "), found " + Describe(node));
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      t->wraparound[i] = flag(node[i], in.KeyPath("wraparound") + "[" + std::to_string(i) + "]");
+    }
+    return;
+  }
+  t->wraparound.assign(t->dims.size(), flag(node, in.KeyPath("wraparound")));
+}
+
+void DecodeIntraNode(YamlReader in, int gpus_per_node, IntraNodeSpec* n) {
   in.GetEnum<IntraNodeKind>("kind",
                             {{"nvswitch", IntraNodeKind::kNvswitch},
                              {"ring", IntraNodeKind::kRing},
-                             {"full_mesh", IntraNodeKind::kFullMesh}},
+                             {"full_mesh", IntraNodeKind::kFullMesh},
+                             {"torus", IntraNodeKind::kTorus}},
                             &n->kind, true);
-  in.GetDouble("gbps_per_gpu", &n->gbps_per_gpu, true);
-  RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
+  if (n->kind == IntraNodeKind::kTorus) {
+    DecodeTorusShape(in, gpus_per_node, &n->torus);
+    DecodeWraparound(in, &n->torus);
+    in.GetDouble("gbps_per_link", &n->gbps_per_link, true);
+    RequirePositive(in, "gbps_per_link", n->gbps_per_link);
+    n->gbps_per_gpu = n->gbps_per_link * std::max(1, n->torus.PortsPerChip());
+    if (in.Has("gbps_per_gpu")) {
+      Fail(in.sources(), in.Child("gbps_per_gpu"), in.KeyPath("gbps_per_gpu"),
+           "expected no gbps_per_gpu with kind torus (give gbps_per_link, per ICI link and "
+           "direction), found " +
+               Describe(in.Child("gbps_per_gpu")));
+    }
+  } else {
+    in.GetDouble("gbps_per_gpu", &n->gbps_per_gpu, true);
+    RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
+  }
   in.GetDouble("latency_us", &n->latency_us);
   in.Finish();
 }
@@ -443,7 +512,12 @@ ClusterSpec DecodeCluster(YamlReader& r) {
              " = " + std::to_string(gpus));
   }
   DecodeNvlinkDomain(r, &c);
-  DecodeIntraNode(r.Map("intra_node"), &c.intra_node);
+  DecodeIntraNode(r.Map("intra_node"), c.gpus_per_node, &c.intra_node);
+  if (c.Torus() && c.nvlink_domain_nodes != 1) {
+    Fail(r.sources(), r.Child("nvlink_domain_nodes"), r.KeyPath("nvlink_domain_nodes"),
+         "expected 1 with intra_node.kind torus (a TPU slice is one node), found " +
+             std::to_string(c.nvlink_domain_nodes));
+  }
   if (r.Has("inter_node")) {
     DecodeInterNode(r.Map("inter_node"), &c.inter_node);
   } else if (c.nodes > 1) {

@@ -8,6 +8,7 @@
 #include "sim/config/folder_name.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/hw/topology.h"
+#include "sim/plan/mesh_torus.h"
 #include "sim/plan/sharding.h"
 #include "sim/plan/validate.h"
 
@@ -271,6 +272,7 @@ Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
     const Status derived = DerivePlan(e.plan.jax, e.cluster, &e.plan);
     if (!derived.ok()) throw ConfigError{Locate(derived.error(), root, src)};
   }
+  PlaceRanksOnTorus(e.plan, &e.cluster);  // a TPU slice: mesh axes onto torus dimensions
   if (validate_plan) {
     Status valid = ValidatePlan(e.plan, e.training, e.model, e.cluster);
     if (!valid.ok()) throw ConfigError{Locate(valid.error(), root, src)};

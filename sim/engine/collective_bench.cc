@@ -55,7 +55,9 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
     row.algbw_gbps = bytes / row.time_s / 1e9;
     row.busbw_gbps = row.algbw_gbps * BusBandwidthFactor(op, static_cast<int>(group.size()));
     row.nic_gbps = nics > 0 ? network.InterNodeBytes() / (nodes_used * nics) / row.time_s / 1e9 : 0;
-    if (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter) {
+    const bool nccl_op =
+        op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter;
+    if (nccl_op && !cluster.Torus()) {  // TPU slices run XLA's collectives, not NCCL's
       const NcclChoice choice = network.ChoiceFor(op, group, bytes);
       row.algorithm = choice.algorithm;
       row.protocol = choice.protocol;

@@ -9,6 +9,7 @@
 
 #include "sim/core/collective_kinds.h"
 #include "sim/core/dtype.h"
+#include "sim/hw/torus.h"
 
 namespace meshsim {
 
@@ -53,13 +54,19 @@ struct GpuSpec {
   }
 };
 
-enum class IntraNodeKind { kNvswitch, kRing, kFullMesh };
+// kTorus: a TPU slice (sim/hw/torus.h); a node of the cluster is one slice of chips, and
+// inter_node is the data-centre network (DCN) between slices.
+enum class IntraNodeKind { kNvswitch, kRing, kFullMesh, kTorus };
 enum class InterNodeKind { kFatTree, kRailOptimized, kSingleSwitch };
 
 struct IntraNodeSpec {
   IntraNodeKind kind = IntraNodeKind::kNvswitch;
-  double gbps_per_gpu = 300;  // unidirectional bandwidth out of one GPU
-  double latency_us = 2;
+  double gbps_per_gpu = 300;  // unidirectional bandwidth out of one GPU (torus: all ports)
+  double latency_us = 2;      // torus: per ICI hop
+  // kTorus only: the slice's shape and wrap-around links, and each ICI link's bandwidth
+  // per direction (gbps_per_gpu is then gbps_per_link times the ports of a chip).
+  TorusSpec torus;
+  double gbps_per_link = 0;
 };
 
 struct InterNodeSpec {
@@ -191,6 +198,7 @@ struct ClusterSpec {
     v.nvlink_domain_nodes = 1;
     return v;
   }
+  bool Torus() const { return intra_node.kind == IntraNodeKind::kTorus; }
   double NicEfficiency() const { return efficiency.nic < 0 ? efficiency.network : efficiency.nic; }
 };
 

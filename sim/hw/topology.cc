@@ -45,6 +45,8 @@ const char* LinkClassName(LinkClass c) {
       return "leaf-spine up";
     case LinkClass::kDownlink:
       return "spine-leaf down";
+    case LinkClass::kIci:
+      return "ici";
   }
   return "?";
 }
@@ -66,8 +68,53 @@ void Topology::AddBidirectional(int a, int b, double bps, double latency_s, Link
   }
 }
 
+// One slice's ICI links: for each chip (by physical index) and dimension, the link pair
+// to its + neighbour, where there is one. Records each link's id per (rank, dim, sign).
+void Topology::BuildTorus(const ClusterSpec& c, int node) {
+  const TorusSpec& t = c.intra_node.torus;
+  const int g = c.gpus_per_node;
+  const double bw = c.intra_node.gbps_per_link * kGB;
+  const double lat = c.intra_node.latency_us * 1e-6;
+  const int first_link = static_cast<int>(links_.size());
+  const std::string slice = "slice" + std::to_string(node);
+  static const char* const kAxis[] = {"x", "y", "z"};
+  for (int chip = 0; chip < g; ++chip) {
+    const std::array<int, kMaxTorusDims> at = t.CoordsOfChip(chip);
+    for (int d = 0; d < t.Dims(); ++d) {
+      const int n = t.Size(d);
+      if (n < 2 || (at[d] == n - 1 && !t.Ring(d))) continue;
+      std::array<int, kMaxTorusDims> next = at;
+      next[d] = (at[d] + 1) % n;
+      const int a = torus_rank_of_chip_[chip];
+      const int b = torus_rank_of_chip_[t.ChipAt(next)];
+      if (node == 0) {
+        const int id = static_cast<int>(links_.size());
+        torus_out_[(a * kMaxTorusDims + d) * 2] = id;          // a -> b: a's + link
+        torus_out_[(b * kMaxTorusDims + d) * 2 + 1] = id + 1;  // b -> a: b's - link
+      }
+      AddBidirectional(node * g + a, node * g + b, bw, lat, LinkClass::kIci, LinkClass::kIci,
+                       slice + ".chip" + std::to_string(chip) + "." + kAxis[d] + "+");
+    }
+  }
+  torus_links_per_slice_ = static_cast<int>(links_.size()) - first_link;
+}
+
 void Topology::BuildIntraNode(const ClusterSpec& c) {
   const int g = c.gpus_per_node;
+  if (c.intra_node.kind == IntraNodeKind::kTorus) {
+    const TorusSpec& t = c.intra_node.torus;
+    torus_ = true;
+    torus_spec_ = t;
+    torus_coords_.resize(g);
+    torus_rank_of_chip_.assign(g, -1);
+    torus_out_.assign(static_cast<size_t>(g) * kMaxTorusDims * 2, -1);
+    for (int l = 0; l < g; ++l) {
+      torus_coords_[l] = t.CoordsOfRank(l);
+      torus_rank_of_chip_[t.ChipAt(torus_coords_[l])] = l;
+    }
+    for (int n = 0; n < c.nodes; ++n) BuildTorus(c, n);
+    return;
+  }
   const double bw = c.intra_node.gbps_per_gpu * kGB;
   const double lat = c.intra_node.latency_us * 1e-6;
   for (int n = 0; n < c.nodes; ++n) {
@@ -100,6 +147,8 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
                              node + ".gpu" + std::to_string(a) + "-gpu" + std::to_string(b));
           }
         }
+        break;
+      case IntraNodeKind::kTorus:  // BuildTorus, above
         break;
     }
   }
@@ -185,10 +234,15 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   auto t = std::shared_ptr<Topology>(new Topology());
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;
+  const TorusSpec& torus = c.intra_node.torus;
   for (int gpu = 0; gpu < t->gpus_; ++gpu) {
-    t->AddVertex("node" + std::to_string(gpu / c.gpus_per_node) + ".gpu" +
-                     std::to_string(gpu % c.gpus_per_node),
-                 Role::kGpu, gpu / c.gpus_per_node, gpu % c.gpus_per_node);
+    const int node = gpu / c.gpus_per_node, l = gpu % c.gpus_per_node;
+    std::string name = "node" + std::to_string(node) + ".gpu" + std::to_string(l);
+    if (c.Torus()) {
+      name = "slice" + std::to_string(node) + ".chip" +
+             std::to_string(torus.ChipAt(torus.CoordsOfRank(l)));
+    }
+    t->AddVertex(std::move(name), Role::kGpu, node, l);
   }
   t->BuildIntraNode(c);
   t->BuildInterNode(c);
@@ -210,7 +264,7 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
       e.key = "cluster.what_if.links[" + std::to_string(i) + "].link";
       e.message = "no link named '" + change.link +
                   "' (names look like node0.gpu3.nvlink, node0.gpu3.pcie, node1.nic2, "
-                  "leaf0.spine3)";
+                  "leaf0.spine3, slice0.chip5.x+)";
       return e;
     }
   }
@@ -323,6 +377,7 @@ Topology::Local Topology::BuildLocal(int node, const std::vector<int>& ordinal) 
   for (int a = 0; a < local.size; ++a) {
     if (global[a] < 0) continue;
     for (int id : out_links_[global[a]]) {
+      if (links_[id].cls == LinkClass::kIci) continue;  // chip to chip: TorusRoute
       const int b = LocalId(node, local, links_[id].dst);
       if (b >= 0) adjacent[a].push_back(b);
     }
@@ -375,7 +430,37 @@ int Topology::StructuralHops(int v, int dst) const {
 }
 
 int Topology::Hops(int v, int dst) const {
+  if (structural_ && torus_ && v < gpus_ && v / gpus_per_node_ == dst / gpus_per_node_) {
+    return TorusHops(v, dst);
+  }
   return structural_ ? StructuralHops(v, dst) : DistancesTo(dst)[v];
+}
+
+int Topology::TorusHops(int src, int dst) const {
+  const auto& a = torus_coords_[src % gpus_per_node_];
+  const auto& b = torus_coords_[dst % gpus_per_node_];
+  int hops = 0;
+  for (int d = 0; d < torus_spec_.Dims(); ++d) hops += std::abs(torus_spec_.Offset(d, a[d], b[d]));
+  return hops;
+}
+
+std::vector<int> Topology::TorusRoute(int src, int dst) const {
+  const int g = gpus_per_node_, base = src / g * g;
+  const int shift = src / g * torus_links_per_slice_;
+  std::vector<int> path;
+  int at = src % g;
+  const auto& goal = torus_coords_[dst % g];
+  for (int d = 0; d < torus_spec_.Dims(); ++d) {
+    const int off = torus_spec_.Offset(d, torus_coords_[at][d], goal[d]);
+    for (int k = 0; k < std::abs(off); ++k) {
+      const int id = torus_out_[(at * kMaxTorusDims + d) * 2 + (off < 0 ? 1 : 0)] + shift;
+      assert(id >= shift);
+      path.push_back(id);
+      at = links_[id].dst - base;
+    }
+  }
+  assert(at == dst % g);
+  return path;
 }
 
 // The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
@@ -417,7 +502,9 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
   auto it = routes_.find(memo);
   if (it != routes_.end()) return it->second;
   std::vector<int> path;
-  if (Hops(src, dst) >= 0) {
+  if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
+    path = TorusRoute(src, dst);
+  } else if (Hops(src, dst) >= 0) {
     int at = src;
     const uint64_t h = key % 64;
     std::vector<int> next;
@@ -455,6 +542,11 @@ void Topology::Count(const ClusterSpec& cluster, int64_t* vertices, int64_t* lin
       case IntraNodeKind::kFullMesh:
         intra = g * (g - 1) / 2;
         break;
+      case IntraNodeKind::kTorus: {
+        const TorusSpec& t = c.intra_node.torus;
+        for (int d = 0; d < t.Dims(); ++d) intra += g / t.Size(d) * t.LinksPerLine(d);
+        break;
+      }
     }
   }
   *vertices = gpus + (nvswitch ? nodes : 0);

@@ -20,6 +20,16 @@
 // routing: next hop (destination + flow key) mod count), so it is deterministic and
 // spreads the traffic to different GPUs over the uplinks.
 //
+// Torus (intra_node.kind torus, sim/hw/torus.h): a node is a TPU slice; its chips are
+// vertices "slice<s>.chip<c>" (c: the physical index x + X(y + Yz) of the chip that runs
+// GPU index l of the slice, by the placement) with one link pair per neighbouring pair of
+// chips along each dimension, named "slice<s>.chip<c>.x+" (and y+, z+) after the chip on
+// its - side; a wrap-around link is named after the last chip ("slice0.chip3.x+" joins
+// x = 3 to x = 0 on a 4-wide ring). Each link carries gbps_per_link per direction and
+// latency_us. Routes between chips of one slice are dimension-order (x, then y, then z),
+// each the shorter way round its ring (ties: the + way), computed from the coordinates.
+// GPU l of a slice uses NIC floor(l * nics / chips) for the DCN (inter_node), as GPUs do.
+//
 // Hop counts: with no failed link they are a function of the structure (every node is
 // alike up to which of its NICs share a switch, and switches meet through the spines),
 // computed from one small table per such pattern: no per-destination search, so a route
@@ -28,6 +38,7 @@
 // routes (tests/unit/topology_test.cc compares them).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,8 +50,17 @@
 
 namespace meshsim {
 
-enum class LinkClass : uint8_t { kNvlink, kGpuNic, kNicSwitch, kSwitchNic, kUplink, kDownlink };
-constexpr int kLinkClassCount = 6;
+// kIci: a TPU slice's chip-to-chip links (intra_node.kind torus).
+enum class LinkClass : uint8_t {
+  kNvlink,
+  kGpuNic,
+  kNicSwitch,
+  kSwitchNic,
+  kUplink,
+  kDownlink,
+  kIci
+};
+constexpr int kLinkClassCount = 7;
 const char* LinkClassName(LinkClass c);
 
 struct Link {
@@ -98,6 +118,10 @@ class Topology {
   void AddBidirectional(int a, int b, double bytes_per_s, double latency_s, LinkClass ab,
                         LinkClass ba, const std::string& name);
   void BuildIntraNode(const ClusterSpec& c);
+  void BuildTorus(const ClusterSpec& c, int node);
+  // The dimension-order route between two chips of one torus slice.
+  std::vector<int> TorusRoute(int src, int dst) const;
+  int TorusHops(int src, int dst) const;
   void BuildInterNode(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
   void IndexStructure();
@@ -109,6 +133,15 @@ class Topology {
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
+  // Torus slices: the shape, the chip coordinates of each local rank, and per (local rank,
+  // dimension, direction +/-) the link id out of slice 0's chip (-1: none); slice s's
+  // links are slice 0's plus s * torus_links_per_slice_.
+  bool torus_ = false;
+  TorusSpec torus_spec_;
+  std::vector<std::array<int, kMaxTorusDims>> torus_coords_;
+  std::vector<int> torus_rank_of_chip_;  // physical chip index -> local rank
+  std::vector<int> torus_out_;           // (l * kMaxTorusDims + d) * 2 + (minus ? 1 : 0)
+  int torus_links_per_slice_ = 0;
   std::vector<std::string> vertex_names_;
   std::vector<Link> links_;
   std::vector<std::vector<int>> out_links_;  // per vertex

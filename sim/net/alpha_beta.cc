@@ -5,6 +5,8 @@
 #include <cassert>
 #include <vector>
 
+#include "sim/net/torus_collectives.h"
+
 namespace meshsim {
 namespace {
 
@@ -149,6 +151,7 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
                                               double bytes) const {
   assert(!gpus.empty());
   if (gpus.size() == 1 || bytes <= 0) return {};
+  if (cluster_.Torus()) return TorusCollectiveCost(cluster_, op, gpus, bytes);  // no NCCL
   switch (op) {
     case CommOp::kSendRecv:
       return SendRecv(gpus, bytes);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "sim/net/torus_collectives.h"
+
 namespace meshsim {
 namespace {
 
@@ -199,6 +201,7 @@ std::vector<int> TransferRoute(const Topology& topo, const Transfer& t) {
 std::vector<double> ClassEfficiency(const ClusterSpec& c) {
   std::vector<double> e(kLinkClassCount, c.NicEfficiency());
   e[static_cast<int>(LinkClass::kNvlink)] = c.efficiency.network;
+  e[static_cast<int>(LinkClass::kIci)] = c.efficiency.network;
   return e;
 }
 
@@ -234,6 +237,7 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
                                     double bytes) {
   const int n = static_cast<int>(gpus.size());
   if (n < 2 || bytes <= 0) return {};
+  if (c.Torus()) return TorusCollectivePhases(c, op, gpus, bytes);  // XLA on TPUs: no NCCL
   if (op == CommOp::kSendRecv || op == CommOp::kAllToAll || op == CommOp::kRingShift) {
     return PointToPointPhases(c, op, gpus, bytes);
   }
@@ -333,7 +337,7 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   auto plan = std::make_shared<RoutedPlan>();
   NcclChoice choice;
   const bool tuned =
-      gpus.size() >= 2 && bytes > 0 &&
+      !cluster_.Torus() && gpus.size() >= 2 && bytes > 0 &&
       (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter);
   if (tuned) {
     choice = ChoiceFor(op, gpus, bytes);
@@ -547,7 +551,9 @@ double FlowCollectiveNetwork::IntraNodeBytes() const {
   const auto& links = flows_.topology().links();
   for (size_t l = 0; l < links.size(); ++l) {
     // Count each byte once, on the link that leaves its GPU.
-    if (links[l].cls == LinkClass::kNvlink && links[l].src < flows_.topology().Gpus()) {
+    const LinkClass cls = links[l].cls;
+    if ((cls == LinkClass::kNvlink || cls == LinkClass::kIci) &&
+        links[l].src < flows_.topology().Gpus()) {
       b += flows_.link_bytes()[l];
     }
   }
