@@ -78,8 +78,10 @@ std::vector<int64_t> FillKind(const MaxTextConfig& c, const std::vector<std::str
     }
   }
   const std::string what = kind == "ici" ? "the chips of a slice" : "the slices";
-  const std::string named =
-      auto_axis >= 0 ? ParallelismKey(kind, axes[auto_axis]) : ParallelismKey(kind, axes[0]);
+  // The key to name: the -1, else the first value other than 1.
+  size_t at = auto_axis >= 0 ? static_cast<size_t>(auto_axis) : 0;
+  while (auto_axis < 0 && at + 1 < axes.size() && sizes[at] == 1) ++at;
+  const std::string named = ParallelismKey(kind, axes[at]);
   if (auto_axis >= 0) {
     if (target % known != 0) {
       c.Fail(named, "expected the other " + kind + "_*_parallelism values to divide " + what +
