@@ -21,6 +21,12 @@ using config::MaxTextConfig;
 
 std::string N(int64_t v) { return std::to_string(v); }
 
+std::string Number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
 constexpr int64_t kMaxDim = 1 << 20;  // any one base dimension or count
 
 // MaxText's get_individual_scales: log2(scale) = 3b + r.
@@ -188,7 +194,7 @@ void DecodeBatch(const MaxTextConfig& c, MaxTextImport* out) {
   if (global < 1 || global > (1 << 30)) {
     c.Fail("per_device_batch_size",
            "expected a per-device batch that gives 1 to 2^30 sequences over " + N(chips) +
-               " chips, found " + std::to_string(pdbs));
+               " chips, found " + Number(pdbs));
   }
   const int64_t accumulation = c.Int("gradient_accumulation_steps", 1, 1, kMaxDim);
   const int64_t dp = p.jax.SizeOf(p.jax.Rule(LogicalDim::kBatch));
@@ -213,8 +219,8 @@ void DecodeBatch(const MaxTextConfig& c, MaxTextImport* out) {
   p.global_batch = static_cast<int>(g);
   p.micro_batch = static_cast<int>(g / per_micro);
   out->notes.push_back(
-      "global_batch " + N(g) + " = per_device_batch_size x " + N(chips) + " chips; micro_batch " +
-      N(p.micro_batch) + " per batch shard (" + N(dp) + " shards" +
+      "global_batch " + N(g) + " = per_device_batch_size " + Number(pdbs) + " x " + N(chips) +
+      " chips; micro_batch " + N(p.micro_batch) + " per batch shard (" + N(dp) + " shards" +
       (accumulation * pipeline > 1 ? ", " + N(accumulation * pipeline) + " micro-batches"
                                    : std::string()) +
       ")");
@@ -327,7 +333,10 @@ void NoteDefaults(const MaxTextConfig& c, MaxTextImport* out) {
     list += (list.empty() ? "" : ", ") + key + " " + value;
   }
   if (!list.empty()) {
-    out->notes.push_back("not in the config, base.yml @76bd53b0's values: " + list);
+    out->notes.push_back(
+        "not in the config, MaxText's defaults (base.yml @76bd53b0's where "
+        "it has the key): " +
+        list);
   }
 }
 
