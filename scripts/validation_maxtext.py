@@ -2,7 +2,7 @@
 """MaxText's published tables (shared/validation/public_runs.md section 4) as validation data
 sets, in the form of scripts/validation_data.py, and the experiments they run.
 
-Each row is one published run: its experiment (workloads/experiments/<stem>.yaml, written by
+Each row is one published run: its experiment (workloads/experiments/maxtext/*.yaml, written by
 `meshsim import maxtext` from the bundled MaxText configs of workloads/maxtext/ and the row's
 hardware; `generate` below writes them) and the published step time. The tables give
 TFLOP/s per chip, which MaxText computes (train.py's calculate_training_tflops at the
@@ -118,7 +118,7 @@ def v5p_runs():
     runs = []
     for size, slice_cores, slices, tflops in _V5P:
         args = read_args("v5p-" + size)
-        runs.append(Run(f"maxtext-v5p-{slice_cores}-{size}-{slices}x", args, "base-76bd53b0.yml",
+        runs.append(Run(f"maxtext/v5p-{slice_cores}-{size}-{slices}x", args, "base-76bd53b0.yml",
                         "tpu-v5p", slices, slice_cores // 2, tflops,
                         f"{size.upper()}: {slices}x v5p-{slice_cores}, {tflops} TFLOP/s/chip", []))
     return runs
@@ -129,7 +129,7 @@ def v5e_runs():
     for size, per_slices in _V5E:
         args = read_args("v5e-" + size)
         for slices, tflops in zip([1, 2, 4, 8, 16, 32], per_slices):
-            runs.append(Run(f"maxtext-v5e-256-{size}-{slices}x", args, "base-76bd53b0.yml",
+            runs.append(Run(f"maxtext/v5e-256-{size}-{slices}x", args, "base-76bd53b0.yml",
                             "tpu-v5e", slices, 256, tflops,
                             f"{size.upper()}: {slices}x v5e-256, {tflops} TFLOP/s/chip", []))
     return runs
@@ -141,7 +141,7 @@ def a3_runs():
     for vms, tflops in _A3:
         args = [a for a in base if not a.startswith("dcn_data_parallelism=")]
         args.append(f"dcn_data_parallelism={vms}")
-        runs.append(Run(f"maxtext-a3-llama2-7b-{vms}x", args, "base-efb6d9e4.yml", "dgx-h100",
+        runs.append(Run(f"maxtext/a3-llama2-7b-{vms}x", args, "base-efb6d9e4.yml", "dgx-h100",
                         vms, 8, tflops, f"Llama2-7B: {vms}x A3 (8 H100), {tflops} TFLOP/s/GPU", []))
     return runs
 
@@ -220,6 +220,7 @@ def generate(meshsim, keys):
     for key in keys:
         for r in RUNS[key]():
             out = os.path.join(ROOT, "workloads/experiments", r.stem + ".yaml")
+            os.makedirs(os.path.dirname(out), exist_ok=True)
             cmd = [meshsim, "import", "maxtext", os.path.join(MAXTEXT, r.base), *r.args,
                    "--topology", r.topology, "--slices", str(r.slices),
                    "--chips-per-slice", str(r.chips_per_slice), "-o",
@@ -243,7 +244,7 @@ def main():
         for d in DATASETS.values():
             print(f"{d.key}: {d.title} ({d.topology})")
             for r in d.rows:
-                print(f"  {r.experiment:32s} {r.published_s:8.3f} s  {r.note}")
+                print(f"  {r.experiment:30s} {r.published_s:8.3f} s  {r.note}")
         for what, why in SKIPPED:
             print(f"skipped: {what}: {why}")
         return 0
