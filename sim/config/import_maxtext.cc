@@ -27,7 +27,8 @@ std::string Number(double v) {
   return buf;
 }
 
-constexpr int64_t kMaxDim = 1 << 20;  // any one base dimension or count
+constexpr int64_t kMaxDim = 1 << 20;    // any one base dimension or count
+constexpr int64_t kMaxChips = 1 << 24;  // slices x chips (kMaxClusterGpus at most)
 
 // MaxText's get_individual_scales: log2(scale) = 3b + r.
 struct Scales {
@@ -209,7 +210,9 @@ void DecodeBatch(const MaxTextConfig& c, MaxTextImport* out) {
                             " micro-batches (all forwards, then all backwards)");
   }
   const int64_t g = static_cast<int64_t>(global);
-  const int64_t per_micro = std::min<int64_t>(dp * accumulation * pipeline, int64_t{1} << 40);
+  // Each factor is at most 2^24 (chips) or 2^20: cap after each product.
+  const int64_t per_micro = std::min<int64_t>(
+      std::min<int64_t>(dp * accumulation, int64_t{1} << 40) * pipeline, int64_t{1} << 40);
   if (g % per_micro != 0) {
     c.Fail("per_device_batch_size",
            "expected a global batch (" + N(g) + " sequences) divisible by the batch axes' size " +
@@ -354,6 +357,14 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
   MaxTextImport out;
   out.chips_per_slice = o.chips_per_slice;
   out.slices = o.slices > 0 ? o.slices : config::MaxTextSlicesOf(c);
+  const int64_t chips = int64_t{out.slices} * out.chips_per_slice;
+  if (out.slices < 1 || out.chips_per_slice < 1 || chips > kMaxChips) {
+    InputError e;
+    e.key = "--slices";
+    e.message = "expected 1 to " + N(kMaxChips) + " chips, found " + N(out.slices) + " slices of " +
+                N(out.chips_per_slice);
+    throw ConfigError{e};
+  }
   config::MaxTextMesh mesh = config::DecodeMaxTextMesh(c, out.chips_per_slice, out.slices);
   out.plan.jax = mesh.jax;
   out.notes = mesh.notes;
