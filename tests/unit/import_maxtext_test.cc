@@ -233,6 +233,37 @@ TEST(ImportMaxText, UnknownKeysAreCommentedAndTheYamlStaysValid) {
   EXPECT_FALSE(root["cluster_overrides"]["gpus_per_node"]);  // 64 as the cluster's
 }
 
+TEST(ImportMaxText, ExpertsMapToMoe) {
+  const MaxTextImport r = Import(Base({"num_experts=8", "num_experts_per_tok=2"}));
+  EXPECT_EQ(r.model.experts, 8);
+  EXPECT_EQ(r.model.top_k, 2);
+  EXPECT_EQ(r.model.moe_ffn_hidden, 8192);  // each expert of mlp_dim
+  EXPECT_EQ(ImportError(Base({"num_experts=2", "num_experts_per_tok=3"})).key,
+            "num_experts_per_tok");
+}
+
+// A `stage` axis (ici_pipeline_parallelism) holding the layers: gpipe with
+// num_pipeline_microbatches -1 = the 4 stages; 2 x 64 = 128 sequences over fsdp 16 and 4
+// micro-batches: 2 per micro-batch.
+TEST(ImportMaxText, StageAxisIsAPipeline) {
+  const MaxTextImport r =
+      Import(Base({"mesh_axes=[stage, fsdp, tensor]",
+                   "logical_axis_rules=[[activation_batch, fsdp], [embed, fsdp], [heads, tensor], "
+                   "[mlp, tensor], [vocab, tensor], [layers, stage]]",
+                   "ici_pipeline_parallelism=4", "per_device_batch_size=2"}));
+  EXPECT_EQ(r.plan.jax.axes[0].name, "stage");
+  EXPECT_EQ(r.plan.jax.axes[0].ici, 4);
+  EXPECT_EQ(r.plan.jax.axes[1].ici, 16);
+  EXPECT_EQ(AxisNames(r.plan.jax, LogicalDim::kLayers), Names{"stage"});
+  EXPECT_EQ(r.plan.schedule, ScheduleKind::kGpipe);
+  EXPECT_EQ(r.plan.global_batch, 128);
+  EXPECT_EQ(r.plan.micro_batch, 2);
+  // base.yml's dcn_data_parallelism -1 names an axis the mesh no longer has.
+  bool listed = false;
+  for (const std::string& f : r.not_modelled) listed |= f.find("dcn_data_parallelism -1") == 0;
+  EXPECT_TRUE(listed);
+}
+
 TEST(ImportMaxText, ModelNameWithoutAModelFileIsRefused) {
   const InputError e = ImportError(Base({"model_name=llama2-7b"}));
   EXPECT_EQ(e.key, "model_name");
