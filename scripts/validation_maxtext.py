@@ -44,7 +44,12 @@ Dataset = collections.namedtuple(
 
 # One published run: the bundled script's overrides, the hardware, the published number.
 Run = collections.namedtuple(
-    "Run", "stem args base topology slices chips_per_slice tflops note extra")
+    "Run", "stem args base topology slices chips_per_slice tflops note shape")
+
+# TPU slice shapes (torus, x first) by chips: v5p-N has N/2 chips in whole 4x4x4 cubes;
+# v5e-256 is a 16x16 torus.
+SHAPES = {64: "4x4x4", 128: "4x4x8", 256: "4x8x8", 512: "8x8x8", 1024: "8x8x16",
+          2048: "8x16x16"}
 
 
 def individual_scales(scale):
@@ -120,7 +125,8 @@ def v5p_runs():
         args = read_args("v5p-" + size)
         runs.append(Run(f"maxtext/v5p-{slice_cores}-{size}-{slices}x", args, "base-76bd53b0.yml",
                         "tpu-v5p", slices, slice_cores // 2, tflops,
-                        f"{size.upper()}: {slices}x v5p-{slice_cores}, {tflops} TFLOP/s/chip", []))
+                        f"{size.upper()}: {slices}x v5p-{slice_cores}, {tflops} TFLOP/s/chip",
+                        SHAPES[slice_cores // 2]))
     return runs
 
 
@@ -131,7 +137,8 @@ def v5e_runs():
         for slices, tflops in zip([1, 2, 4, 8, 16, 32], per_slices):
             runs.append(Run(f"maxtext/v5e-256-{size}-{slices}x", args, "base-76bd53b0.yml",
                             "tpu-v5e", slices, 256, tflops,
-                            f"{size.upper()}: {slices}x v5e-256, {tflops} TFLOP/s/chip", []))
+                            f"{size.upper()}: {slices}x v5e-256, {tflops} TFLOP/s/chip",
+                            "16x16"))
     return runs
 
 
@@ -142,7 +149,8 @@ def a3_runs():
         args = [a for a in base if not a.startswith("dcn_data_parallelism=")]
         args.append(f"dcn_data_parallelism={vms}")
         runs.append(Run(f"maxtext/a3-llama2-7b-{vms}x", args, "base-efb6d9e4.yml", "dgx-h100",
-                        vms, 8, tflops, f"Llama2-7B: {vms}x A3 (8 H100), {tflops} TFLOP/s/GPU", []))
+                        vms, 8, tflops, f"Llama2-7B: {vms}x A3 (8 H100), {tflops} TFLOP/s/GPU",
+                        ""))
     return runs
 
 
@@ -224,7 +232,7 @@ def generate(meshsim, keys):
             cmd = [meshsim, "import", "maxtext", os.path.join(MAXTEXT, r.base), *r.args,
                    "--topology", r.topology, "--slices", str(r.slices),
                    "--chips-per-slice", str(r.chips_per_slice), "-o",
-                   os.path.relpath(out, ROOT)]
+                   os.path.relpath(out, ROOT)] + (["--slice-shape", r.shape] if r.shape else [])
             p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if p.returncode != 0:
                 failed.append((r.stem, p.stderr.strip().splitlines()[-1:]))

@@ -56,7 +56,9 @@ struct ImportMaxTextArgs {
                                        // model_name is set
   std::string topology;                // a bundled topology's name, or a cluster file
   int slices = 0;                      // 0: the product of the dcn_* values other than -1
-  int chips_per_slice = 0;             // 0: the cluster's gpus_per_node
+  int chips_per_slice = 0;             // 0: the slice shape's chips, else the cluster's
+                                       // gpus_per_node
+  std::string slice_shape;             // "4x4x8": a TPU slice's torus; empty: the cluster's
   std::string name;                    // empty: the output file's stem, or "maxtext"
   std::string output;                  // empty: stdout
 };

@@ -180,6 +180,31 @@ Result<MaxTextFile> MaxTextModelFile(const ImportMaxTextArgs& args, const MaxTex
   return model;
 }
 
+// --slice-shape "4x4x8": 1 to 3 integers in 1..2^20 joined by 'x'; empty: none.
+Result<std::vector<int>> SliceShape(const std::string& text) {
+  std::vector<int> shape;
+  if (text.empty()) return shape;
+  std::istringstream parts(text.back() == 'x' ? std::string() : text);
+  std::string part;
+  while (std::getline(parts, part, 'x')) {
+    const bool digits = !part.empty() && part.size() <= 7 &&
+                        part.find_first_not_of("0123456789") == std::string::npos;
+    const long v = digits ? std::stol(part) : 0;
+    if (v < 1 || v > (1 << 20) || shape.size() == 3) {
+      shape.clear();
+      break;
+    }
+    shape.push_back(static_cast<int>(v));
+  }
+  if (shape.empty()) {
+    InputError e;
+    e.key = "--slice-shape";
+    e.message = "expected 1 to 3 chip counts joined by 'x', e.g. 4x4x8, found '" + text + "'";
+    return e;
+  }
+  return shape;
+}
+
 std::string MaxTextCommand(const ImportMaxTextArgs& args) {
   std::string command = "meshsim import maxtext " + Quoted(args.base);
   for (const std::string& o : args.overrides) command += " " + Quoted(o);
@@ -189,6 +214,7 @@ std::string MaxTextCommand(const ImportMaxTextArgs& args) {
   if (args.chips_per_slice > 0) {
     command += " --chips-per-slice " + std::to_string(args.chips_per_slice);
   }
+  if (!args.slice_shape.empty()) command += " --slice-shape " + Quoted(args.slice_shape);
   if (!args.name.empty()) command += " --name " + Quoted(args.name);
   return command;
 }
@@ -221,8 +247,14 @@ int ImportMaxText(const ImportMaxTextArgs& args) {
   Result<ClusterSpec> spec = LoadClusterFile(cluster.string());
   if (!spec.ok()) return ReportError(spec.error());
   options.slices = args.slices;
-  options.chips_per_slice =
-      args.chips_per_slice > 0 ? args.chips_per_slice : spec.value().gpus_per_node;
+  Result<std::vector<int>> shape = SliceShape(args.slice_shape);
+  if (!shape.ok()) return ReportError(shape.error());
+  options.slice_shape = shape.value();
+  int64_t shape_chips = 1;
+  for (const int d : options.slice_shape) shape_chips *= d;  // each <= 2^20, at most 3
+  options.chips_per_slice = args.chips_per_slice > 0       ? args.chips_per_slice
+                            : !options.slice_shape.empty() ? static_cast<int>(shape_chips)
+                                                           : spec.value().gpus_per_node;
   Result<std::string> name = ExperimentName(args.name, args.output, "maxtext");
   if (!name.ok()) return ReportError(name.error());
   options.name = name.value();

@@ -117,8 +117,12 @@ Subcommand AddImportMaxText(CLI::App& import_cmd) {
                   "the dcn_*_parallelism values other than -1)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--chips-per-slice", maxtext->chips_per_slice,
-                  "chips of one slice (default: the topology's gpus_per_node)")
+                  "chips of one slice (default: the slice shape's, else the topology's "
+                  "gpus_per_node)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--slice-shape", maxtext->slice_shape,
+                  "a TPU slice's torus, e.g. 4x4x8 (v5p-256), written as cluster_overrides "
+                  "intra_node.torus (default: the topology's)");
   cmd->add_option("--name", maxtext->name, "experiment name (default: the output file's stem)");
   cmd->add_option("-o,--output", maxtext->output, "experiment YAML to write (default: stdout)");
   cmd->footer(

@@ -343,6 +343,23 @@ void NoteDefaults(const MaxTextConfig& c, MaxTextImport* out) {
   }
 }
 
+// The slice shape, when given, multiplies to the chips of a slice.
+void CheckSliceShape(const MaxTextImport& out) {
+  if (out.slice_shape.empty()) return;
+  int64_t chips = 1;
+  std::string shape;
+  for (const int d : out.slice_shape) {
+    chips = std::min<int64_t>(chips * std::max(d, 0), kMaxChips + 1);
+    shape += (shape.empty() ? "" : "x") + N(d);
+  }
+  if (chips == out.chips_per_slice && out.slice_shape.size() <= 3) return;
+  InputError e;
+  e.key = "--slice-shape";
+  e.message = "expected 1 to 3 dimensions multiplying to the chips of a slice (" +
+              N(out.chips_per_slice) + "), found " + shape;
+  throw ConfigError{e};
+}
+
 MaxTextImport Decode(const MaxTextImportOptions& o) {
   MaxTextConfig c;
   c.AddFile(o.base.text, o.base.file);
@@ -357,6 +374,7 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
   MaxTextImport out;
   out.chips_per_slice = o.chips_per_slice;
   out.slices = o.slices > 0 ? o.slices : config::MaxTextSlicesOf(c);
+  out.slice_shape = o.slice_shape;
   const int64_t chips = int64_t{out.slices} * out.chips_per_slice;
   if (out.slices < 1 || out.chips_per_slice < 1 || chips > kMaxChips) {
     InputError e;
@@ -365,6 +383,7 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
                 N(out.chips_per_slice);
     throw ConfigError{e};
   }
+  CheckSliceShape(out);
   config::MaxTextMesh mesh = config::DecodeMaxTextMesh(c, out.chips_per_slice, out.slices);
   out.plan.jax = mesh.jax;
   out.notes = mesh.notes;
@@ -454,7 +473,14 @@ std::string MaxTextExperimentYaml(const MaxTextImport& run, const std::string& n
   o << "model:\n" << ModelYamlKeys(model, "  ");
   o << "cluster: " << YamlScalar(cluster_path) << "\n";
   o << "cluster_overrides: {nodes: " << run.slices;
-  if (run.chips_per_slice != cluster_gpus_per_node) o << ", gpus_per_node: " << run.chips_per_slice;
+  if (run.chips_per_slice != cluster_gpus_per_node || !run.slice_shape.empty()) {
+    o << ", gpus_per_node: " << run.chips_per_slice;
+  }
+  if (!run.slice_shape.empty()) {
+    std::string shape;
+    for (const int d : run.slice_shape) shape += (shape.empty() ? "" : ", ") + N(d);
+    o << ", intra_node: {torus: [" << shape << "]}";
+  }
   o << "}\n";
   const PlanSpec& p = run.plan;
   o << "plan:\n";

@@ -55,6 +55,8 @@ struct MaxTextImportOptions {
   int slices = 0;                      // DCN slices (cluster nodes); 0: the product of the
                                        // dcn_*_parallelism values other than -1
   int chips_per_slice = 0;             // chips of one slice (gpus_per_node); >= 1
+  std::vector<int> slice_shape;        // a TPU slice's torus ([4, 4, 8]), multiplying to
+                                       // chips_per_slice; empty: the cluster's
   std::string name;                    // the model's name
 };
 
@@ -64,6 +66,7 @@ struct MaxTextImport {
   TrainingSpec training;
   int slices = 1;
   int chips_per_slice = 1;
+  std::vector<int> slice_shape;           // empty: not written
   std::vector<std::string> notes;         // derivations and defaults used, for the header
   std::vector<std::string> warnings;      // approximations
   std::vector<std::string> not_modelled;  // "key value is not modelled: ...", one per key
@@ -80,7 +83,8 @@ Result<std::string> MaxTextModelName(const MaxTextFile& base,
 // The experiment YAML: a comment header (`command`, the sources, parameter count, notes,
 // approximations, keys not modelled, unknown keys; every byte printable), then name, the
 // model inline, cluster (the path as given), cluster_overrides (nodes: the slices;
-// gpus_per_node: the chips of a slice unless equal to `cluster_gpus_per_node`), the plan
+// gpus_per_node: the chips of a slice unless equal to `cluster_gpus_per_node`;
+// intra_node.torus: the slice shape when given), the plan
 // (mesh, rules, recompute, schedule, micro_batch, global_batch) and training.
 std::string MaxTextExperimentYaml(const MaxTextImport& run, const std::string& name,
                                   const std::string& cluster_path, int cluster_gpus_per_node,
