@@ -150,4 +150,16 @@ TEST_F(ImportMaxText, PlanRefusedOnLoadIsReportedWithoutOutput) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// --slice-shape must multiply to the chips of a slice and be well formed.
+TEST_F(ImportMaxText, BadSliceShapeIsNamed) {
+  const std::string base = SourcePath("workloads/maxtext/base-76bd53b0.yml").string();
+  const fs::path out = Path("out.yaml");
+  ExpectBadInput(Meshsim({"import", "maxtext", base, "--topology", "dgx-h100", "--slice-shape",
+                          "4x4", "--chips-per-slice", "8", "-o", out.string()}),
+                 "--slice-shape", "multiplying to the chips of a slice (8), found 4x4", out);
+  ExpectBadInput(Meshsim({"import", "maxtext", base, "--topology", "dgx-h100", "--slice-shape",
+                          "4xx2", "-o", out.string()}),
+                 "--slice-shape", "found '4xx2'", out);
+}
+
 }  // namespace

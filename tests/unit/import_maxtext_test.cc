@@ -264,6 +264,19 @@ TEST(ImportMaxText, StageAxisIsAPipeline) {
   EXPECT_TRUE(listed);
 }
 
+TEST(ImportMaxText, SliceShapeIsWrittenAsTheTorus) {
+  MaxTextImportOptions o = Base(kV5p32b, 2);
+  o.chips_per_slice = 128;
+  o.slice_shape = {4, 4, 8};
+  const MaxTextImport r = Import(o);
+  const YAML::Node root = YAML::Load(MaxTextExperimentYaml(r, "t", "c.yaml", 64, "m"));
+  EXPECT_EQ(root["cluster_overrides"]["nodes"].as<int>(), 2);
+  EXPECT_EQ(root["cluster_overrides"]["gpus_per_node"].as<int>(), 128);
+  EXPECT_EQ(root["cluster_overrides"]["intra_node"]["torus"][2].as<int>(), 8);
+  o.slice_shape = {4, 4, 4};
+  EXPECT_EQ(ImportError(o).key, "--slice-shape");
+}
+
 TEST(ImportMaxText, ModelNameWithoutAModelFileIsRefused) {
   const InputError e = ImportError(Base({"model_name=llama2-7b"}));
   EXPECT_EQ(e.key, "model_name");
