@@ -372,6 +372,10 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
                              model_name + "' and no model file");
   }
   MaxTextImport out;
+  out.notes.push_back("MaxText config: " + o.base.file +
+                      (o.model.file.empty() ? std::string() : ", then " + o.model.file) +
+                      (o.overrides.empty() ? std::string() : ", then the overrides") +
+                      ", later winning");
   out.chips_per_slice = o.chips_per_slice;
   out.slices = o.slices > 0 ? o.slices : config::MaxTextSlicesOf(c);
   out.slice_shape = o.slice_shape;
@@ -386,7 +390,7 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
   CheckSliceShape(out);
   config::MaxTextMesh mesh = config::DecodeMaxTextMesh(c, out.chips_per_slice, out.slices);
   out.plan.jax = mesh.jax;
-  out.notes = mesh.notes;
+  out.notes.insert(out.notes.end(), mesh.notes.begin(), mesh.notes.end());
   out.warnings = mesh.warnings;
   DecodeModel(c, o.name, &out);
   DecodeRemat(c, &out);

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -160,6 +162,35 @@ TEST_F(ImportMaxText, BadSliceShapeIsNamed) {
   ExpectBadInput(Meshsim({"import", "maxtext", base, "--topology", "dgx-h100", "--slice-shape",
                           "4xx2", "-o", out.string()}),
                  "--slice-shape", "found '4xx2'", out);
+}
+
+// workloads/experiments/maxtext/*.yaml are what the command in their header produces (run
+// from the source folder), but for the cluster's path, which is relative to the output.
+TEST_F(ImportMaxText, BundledExperimentsAreRegenerated) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(SourcePath("workloads/experiments/maxtext"))) {
+    const std::string text = ReadFile(entry.path());
+    // The command: the first comment lines up to "`.", continuation lines indented.
+    std::string command, line;
+    std::istringstream lines(text);
+    while (std::getline(lines, line) && line.rfind("#", 0) == 0) {
+      command += " " + line.substr(line.find_first_not_of("# "));
+      if (line.size() >= 2 && line.compare(line.size() - 2, 2, "`.") == 0) break;
+    }
+    const size_t open = command.find("`meshsim "), close = command.rfind("`.");
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << entry.path();
+    const fs::path out = Path(entry.path().filename().string());  // the same stem: name
+    const std::string cmd =
+        "cd " + ShellQuote(SourcePath("").string()) + " && " + ShellQuote(MESHSIM_BIN) + " -q " +
+        command.substr(open + 9, close - open - 9) + " -o " + ShellQuote(out.string());
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::regex cluster("\ncluster: [^\n]*\n");
+    EXPECT_EQ(std::regex_replace(ReadFile(out), cluster, "\n"),
+              std::regex_replace(text, cluster, "\n"))
+        << entry.path();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);  // the A3 Llama2-7B rows on 1, 2, 4, 8, 16 VMs
 }
 
 }  // namespace
