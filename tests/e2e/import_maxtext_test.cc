@@ -193,4 +193,29 @@ TEST_F(ImportMaxText, BundledExperimentsAreRegenerated) {
   EXPECT_EQ(checked, 5);  // the A3 Llama2-7B rows on 1, 2, 4, 8, 16 VMs
 }
 
+// scripts/validation_maxtext.py's published step times: MaxText's per-device TFLOP per
+// step over the published TFLOP/s per chip, derived here by hand.
+TEST_F(ImportMaxText, ValidationScriptDerivesStepTimes) {
+  const fs::path out = Path("list.txt");
+  const std::string cmd = "python3 " +
+                          ShellQuote(SourcePath("scripts/validation_maxtext.py").string()) +
+                          " list > " + ShellQuote(out.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string list = ReadFile(out);
+  // v5p 32B (scale 32: emb 10240, 32 heads of 256, mlp 32768, 32 layers, vocab 32768 tied,
+  // one norm per layer): N = 335,544,320 + 32 x 1,006,643,200 + 10,240 = 32,548,136,960;
+  // 6 N x 2048 x 8 = 3199.61 TFLOP, causal attention 6 x 32 x 32 x 256 x 2048^2 x 8 =
+  // 52.78 TFLOP; 3252.39 / 328 = 9.916 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/v5p-128-32b-1x +9.916 s"))) << list;
+  // v5e 16B (scale 16: emb 5120, 32 heads, mlp 32768, 32 layers): N = 16,274,068,480;
+  // 6 N x 2048 x 6 = 1199.85 TFLOP + attention not halved 12 x 32 x 32 x 256 x 2048^2 x 6 =
+  // 79.16 TFLOP; 1279.02 / 120 = 10.658 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/v5e-256-16b-1x +10.658 s"))) << list;
+  // A3 Llama2-7B: N = 2 x 32000 x 4096 + 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) +
+  // 4096 = 6,738,415,616; 6 N x 4096 x 4 = 662.36 TFLOP + 6 x 32 x 32 x 128 x 4096^2 x 4 =
+  // 52.78 TFLOP; 715.14 / 492 = 1.454 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/a3-llama2-7b-1x +1.454 s"))) << list;
+  EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 3 + 13 + 24 + 5 + 4);  // + 4 skipped
+}
+
 }  // namespace
