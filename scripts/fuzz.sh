@@ -2,7 +2,8 @@
 # Build the libFuzzer targets (clang, ASan + UBSan, asserts on) and run them.
 #
 # Usage: scripts/fuzz.sh [-t SECONDS | -n RUNS] [-j PARALLEL] [-s SEED] [--build-only] [TARGET...]
-#   TARGET: experiment | set | sweep | import_hf | import_megatron (default: all five)
+#   TARGET: experiment | set | sweep | import_hf | import_megatron | import_maxtext
+#           (default: all six)
 #   -t SECONDS   how long each target runs (default 60)
 #   -n RUNS      instead of a time: how many inputs each target tries (libFuzzer's -runs)
 #   -j PARALLEL  targets run at a time (default 1; each uses one core)
@@ -33,17 +34,17 @@ while [[ $# -gt 0 ]]; do
     -j) parallel=$2; shift 2 ;;
     -s) seed=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-all=(experiment set sweep import_hf import_megatron)
+all=(experiment set sweep import_hf import_megatron import_maxtext)
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 
 # Largest input per target (bytes): a little above the largest seed.
 declare -A max_len=([experiment]=4096 [set]=1024 [sweep]=4096 [import_hf]=4096
-                    [import_megatron]=2048)
+                    [import_megatron]=2048 [import_maxtext]=4096)
 for t in "${targets[@]}"; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
 done

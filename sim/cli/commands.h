@@ -49,6 +49,20 @@ struct ImportMegatronArgs {
   int nodes = 0;                  // 0: from --world-size
 };
 
+struct ImportMaxTextArgs {
+  std::string base;                    // MaxText's base.yml (or a copy); "-" reads stdin
+  std::vector<std::string> overrides;  // KEY=VALUE, later winning
+  std::string model;                   // empty: models/<model_name>.yml next to base when
+                                       // model_name is set
+  std::string topology;                // a bundled topology's name, or a cluster file
+  int slices = 0;                      // 0: the product of the dcn_* values other than -1
+  int chips_per_slice = 0;             // 0: the slice shape's chips, else the cluster's
+                                       // gpus_per_node
+  std::string slice_shape;             // "4x4x8": a TPU slice's torus; empty: the cluster's
+  std::string name;                    // empty: the output file's stem, or "maxtext"
+  std::string output;                  // empty: stdout
+};
+
 int Run(const RunArgs& args);
 int BenchCollectiveCommand(const BenchCollectiveArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
@@ -56,5 +70,6 @@ int Validate(const std::string& experiment, const std::vector<std::string>& sets
 int Explain(const std::string& experiment, const std::vector<std::string>& sets);
 int ImportHf(const ImportHfArgs& args);
 int ImportMegatron(const ImportMegatronArgs& args);
+int ImportMaxText(const ImportMaxTextArgs& args);
 
 }  // namespace meshsim::cli

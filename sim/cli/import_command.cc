@@ -1,7 +1,7 @@
-// `meshsim import hf` and `meshsim import megatron`: file handling around the pure
-// importers of sim/config. Outputs are checked by loading them back (the model through
-// the model decoder, the experiment through the full experiment validation) before
-// they are renamed into place, so a failed import leaves no file behind.
+// `meshsim import hf`, `meshsim import megatron` and `meshsim import maxtext`: file handling around
+// the pure importers of sim/config. Outputs are checked by loading them back (the model through the
+// model decoder, the experiment through the full experiment validation) before they are renamed
+// into place, so a failed import leaves no file behind.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/folder_name.h"
 #include "sim/config/import_hf.h"
+#include "sim/config/import_maxtext.h"
 #include "sim/config/import_megatron.h"
 #include "sim/config/loader.h"
 #include "sim/core/atomic_file.h"
@@ -72,19 +73,21 @@ std::string Quoted(const std::string& s) {
   return q + "'";
 }
 
-// The default cluster: relative to the working directory, else to the executable's
-// folder or its parent (build/meshsim in a source tree).
-fs::path FindDefaultCluster() {
-  if (fs::exists(kDefaultCluster)) return kDefaultCluster;
+// A bundled file (topologies/...): relative to the working directory, else to the
+// executable's folder or its parent (build/meshsim in a source tree).
+fs::path FindBundled(const fs::path& relative) {
+  if (fs::exists(relative)) return relative;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     for (const fs::path& dir : {exe.parent_path(), exe.parent_path().parent_path()}) {
-      if (fs::exists(dir / kDefaultCluster)) return dir / kDefaultCluster;
+      if (fs::exists(dir / relative)) return dir / relative;
     }
   }
-  return kDefaultCluster;
+  return relative;
 }
+
+fs::path FindDefaultCluster() { return FindBundled(kDefaultCluster); }
 
 // How the experiment names its cluster: relative to the output file's folder, or
 // absolute when the experiment goes to stdout.
@@ -133,7 +136,149 @@ void WarnMegatron(const MegatronImport& run) {
   for (const std::string& f : run.not_modelled) spdlog::warn("{}: {}", kMegatronSource, f);
 }
 
+// The experiment's name: --name, else the output file's stem, else `fallback`; an
+// InputError when it cannot be a folder name.
+Result<std::string> ExperimentName(const std::string& given, const std::string& output,
+                                   const std::string& fallback) {
+  std::string name = given;
+  if (name.empty()) name = output.empty() ? fallback : fs::path(output).stem().string();
+  if (config::IsFolderName(name)) return name;
+  InputError e;
+  e.key = given.empty() ? "-o" : "--name";
+  e.message =
+      "the experiment's name becomes a folder name: expected 1-128 letters, digits, "
+      "'.', '_', '-', '+', not starting with '.', found '" +
+      name + "'" + (given.empty() ? " (from the output file's name; use --name)" : "");
+  return e;
+}
+
+// --topology: a path when it names a YAML file or a folder, else topologies/NAME.yaml.
+fs::path TopologyPath(const std::string& topology) {
+  const fs::path p(topology);
+  const std::string ext = p.extension().string();
+  if (ext == ".yaml" || ext == ".yml" || topology.find('/') != std::string::npos) return p;
+  return FindBundled(fs::path("topologies") / (topology + ".yaml"));
+}
+
+// The model config: --model, else models/<model_name>.yml next to the base config when
+// the base config or an override names a model (empty when there is none).
+Result<MaxTextFile> MaxTextModelFile(const ImportMaxTextArgs& args, const MaxTextFile& base) {
+  std::string path = args.model;
+  if (path.empty()) {
+    Result<std::string> model_name = MaxTextModelName(base, args.overrides);
+    if (!model_name.ok()) return model_name.error();
+    if (model_name.value() == "default") return MaxTextFile{};
+    const fs::path guess = fs::path(args.base == "-" ? "." : args.base).parent_path() / "models" /
+                           (model_name.value() + ".yml");
+    if (!fs::exists(guess)) return MaxTextFile{};
+    path = guess.string();
+  }
+  MaxTextFile model{path, ""};
+  if (!ReadAll(path, &model.text)) {
+    return BadInput(path, "cannot read the file (missing, unreadable or a folder)");
+  }
+  return model;
+}
+
+// --slice-shape "4x4x8": 1 to 3 integers in 1..2^20 joined by 'x'; empty: none.
+Result<std::vector<int>> SliceShape(const std::string& text) {
+  std::vector<int> shape;
+  if (text.empty()) return shape;
+  std::istringstream parts(text.back() == 'x' ? std::string() : text);
+  std::string part;
+  while (std::getline(parts, part, 'x')) {
+    const bool digits = !part.empty() && part.size() <= 7 &&
+                        part.find_first_not_of("0123456789") == std::string::npos;
+    const long v = digits ? std::stol(part) : 0;
+    if (v < 1 || v > (1 << 20) || shape.size() == 3) {
+      shape.clear();
+      break;
+    }
+    shape.push_back(static_cast<int>(v));
+  }
+  if (shape.empty()) {
+    InputError e;
+    e.key = "--slice-shape";
+    e.message = "expected 1 to 3 chip counts joined by 'x', e.g. 4x4x8, found '" + text + "'";
+    return e;
+  }
+  return shape;
+}
+
+std::string MaxTextCommand(const ImportMaxTextArgs& args) {
+  std::string command = "meshsim import maxtext " + Quoted(args.base);
+  for (const std::string& o : args.overrides) command += " " + Quoted(o);
+  if (!args.model.empty()) command += " --model " + Quoted(args.model);
+  command += " --topology " + Quoted(args.topology);
+  if (args.slices > 0) command += " --slices " + std::to_string(args.slices);
+  if (args.chips_per_slice > 0) {
+    command += " --chips-per-slice " + std::to_string(args.chips_per_slice);
+  }
+  if (!args.slice_shape.empty()) command += " --slice-shape " + Quoted(args.slice_shape);
+  if (!args.name.empty()) command += " --name " + Quoted(args.name);
+  return command;
+}
+
+void WarnMaxText(const std::string& source, const MaxTextImport& run) {
+  if (!run.unknown.empty()) {
+    std::string list;
+    for (const std::string& u : run.unknown) list += (list.empty() ? "" : ", ") + u;
+    spdlog::warn("{}: {} key(s) meshsim does not know, not modelled: {}", source,
+                 run.unknown.size(), list);
+  }
+  for (const std::string& w : run.warnings) spdlog::warn("{}: {}", source, w);
+  for (const std::string& f : run.not_modelled) spdlog::warn("{}: {}", source, f);
+}
+
 }  // namespace
+
+int ImportMaxText(const ImportMaxTextArgs& args) {
+  MaxTextImportOptions options;
+  options.base.file = args.base == "-" ? "<stdin>" : args.base;
+  if (!ReadAll(args.base, &options.base.text)) {
+    return ReportError(
+        BadInput(args.base, "cannot read the file (missing, unreadable or a folder)"));
+  }
+  Result<MaxTextFile> model = MaxTextModelFile(args, options.base);
+  if (!model.ok()) return ReportError(model.error());
+  options.model = model.value();
+  options.overrides = args.overrides;
+  const fs::path cluster = TopologyPath(args.topology);
+  Result<ClusterSpec> spec = LoadClusterFile(cluster.string());
+  if (!spec.ok()) return ReportError(spec.error());
+  options.slices = args.slices;
+  Result<std::vector<int>> shape = SliceShape(args.slice_shape);
+  if (!shape.ok()) return ReportError(shape.error());
+  options.slice_shape = shape.value();
+  int64_t shape_chips = 1;
+  for (const int d : options.slice_shape) shape_chips *= d;  // each <= 2^20, at most 3
+  options.chips_per_slice = args.chips_per_slice > 0       ? args.chips_per_slice
+                            : !options.slice_shape.empty() ? static_cast<int>(shape_chips)
+                                                           : spec.value().gpus_per_node;
+  Result<std::string> name = ExperimentName(args.name, args.output, "maxtext");
+  if (!name.ok()) return ReportError(name.error());
+  options.name = name.value();
+  Result<MaxTextImport> imported = ImportMaxTextConfig(options);
+  if (!imported.ok()) return ReportError(imported.error());
+  const std::string yaml =
+      MaxTextExperimentYaml(imported.value(), name.value(), ClusterReference(cluster, args.output),
+                            spec.value().gpus_per_node, MaxTextCommand(args));
+  const std::string source = options.base.file;
+  const int code = Emit(yaml, args.output, [&source](const std::string& path) -> Status {
+    Result<Experiment> back = LoadExperimentFile(path);
+    if (back.ok()) return Ok{};
+    // Name the MaxText key behind the experiment key that failed.
+    InputError e = back.error();
+    const std::string key = MaxTextKeyOf(e.key);
+    e.message += " (experiment key " + e.key + ")";
+    e.key = key.empty() ? e.key : key;
+    e.file = source;
+    e.line = e.column = 0;
+    return e;
+  });
+  if (code == kOk) WarnMaxText(source, imported.value());
+  return code;
+}
 
 int ImportHf(const ImportHfArgs& args) {
   std::string text;

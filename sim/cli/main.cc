@@ -96,7 +96,42 @@ Subcommand AddBenchCollective(CLI::App& app) {
   return {bench_cmd, [bench] { return cli::BenchCollectiveCommand(*bench); }};
 }
 
-// `import hf` and `import megatron`, under `import`.
+Subcommand AddImportMaxText(CLI::App& import_cmd) {
+  auto maxtext = std::make_shared<cli::ImportMaxTextArgs>();
+  CLI::App* cmd = import_cmd.add_subcommand(
+      "maxtext",
+      "MaxText config -> experiment YAML with a JAX-style plan: meshsim import maxtext "
+      "BASE.yml [KEY=VALUE ...] --topology NAME");
+  cmd->add_option("base", maxtext->base, "MaxText base config (base.yml; '-' reads stdin)")
+      ->required();
+  cmd->add_option("overrides", maxtext->overrides,
+                  "KEY=VALUE overrides, as MaxText's command line takes them (later win)");
+  cmd->add_option("--model", maxtext->model,
+                  "MaxText model config (default: models/<model_name>.yml next to BASE when "
+                  "model_name is set)");
+  cmd->add_option("--topology", maxtext->topology,
+                  "bundled topology name (tpu-v5p, dgx-h100, ...) or a cluster YAML")
+      ->required();
+  cmd->add_option("--slices", maxtext->slices,
+                  "DCN slices, written as cluster_overrides nodes (default: the product of "
+                  "the dcn_*_parallelism values other than -1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--chips-per-slice", maxtext->chips_per_slice,
+                  "chips of one slice (default: the slice shape's, else the topology's "
+                  "gpus_per_node)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--slice-shape", maxtext->slice_shape,
+                  "a TPU slice's torus, e.g. 4x4x8 (v5p-256), written as cluster_overrides "
+                  "intra_node.torus (default: the topology's)");
+  cmd->add_option("--name", maxtext->name, "experiment name (default: the output file's stem)");
+  cmd->add_option("-o,--output", maxtext->output, "experiment YAML to write (default: stdout)");
+  cmd->footer(
+      "Keys no layer sets take base.yml @76bd53b0's values; unknown keys are listed in the "
+      "header. See README, 'Importing a MaxText config'.");
+  return {cmd, [maxtext] { return cli::ImportMaxText(*maxtext); }};
+}
+
+// `import hf`, `import megatron` and `import maxtext`, under `import`.
 std::vector<Subcommand> AddImport(CLI::App& app) {
   CLI::App* import_cmd = app.add_subcommand("import", "write meshsim YAML from other tools' files");
   import_cmd->require_subcommand(1);
@@ -144,7 +179,9 @@ std::vector<Subcommand> AddImport(CLI::App& app) {
     }
     return cli::ImportMegatron(*megatron);
   };
-  return {{hf_cmd, [hf] { return cli::ImportHf(*hf); }}, {megatron_cmd, run_megatron}};
+  return {{hf_cmd, [hf] { return cli::ImportHf(*hf); }},
+          {megatron_cmd, run_megatron},
+          AddImportMaxText(*import_cmd)};
 }
 
 Subcommand AddSweep(CLI::App& app, const bool& quiet) {

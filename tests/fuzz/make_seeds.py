@@ -10,6 +10,8 @@ Writes OUT_DIR/<target>/<name> for each target of tests/fuzz:
   sweep            workloads/sweeps/*.yaml as they are and with the base inlined
   import_hf        tests/fixtures/hf/*.json
   import_megatron  tests/fuzz/seeds/megatron/*
+  import_maxtext   each workloads/maxtext/*.args with its base config (and the A3 row's
+                   model config): base YAML, "%%", model YAML, "%%", KEY=VALUE lines
 and OUT_DIR/<target>.dict, a libFuzzer dictionary: the string literals of the sources
 that read that format (keys, enum names, flags) plus YAML/JSON syntax and boundary numbers.
 Inlining is textual (no YAML library): a `model: PATH` line becomes `model:` followed by
@@ -61,6 +63,7 @@ DICT_SOURCES = {
                        "sim/sweep/enumerate.cc"]),
     "import_hf": ("json", ["sim/config/import_hf.cc"]),
     "import_megatron": ("args", ["sim/config/megatron_args.cc", "sim/config/import_megatron.cc"]),
+    "import_maxtext": ("yaml", ["sim/config/import_maxtext.cc", "sim/config/maxtext_mesh.cc"]),
 }
 
 
@@ -78,6 +81,8 @@ def write_dict(src, target, path):
         words.update(re.findall(r'"([-a-z0-9_.]{2,40})"', (src / f).read_text()))
     if target == "set":
         words.update(["plan.", "model.", "cluster.", "training.", "=", "\n"])
+    if target == "import_maxtext":
+        words.update(["%%\n", "=", "\n", "_parallelism=", "ici_", "dcn_"])
     path.write_text("".join(dict_entry(w) + "\n" for w in sorted(words)))
 
 
@@ -86,10 +91,22 @@ def copy_all(files, dest):
         shutil.copyfile(f, dest / f.name)
 
 
+def write_maxtext_seeds(folder, dest):
+    """One seed per bundled MaxText run: base, model (A3 only), overrides."""
+    for args in sorted(folder.glob("*.args")):
+        a3 = args.name.startswith("a3-")
+        base = (folder / ("base-efb6d9e4.yml" if a3 else "base-76bd53b0.yml")).read_text()
+        model = (folder / "models" / "llama2-7b.yml").read_text() if a3 else ""
+        words = [w for w in strip_comments(args.read_text()) if not w.startswith("model_name=")]
+        (dest / (args.stem + ".txt")).write_text(
+            base + "%%\n" + model + "%%\n" + "\n".join(words) + "\n")
+
+
 def main():
     src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     seeds = src / "tests" / "fuzz" / "seeds"
-    dirs = {t: out / t for t in ["experiment", "set", "sweep", "import_hf", "import_megatron"]}
+    dirs = {t: out / t for t in ["experiment", "set", "sweep", "import_hf", "import_megatron",
+                                 "import_maxtext"]}
     for d in dirs.values():
         d.mkdir(parents=True, exist_ok=True)
 
@@ -111,6 +128,7 @@ def main():
     copy_all(sorted((src / "tests" / "fixtures" / "hf").glob("*.json")), dirs["import_hf"])
     copy_all(sorted((seeds / "set").iterdir()), dirs["set"])
     copy_all(sorted((seeds / "megatron").iterdir()), dirs["import_megatron"])
+    write_maxtext_seeds(src / "workloads" / "maxtext", dirs["import_maxtext"])
     for target in dirs:
         write_dict(src, target, out / (target + ".dict"))
 

@@ -1,0 +1,221 @@
+// End-to-end tests of `meshsim import maxtext`: the bundled MaxText configs give experiments
+// that load and validate (JAX-style plans derived as the README says), the output is the
+// same on every run, unknown keys are commented, and bad input exits 2 naming the MaxText
+// key with no output file written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "tests/e2e/meshsim_runner.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace meshsim::e2e;
+
+class ImportMaxText : public ::testing::Test {
+ protected:
+  fs::path Path(const std::string& name) const { return dir_.path() / name; }
+  RunResult Meshsim(const std::vector<std::string>& args) { return RunMeshsim(args, dir_.path()); }
+
+  // `meshsim import maxtext BASE ARGS... --topology dgx-h100 EXTRA...` with BASE and the
+  // overrides of a bundled workloads/maxtext/NAME.args file.
+  RunResult Import(const std::string& base, const std::string& args_file,
+                   const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"import", "maxtext",
+                                     SourcePath("workloads/maxtext/" + base).string()};
+    std::istringstream lines(ReadFile(SourcePath("workloads/maxtext/" + args_file)));
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (!line.empty() && line[0] != '#') args.push_back(line);
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Meshsim(args);
+  }
+
+  void ExpectBadInput(const RunResult& r, const std::string& where, const std::string& key,
+                      const fs::path& output) const {
+    EXPECT_EQ(r.exit_code, 2) << "stderr: " << r.err;
+    EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(output)) << output;
+  }
+
+  TempDir dir_;
+};
+
+// MaxText's A3 Llama2-7B script on 2 VMs: ici_fsdp 8 x dcn_data 2 (HSDP, written as FSDP
+// over all 16 GPUs), 4 sequences per GPU; the model from models/llama2-7b.yml, found by
+// model_name next to the base config.
+TEST_F(ImportMaxText, A3Llama2RowLoadsAsFsdpOverAllGpus) {
+  const fs::path out = Path("a3.yaml");
+  const RunResult r =
+      Import("base-efb6d9e4.yml", "a3-llama2-7b.args",
+             {"dcn_data_parallelism=2", "--topology", "dgx-h100", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("HSDP"), std::string::npos) << r.err;  // the approximation, warned
+  meshsim::Result<meshsim::Experiment> e = meshsim::LoadExperimentFile(out.string());
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const meshsim::PlanSpec& p = e.value().plan;
+  EXPECT_EQ(p.dp, 16);
+  EXPECT_EQ(p.tp, 1);
+  EXPECT_EQ(p.zero, 3);
+  EXPECT_EQ(p.global_batch, 64);  // 4 x 16 GPUs
+  EXPECT_EQ(p.micro_batch, 4);
+  EXPECT_EQ(p.recompute, meshsim::Recompute::kNone);  // minimal_flash, approximated
+  const meshsim::ModelSpec& m = e.value().model;
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.ffn_hidden, 11008);
+  EXPECT_EQ(m.ffn_kind, meshsim::FfnKind::kSwiglu);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_EQ(m.seq_len, 4096);
+  EXPECT_EQ(e.value().cluster.nodes, 2);
+  EXPECT_EQ(Meshsim({"validate", out.string()}).exit_code, 0);
+}
+
+// The v5p 32B script on a GPU topology (the TPU topologies are another branch's): 2 slices
+// of 64 chips, ici_fsdp -1 -> 16, ici_tensor 4: tp 4 with sequence parallelism, FSDP over
+// the 32 batch shards, 8 x 128 = 1024 sequences.
+TEST_F(ImportMaxText, V5p32bScriptOnTwoSlices) {
+  const fs::path out = Path("v5p.yaml");
+  const RunResult r = Import(
+      "base-76bd53b0.yml", "v5p-32b.args",
+      {"--topology", "dgx-h100", "--slices", "2", "--chips-per-slice", "64", "-o", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  meshsim::Result<meshsim::Experiment> e = meshsim::LoadExperimentFile(out.string());
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const meshsim::PlanSpec& p = e.value().plan;
+  EXPECT_EQ(p.tp, 4);
+  EXPECT_TRUE(p.sequence_parallel);
+  EXPECT_EQ(p.dp, 32);
+  EXPECT_EQ(p.zero, 3);
+  EXPECT_EQ(p.global_batch, 1024);
+  EXPECT_EQ(e.value().cluster.gpus_per_node, 64);
+  const std::string yaml = ReadFile(out);
+  EXPECT_NE(yaml.find("cluster_overrides: {nodes: 2, gpus_per_node: 64}"), std::string::npos);
+  EXPECT_NE(yaml.find("global_parameter_scale 32"), std::string::npos) << yaml;
+}
+
+TEST_F(ImportMaxText, SameInputSameBytes) {
+  const std::vector<std::string> extra = {"--topology", "dgx-h100", "--chips-per-slice", "64"};
+  const RunResult a = Import("base-76bd53b0.yml", "v5p-64b.args", extra);
+  const RunResult b = Import("base-76bd53b0.yml", "v5p-64b.args", extra);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("# Generated by `meshsim import maxtext"), std::string::npos);
+}
+
+TEST_F(ImportMaxText, UnknownKeysAreCommentedAndWarned) {
+  const RunResult r =
+      Meshsim({"import", "maxtext", SourcePath("workloads/maxtext/base-76bd53b0.yml").string(),
+               "ici_fsdp_parallelism=8", "my_new_knob=3", "--topology", "dgx-h100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# Unknown keys, not modelled: my_new_knob=3."), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("my_new_knob=3"), std::string::npos) << r.err;
+}
+
+TEST_F(ImportMaxText, BadOverrideNamesTheKey) {
+  const fs::path out = Path("out.yaml");
+  ExpectBadInput(
+      Meshsim({"import", "maxtext", SourcePath("workloads/maxtext/base-76bd53b0.yml").string(),
+               "remat_policy=sometimes", "--topology", "dgx-h100", "-o", out.string()}),
+      "command line", "remat_policy: expected one of full, none", out);
+}
+
+TEST_F(ImportMaxText, BadValueInTheBaseIsLocated) {
+  const fs::path base = Path("base.yml");
+  WriteFile(base, "base_emb_dim: 4096\nici_fsdp_parallelism: 0\n");
+  const fs::path out = Path("out.yaml");
+  ExpectBadInput(
+      Meshsim({"import", "maxtext", base.string(), "--topology", "dgx-h100", "-o", out.string()}),
+      base.string() + ":2:23", "ici_fsdp_parallelism: expected -1 (auto)", out);
+}
+
+// A mesh that the plan refuses (3-way tensor parallelism of 8 heads) is found when the
+// experiment is loaded back, named by the MaxText key behind it.
+TEST_F(ImportMaxText, PlanRefusedOnLoadIsReportedWithoutOutput) {
+  const fs::path out = Path("out.yaml");
+  const RunResult r =
+      Meshsim({"import", "maxtext", SourcePath("workloads/maxtext/base-76bd53b0.yml").string(),
+               "ici_tensor_parallelism=3", "ici_fsdp_parallelism=8", "--chips-per-slice", "24",
+               "--topology", "dgx-h100", "-o", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("experiment key"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// --slice-shape must multiply to the chips of a slice and be well formed.
+TEST_F(ImportMaxText, BadSliceShapeIsNamed) {
+  const std::string base = SourcePath("workloads/maxtext/base-76bd53b0.yml").string();
+  const fs::path out = Path("out.yaml");
+  ExpectBadInput(Meshsim({"import", "maxtext", base, "--topology", "dgx-h100", "--slice-shape",
+                          "4x4", "--chips-per-slice", "8", "-o", out.string()}),
+                 "--slice-shape", "multiplying to the chips of a slice (8), found 4x4", out);
+  ExpectBadInput(Meshsim({"import", "maxtext", base, "--topology", "dgx-h100", "--slice-shape",
+                          "4xx2", "-o", out.string()}),
+                 "--slice-shape", "found '4xx2'", out);
+}
+
+// workloads/experiments/maxtext/*.yaml are what the command in their header produces (run
+// from the source folder), but for the cluster's path, which is relative to the output.
+TEST_F(ImportMaxText, BundledExperimentsAreRegenerated) {
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(SourcePath("workloads/experiments/maxtext"))) {
+    const std::string text = ReadFile(entry.path());
+    // The command: the first comment lines up to "`.", continuation lines indented.
+    std::string command, line;
+    std::istringstream lines(text);
+    while (std::getline(lines, line) && line.rfind("#", 0) == 0) {
+      command += " " + line.substr(line.find_first_not_of("# "));
+      if (line.size() >= 2 && line.compare(line.size() - 2, 2, "`.") == 0) break;
+    }
+    const size_t open = command.find("`meshsim "), close = command.rfind("`.");
+    ASSERT_TRUE(open != std::string::npos && close != std::string::npos) << entry.path();
+    const fs::path out = Path(entry.path().filename().string());  // the same stem: name
+    const std::string cmd =
+        "cd " + ShellQuote(SourcePath("").string()) + " && " + ShellQuote(MESHSIM_BIN) + " -q " +
+        command.substr(open + 9, close - open - 9) + " -o " + ShellQuote(out.string());
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::regex cluster("\ncluster: [^\n]*\n");
+    EXPECT_EQ(std::regex_replace(ReadFile(out), cluster, "\n"),
+              std::regex_replace(text, cluster, "\n"))
+        << entry.path();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);  // the A3 Llama2-7B rows on 1, 2, 4, 8, 16 VMs
+}
+
+// scripts/validation_maxtext.py's published step times: MaxText's per-device TFLOP per
+// step over the published TFLOP/s per chip, derived here by hand.
+TEST_F(ImportMaxText, ValidationScriptDerivesStepTimes) {
+  const fs::path out = Path("list.txt");
+  const std::string cmd = "python3 " +
+                          ShellQuote(SourcePath("scripts/validation_maxtext.py").string()) +
+                          " list > " + ShellQuote(out.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string list = ReadFile(out);
+  // v5p 32B (scale 32: emb 10240, 32 heads of 256, mlp 32768, 32 layers, vocab 32768 tied,
+  // one norm per layer): N = 335,544,320 + 32 x 1,006,643,200 + 10,240 = 32,548,136,960;
+  // 6 N x 2048 x 8 = 3199.61 TFLOP, causal attention 6 x 32 x 32 x 256 x 2048^2 x 8 =
+  // 52.78 TFLOP; 3252.39 / 328 = 9.916 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/v5p-128-32b-1x +9.916 s"))) << list;
+  // v5e 16B (scale 16: emb 5120, 32 heads, mlp 32768, 32 layers): N = 16,274,068,480;
+  // 6 N x 2048 x 6 = 1199.85 TFLOP + attention not halved 12 x 32 x 32 x 256 x 2048^2 x 6 =
+  // 79.16 TFLOP; 1279.02 / 120 = 10.658 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/v5e-256-16b-1x +10.658 s"))) << list;
+  // A3 Llama2-7B: N = 2 x 32000 x 4096 + 32 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) +
+  // 4096 = 6,738,415,616; 6 N x 4096 x 4 = 662.36 TFLOP + 6 x 32 x 32 x 128 x 4096^2 x 4 =
+  // 52.78 TFLOP; 715.14 / 492 = 1.454 s.
+  EXPECT_TRUE(std::regex_search(list, std::regex("maxtext/a3-llama2-7b-1x +1.454 s"))) << list;
+  EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 3 + 13 + 24 + 5 + 4);  // + 4 skipped
+}
+
+}  // namespace
