@@ -100,7 +100,25 @@ constexpr const char* kScript = R"HTML(</script>
   });
   var current = null;
   var $ = function (id) { return document.getElementById(id); };
-  function meshText(r) { return meshDims.map(function (d) { return d[1] + " " + r[d[0]]; }).join(" · "); }
+  // "stage 1×1 · data 8×2 · embed data": each mesh axis's ICI×DCN sizes, then the rules and knobs.
+  function meshText(r) {
+    var axes = [], sizes = {}, out = [];
+    meshDims.forEach(function (d) {
+      var m = /^plan\.mesh\.(ici|dcn)\.(.+)$/.exec(d[0]);
+      if (!m) return;
+      if (!sizes[m[2]]) { sizes[m[2]] = {}; axes.push(m[2]); }
+      sizes[m[2]][m[1]] = r[d[0]];
+    });
+    axes.forEach(function (a) {
+      var z = sizes[a];
+      out.push(a + " " + (z.ici !== undefined && z.dcn !== undefined ? z.ici + "×" + z.dcn :
+                          z.ici !== undefined ? "ici " + z.ici : "dcn " + z.dcn));
+    });
+    meshDims.forEach(function (d) {
+      if (!/^plan\.mesh\./.test(d[0])) out.push(d[1].replace(/^(rule|XLA) /, "") + " " + r[d[0]]);
+    });
+    return out.join(" · ");
+  }
   function text(id, s, value) {
     var el = $(id);
     el.textContent = s;
@@ -265,7 +283,7 @@ constexpr const char* kScript = R"HTML(</script>
     var body = document.querySelector("#top tbody");
     if (meshDims.length) {
       var head = document.querySelector("#top thead tr"), th = document.createElement("th");
-      th.textContent = "JAX mesh";
+      th.textContent = "JAX mesh (ICI×DCN)";
       head.insertBefore(th, head.children[1]);
     }
     ok.slice(0, 15).forEach(function (r, i) {
