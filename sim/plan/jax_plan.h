@@ -56,7 +56,8 @@ struct XlaOptions {
   // partial GEMMs. The same decomposition as Transformer Engine's TP communication overlap,
   // so it sets PlanSpec::tp_comm_overlap (sim/schedule/tp_overlap.cc): it acts with the
   // sequence on the heads' axes (sequence parallelism) and tensor axes of size > 1.
-  // Off by default, as in XLA (a flag or a threshold turns it on).
+  // Off by default, as XLA on GPUs ships it (a threshold flag turns it on; libtpu applies
+  // it above a size threshold by default).
   bool collective_matmul = false;
 };
 
