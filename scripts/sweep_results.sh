@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates what results/ keeps of the bundled sweeps and the planner: for each sweep
+# Regenerates what results/ keeps of the bundled sweeps and the planner (PyTorch-style and,
+# with --jax, JAX-style plans): for each sweep
 # its results.csv, pareto.csv, explorer page and plots (results/sweeps/<name>/), and the
 # planner's explorer for Llama-2 70B on 64 H100s with a screenshot
 # (results/plan_explorer.png, taken with headless Chromium).
@@ -12,7 +13,7 @@ meshsim=$build/meshsim
 python=/usr/bin/python3  # Debian's, with python3-matplotlib
 chromium=$(command -v chromium || command -v chromium-browser || true)
 
-for name in llama2-70b-64-h100 gpt3-175b-1024-a100; do
+for name in llama2-70b-64-h100 gpt3-175b-1024-a100 llama2-7b-16-h100-jax; do
   out=results/sweeps/$name
   mkdir -p "$out"
   "$meshsim" sweep "workloads/sweeps/$name.yaml" -o "$out" -j "$(nproc)" -q \
@@ -24,6 +25,8 @@ done
   --gpus 64 --budget-gib 64 --top 0 --html results/plan_explorer.html > results/plan_llama2-70b-64.txt
 "$meshsim" plan --model workloads/models/llama2-70b.yaml --cluster topologies/dgx-h100.yaml \
   --gpus 1 --budget-gib 64 > results/plan_llama2-70b-1.txt || true   # exit 3: nothing fits
+"$meshsim" plan --model workloads/models/llama2-70b.yaml --cluster topologies/dgx-h100.yaml \
+  --gpus 64 --budget-gib 64 --top 20 --jax > results/plan_llama2-70b-64-jax.txt
 if [[ -n $chromium ]]; then
   profile=$(mktemp -d)
   "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$profile" \

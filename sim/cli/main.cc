@@ -235,13 +235,17 @@ Subcommand AddPlan(CLI::App& app, const bool& quiet) {
                        "GiB per GPU to keep free: a plan fits in budget - headroom (default 0)");
   plan_cmd->add_option("--set", plan->sets,
                        "override a key of the base experiment: --set training.flash_attention=true "
-                       "(repeatable; not plan->tp/pp/dp/zero, which the planner varies)");
+                       "(repeatable; not plan.tp/pp/dp/zero, nor plan.mesh/rules with --jax, which "
+                       "the planner varies)");
   plan_cmd->add_option("--top", plan->top, "rows shown (default 20; 0: all)");
   plan_cmd->add_option("--global-batch", plan->global_batch,
                        "sequences per step (default: the smallest multiple of N that is >= 64)");
   plan_cmd->add_option("-j,--threads", plan->threads, "worker threads (default: one per CPU)");
   plan_cmd->add_option("--html", plan->html, "write the HTML explorer to FILE");
   plan_cmd->add_option("--csv", plan->csv, "write every plan's row (results.csv columns) to FILE");
+  plan_cmd->add_flag("--jax", plan->jax,
+                     "search JAX-style plans: every ICI x DCN size of the mesh axes stage, data "
+                     "and tensor, weights replicated or FSDP on data; rows in mesh terms");
 
   return {plan_cmd, [plan, &quiet] {
             plan->quiet = quiet;

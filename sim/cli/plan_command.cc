@@ -30,6 +30,7 @@ constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "
 // One plan as the table shows it.
 struct PlanRow {
   int tp = 0, pp = 0, dp = 0, zero = 0;
+  std::string stage, data, tensor, embed;  // JAX-style: "ICIxDCN" sizes, the embed rule
   bool simulated = false;
   bool fits = false;
   double memory_gib = 0;     // simulated peak, or the lower bound where pruned
@@ -43,6 +44,16 @@ PlanRow ShownRow(const ResultRow& r) {
   p.pp = r.plan.pp;
   p.dp = r.plan.dp;
   p.zero = r.plan.zero;
+  if (const JaxPlan& j = r.plan.jax; !j.Empty()) {
+    auto size = [&j](const char* name) {
+      const MeshAxisSpec& a = j.axes[j.AxisIndex(name)];
+      return fmt::format("{}x{}", a.ici, a.dcn);
+    };
+    p.stage = size("stage");
+    p.data = size("data");
+    p.tensor = size("tensor");
+    p.embed = j.Rule(LogicalDim::kEmbed).empty() ? "[]" : "data";
+  }
   p.simulated = r.summary.has_value();
   p.fits = r.status == ConfigStatus::kOk;
   if (r.summary) {
@@ -105,11 +116,13 @@ std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
 Result<Experiment> PlannerBase(const PlanArgs& args) {
   for (const std::string& set : args.sets) {
     for (const std::string& key : PlannerAxisKeys()) {
-      if (set.rfind(key + "=", 0) != 0) continue;
+      if (set.rfind(key + "=", 0) != 0 && set.rfind(key + ".", 0) != 0) continue;
       InputError e;
       e.file = "--set " + set;
       e.key = key;
-      e.message = "the planner varies tp, pp, dp and zero itself; fix them with meshsim run";
+      e.message =
+          "the planner varies tp, pp, dp and zero (with --jax: plan.mesh and plan.rules) "
+          "itself; fix them with meshsim run";
       return e;
     }
   }
@@ -120,6 +133,7 @@ Result<Experiment> PlannerBase(const PlanArgs& args) {
   po.budget_gib = args.budget_gib;
   po.headroom_gib = args.headroom_gib;
   po.global_batch = args.global_batch;
+  po.jax = args.jax;
   Result<std::vector<KeyValue>> keys = PlannerKeys(cluster.value(), po);
   if (!keys.ok()) return keys.error();
   return ComposeExperiment("plan", args.model, args.cluster, keys.value(), "meshsim plan",
@@ -144,11 +158,18 @@ void PrintHeader(const Experiment& e, const PlanArgs& args, const Palette& pal, 
       "before any split (weights {:.1f}, gradients {:.1f}, optimizer {:.1f} GiB)\n",
       states.Total() / params, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
       states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
+  const std::string space =
+      args.jax ? fmt::format(
+                     "JAX-style mesh (stage, data, tensor) sizes ICI x DCN over {} chips, "
+                     "rules batch: data, heads/mlp/vocab/sequence: tensor, layers: "
+                     "stage, embed [] or data (FSDP)",
+                     args.gpus)
+               : fmt::format("tp x pp x dp = {}, ZeRO 0-3", args.gpus);
   out << fmt::format(
-      "plans: tp x pp x dp = {}, ZeRO 0-3, global batch {} x {} tokens, micro-batch "
-      "{}, 1F1B, selective recompute (+ sequence parallelism where tp > 1), {}, Adam\n\n",
-      args.gpus, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
-      DtypeName(e.training.dtype));
+      "plans: {}, global batch {} x {} tokens, micro-batch "
+      "{}, 1F1B, selective recompute{}, {}, Adam\n\n",
+      space, e.plan.global_batch, e.model.seq_len, e.plan.micro_batch,
+      args.jax ? "" : " (+ sequence parallelism where tp > 1)", DtypeName(e.training.dtype));
 }
 
 // One scale for every bar: the largest need shown, but at most twice the budget so the
@@ -177,12 +198,17 @@ void PrintTable(const std::vector<PlanRow>& rows, size_t shown, double budget, c
       << (pal.on ? pal.Bold("\u2503") : "|") << " budget " << fmt::format("{:.4g}", budget)
       << " GiB; full bar = " << fmt::format("{:.0f}", scale) << " GiB"
       << (any_fits ? ", '>' = more" : "") << "\n\n";
-  out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  {:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n",
-                     "#", "tp", "pp", "dp", "zero", "memory per GPU", kBarWidth + 2, "GiB", "",
-                     "step s", "MFU", "bubble");
+  const bool jax = shown > 0 && !rows[0].stage.empty();
+  out << (jax ? fmt::format("{:>3} {:>6} {:>6} {:>6} {:>5}  ", "#", "stage", "data", "tensor",
+                            "embed")
+              : fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", "#", "tp", "pp", "dp", "zero"))
+      << fmt::format("{:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n", "memory per GPU", kBarWidth + 2,
+                     "GiB", "", "step s", "MFU", "bubble");
   for (size_t i = 0; i < shown; ++i) {
     const PlanRow& p = rows[i];
-    out << fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero)
+    out << (jax ? fmt::format("{:>3} {:>6} {:>6} {:>6} {:>5}  ", i + 1, p.stage, p.data, p.tensor,
+                              p.embed)
+                : fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero))
         << MemoryBar(p, budget, scale, pal) << fmt::format("  {:>9.1f}  ", p.memory_gib)
         << Verdict(p, budget, pal)
         << fmt::format(" {:>8} {:>6} {:>6}\n", p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",

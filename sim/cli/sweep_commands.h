@@ -39,6 +39,7 @@ struct PlanArgs {
   std::string html;
   std::string csv;
   bool quiet = false;
+  bool jax = false;  // JAX-style plans (sim/sweep/planner.h)
 };
 int Plan(const PlanArgs& args);
 

@@ -105,20 +105,35 @@ std::vector<int> Rule(YamlReader& rules, const std::string& dim, const JaxPlan& 
   return out;
 }
 
+// plan.xla: {async_collectives: BOOL, collective_matmul: BOOL}, both optional.
+XlaOptions DecodeXla(YamlReader& plan) {
+  XlaOptions xla;
+  plan.Skip("xla");
+  if (!plan.Has("xla")) return xla;
+  YamlReader r = plan.Map("xla");
+  r.GetBool("async_collectives", &xla.async_collectives);
+  r.GetBool("collective_matmul", &xla.collective_matmul);
+  r.Finish();
+  return xla;
+}
+
 void RejectDegreeKeys(const YamlReader& plan) {
-  for (const char* key :
-       {"tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "mesh_order"}) {
+  for (const char* key : {"tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "mesh_order",
+                          "tp_comm_overlap"}) {
     if (!plan.Has(key)) continue;
     Fail(plan.sources(), plan.Child(key), plan.KeyPath(key),
-         std::string("expected no ") + key +
-             " in a JAX-style plan (plan.mesh and plan.rules determine it), found " +
-             Describe(plan.Child(key)));
+         std::string("expected no ") + key + " in a JAX-style plan (" +
+             (std::string(key) == "tp_comm_overlap" ? "plan.xla.collective_matmul sets it"
+                                                    : "plan.mesh and plan.rules determine it") +
+             "), found " + Describe(plan.Child(key)));
   }
 }
 
 }  // namespace
 
-bool IsJaxPlan(const YamlReader& plan) { return plan.Has("mesh") || plan.Has("rules"); }
+bool IsJaxPlan(const YamlReader& plan) {
+  return plan.Has("mesh") || plan.Has("rules") || plan.Has("xla");
+}
 
 JaxPlan DecodeJaxPlan(YamlReader& plan) {
   RejectDegreeKeys(plan);
@@ -139,6 +154,7 @@ JaxPlan DecodeJaxPlan(YamlReader& plan) {
     jax.rules[d] = Rule(rules, LogicalDimNames()[d], jax);
   }
   rules.Finish();
+  jax.xla = DecodeXla(plan);
   return jax;
 }
 

@@ -14,7 +14,8 @@ namespace meshsim::config {
 // a clone to keep the original). `path` is where the tree came from: relative model and
 // cluster paths resolve against its folder, and errors name it with the nodes' lines.
 // `sets` are --set overrides "dotted.key=VALUE". Throws ConfigError on bad input; with
-// validate_plan, also on a plan that ValidatePlan rejects.
+// validate_plan, also on a plan that ValidatePlan rejects or a JAX-style plan that
+// DerivePlan rejects (without it such a plan keeps the degrees it could derive).
 Experiment DecodeExperimentNode(YAML::Node root, const std::string& path,
                                 const std::vector<std::string>& sets, bool validate_plan);
 

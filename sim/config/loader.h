@@ -20,8 +20,9 @@ namespace meshsim {
 Result<ModelSpec> LoadModelFile(const std::string& path);
 Result<ClusterSpec> LoadClusterFile(const std::string& path);
 struct LoadOptions {
-  // false: skip ValidatePlan; the caller checks the plan itself (a sweep counts invalid
-  // combinations instead of failing on them).
+  // false: skip ValidatePlan (and let a JAX-style plan that DerivePlan rejects through);
+  // the caller checks the plan itself (a sweep counts invalid combinations instead of
+  // failing on them).
   bool validate_plan = true;
 };
 

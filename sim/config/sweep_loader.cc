@@ -1,12 +1,16 @@
 #include "sim/config/sweep_loader.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "sim/config/experiment_node.h"
 #include "sim/config/folder_name.h"
 #include "sim/config/yaml_reader.h"
 #include "sim/sweep/enumerate.h"
+#include "sim/sweep/mesh_axes.h"
 
 namespace meshsim {
 namespace {
@@ -56,6 +60,7 @@ class SweepLoader {
     LoadAxes(top, &spec);
     // Each explicit value alone, so that a bad one is named where it is written.
     for (size_t a = 0; a < spec.axes.size(); ++a) {
+      if (mesh_sizes_[a]) continue;  // checked in MeshSizeAxis
       for (size_t v = 0; v < spec.axes[a].values.size(); ++v) Resolve({&sources_[a][v]});
     }
     BuildGroups(&spec);
@@ -109,6 +114,8 @@ class SweepLoader {
       axis.key = key;
       std::vector<ValueSource> sources;
       const YAML::Node& v = kv.second;
+      mesh_sizes_.push_back(MeshSizeAxis(kv.first, v, where));
+      if (!mesh_sizes_.back()) RejectDegreeAuto(key, kv.first, v, where);
       if (v.IsScalar() && v.Scalar() == "auto") {
         if (!SupportsAuto(key)) {
           FailIfUnknownKey(key, kv.first, where);
@@ -135,6 +142,57 @@ class SweepLoader {
       spec->axes.push_back(std::move(axis));
       sources_.push_back(std::move(sources));
     }
+  }
+
+  // The base experiment's JAX-style plan (empty for a PyTorch-style plan).
+  const JaxPlan& BaseJax() {
+    if (!base_jax_) base_jax_ = Resolve({}).plan.jax;
+    return *base_jax_;
+  }
+
+  // A mesh-size axis (plan.mesh.ici.NAME / plan.mesh.dcn.NAME): the size it names, its
+  // explicit values checked (integers in 1..2^20); none for other keys.
+  std::optional<MeshSizeKey> MeshSizeAxis(const YAML::Node& key, const YAML::Node& v,
+                                          const std::string& where) {
+    if (!IsMeshSizeKey(key.Scalar())) return std::nullopt;
+    const JaxPlan& jax = BaseJax();
+    const std::optional<MeshSizeKey> size = ParseMeshSizeKey(key.Scalar(), jax);
+    if (!size) {
+      std::string names;
+      for (const MeshAxisSpec& a : jax.axes) names += (names.empty() ? "" : ", ") + a.name;
+      Fail(src_, key, where,
+           jax.Empty() ? std::string("expected a JAX-style base plan (plan.mesh) for a mesh "
+                                     "size axis, found a plan without plan.mesh")
+                       : "expected a mesh axis of the base's plan.mesh.axes (" + names +
+                             ") after plan.mesh.ici. or plan.mesh.dcn., found '" +
+                             key.Scalar().substr(14) + "'");
+    }
+    if (!v.IsSequence()) return size;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string text = v[i].IsScalar() ? v[i].Scalar() : std::string();
+      errno = 0;
+      char* end = nullptr;
+      const long long n = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || errno != 0 || *end != '\0' || n < 1 || n > (1 << 20)) {
+        Fail(src_, v[i], where,
+             "expected a mesh size (an integer in 1..1048576), found " + config::Describe(v[i]));
+      }
+    }
+    return size;
+  }
+
+  // A JAX-style base derives tp, pp, dp, cp, zero and sequence parallelism from its mesh
+  // and rules: `auto` on them is refused (explicit values fail in the decoder).
+  void RejectDegreeAuto(const std::string& key, const YAML::Node& at, const YAML::Node& v,
+                        const std::string& where) {
+    static const std::set<std::string> degrees = {"plan.tp", "plan.pp",   "plan.cp",
+                                                  "plan.dp", "plan.zero", "plan.sequence_parallel"};
+    if (!v.IsScalar() || v.Scalar() != "auto" || degrees.count(key) == 0) return;
+    if (BaseJax().Empty()) return;
+    Fail(src_, at, where,
+         "expected plan.mesh.ici.NAME or plan.mesh.dcn.NAME for a JAX-style base plan (its "
+         "degrees follow from plan.mesh and plan.rules), found " +
+             key + ": auto");
   }
 
   // Fails with the decoder's "unknown key" message when the base experiment has no `key`
@@ -214,8 +272,17 @@ class SweepLoader {
     for (size_t a : explicit_axes) choice[a] = 0;
     for (size_t g = 0; g < count; ++g) {
       std::vector<const ValueSource*> values;
-      for (size_t a : explicit_axes) values.push_back(&sources_[a][choice[a]]);
-      spec->groups.push_back({choice, Resolve(values)});
+      for (size_t a : explicit_axes) {
+        if (!mesh_sizes_[a]) values.push_back(&sources_[a][choice[a]]);
+      }
+      Experiment e = Resolve(values);
+      for (size_t a : explicit_axes) {
+        if (mesh_sizes_[a]) {
+          MeshSize(e.plan.jax, *mesh_sizes_[a]) =
+              std::atoi(spec->axes[a].values[choice[a]].c_str());
+        }
+      }
+      spec->groups.push_back({choice, std::move(e)});
       // Next combination: the last explicit axis varies fastest.
       for (size_t k = explicit_axes.size(); k-- > 0;) {
         const size_t a = explicit_axes[k];
@@ -231,6 +298,9 @@ class SweepLoader {
   YAML::Node base_;
   std::string base_file_;
   std::vector<std::vector<ValueSource>> sources_;  // per axis, per explicit value
+  // Per axis: the mesh size it varies (plan.mesh.ici.NAME, plan.mesh.dcn.NAME), or none.
+  std::vector<std::optional<MeshSizeKey>> mesh_sizes_;
+  std::optional<JaxPlan> base_jax_;  // the base's JAX-style plan (empty: none), once read
 };
 
 }  // namespace

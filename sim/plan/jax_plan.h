@@ -42,6 +42,25 @@ inline const std::array<const char*, kLogicalDimCount>& LogicalDimNames() {
   return names;
 }
 
+// XLA's overlap choices for a JAX-style plan (plan.xla), with the defaults that JAX's
+// GPU images and MaxText's TPU configurations ship.
+struct XlaOptions {
+  // Async collectives scheduled by the latency-hiding scheduler
+  // (--xla_gpu_enable_latency_hiding_scheduler, on in NVIDIA's JAX images; on TPU the
+  // async collective fusion flags MaxText sets). false: every collective other than the
+  // pipeline's sends runs on the compute stream, in program order, overlapping nothing
+  // (--xla_gpu_disable_async_collectives=...).
+  bool async_collectives = true;
+  // Collective matmul (XLA's windowed einsum): the all-gather before a tensor-parallel
+  // GEMM and the reduce-scatter after one decomposed into ring steps overlapped with
+  // partial GEMMs. The same decomposition as Transformer Engine's TP communication overlap,
+  // so it sets PlanSpec::tp_comm_overlap (sim/schedule/tp_overlap.cc): it acts with the
+  // sequence on the heads' axes (sequence parallelism) and tensor axes of size > 1.
+  // Off by default, as XLA on GPUs ships it (a threshold flag turns it on; libtpu applies
+  // it above a size threshold by default).
+  bool collective_matmul = false;
+};
+
 struct JaxPlan {
   // Outermost first, as jax.sharding.Mesh's axis_names: the last axis varies fastest
   // over the devices (neighbouring GPUs differ in it). Names are unique.
@@ -49,9 +68,17 @@ struct JaxPlan {
   // rules[d]: the mesh axes (indices into axes, each at most once) that shard logical
   // dimension d, major first; empty: d is replicated.
   std::array<std::vector<int>, kLogicalDimCount> rules;
+  XlaOptions xla;
 
   bool Empty() const { return axes.empty(); }
   const std::vector<int>& Rule(LogicalDim d) const { return rules[static_cast<int>(d)]; }
+  // The index of the axis named `name`, or -1.
+  int AxisIndex(const std::string& name) const {
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (axes[a].name == name) return static_cast<int>(a);
+    }
+    return -1;
+  }
   // The product of the sizes of `axis_indices` (1 for none).
   int64_t SizeOf(const std::vector<int>& axis_indices) const {
     int64_t p = 1;

@@ -55,6 +55,11 @@ struct PlanSpec {
   // the reduce-scatters after its last GEMM run as ring exchanges of tp chunks pipelined
   // with the GEMM cut into tp chunks (sim/schedule/tp_overlap.cc); no effect otherwise.
   bool tp_comm_overlap = false;
+  // Collectives overlap compute (each on its own stream), as NCCL and XLA's latency-hiding
+  // scheduler run them. false (a JAX-style plan's plan.xla.async_collectives): every
+  // collective but the pipeline's sends and receives runs on the compute stream, in
+  // program order (sim/schedule/program.h SerializeCollectives).
+  bool async_collectives = true;
   // How all-reduces run on the flow-level network: auto picks per size and placement.
   AllReduceAlgorithm allreduce_algorithm = AllReduceAlgorithm::kAuto;
   // MoE routing what-if: the busiest expert gets moe_skew times the average tokens (the

@@ -256,6 +256,8 @@ Status DerivePlan(const JaxPlan& jax, const ClusterSpec& cluster, PlanSpec* plan
   plan->ep = Degree(jax, jax.Rule(D::kExperts));
   plan->zero = jax.Rule(D::kEmbed).empty() ? 0 : 3;
   plan->sequence_parallel = g.sp;
+  plan->async_collectives = jax.xla.async_collectives;
+  plan->tp_comm_overlap = jax.xla.collective_matmul;
   return Ok{};
 }
 

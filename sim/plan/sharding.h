@@ -45,11 +45,11 @@ const std::vector<LogicalArray>& LogicalArrays();
 // plan.rules.DIM of the later dimension.
 Status CheckRules(const JaxPlan& jax);
 
-// Sets plan's tp, pp, dp, cp, ep, zero, sequence_parallel and mesh_order from `jax`
-// (plan's other fields are kept). Errors (kBadInput) name the key at fault: plan.mesh
-// when the axis sizes do not multiply to the cluster's GPUs, plan.mesh.ici / plan.mesh.dcn
-// when a slice is not a node, plan.rules.DIM for a rule with no PlanSpec equivalent.
-// Precondition: every rule names axes of jax.axes, each once.
+// Sets plan's tp, pp, dp, cp, ep, zero, sequence_parallel and mesh_order from `jax`, and
+// async_collectives and tp_comm_overlap from its XLA knobs (plan's other fields are kept). Errors
+// (kBadInput) name the key at fault: plan.mesh when the axis sizes do not multiply to the cluster's
+// GPUs, plan.mesh.ici / plan.mesh.dcn when a slice is not a node, plan.rules.DIM for a rule with no
+// PlanSpec equivalent. Precondition: every rule names axes of jax.axes, each once.
 Status DerivePlan(const JaxPlan& jax, const ClusterSpec& cluster, PlanSpec* plan);
 
 // The mesh-axis names of each PlanSpec axis of `jax` ("data,fsdp"), indexed by Axis;

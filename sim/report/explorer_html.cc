@@ -89,6 +89,8 @@ constexpr const char* kScript = R"HTML(</script>
   var dims = [["tp", "TP"], ["pp", "PP"], ["dp", "DP"], ["zero", "ZeRO"], ["mb", "micro-batch"],
               ["cp", "CP"], ["schedule", "schedule"], ["v", "virtual stages"],
               ["recompute", "recompute"], ["sp", "seq. parallel"]];
+  var meshDims = data.mesh_dims || [];  // a JAX-style sweep's mesh sizes and rules
+  dims = dims.concat(meshDims);
   var always = {tp: 1, pp: 1, dp: 1, zero: 1, mb: 1};
   var shown = dims.filter(function (d) {
     if (always[d[0]]) return true;
@@ -98,6 +100,25 @@ constexpr const char* kScript = R"HTML(</script>
   });
   var current = null;
   var $ = function (id) { return document.getElementById(id); };
+  // "stage 1×1 · data 8×2 · embed data": each mesh axis's ICI×DCN sizes, then the rules and knobs.
+  function meshText(r) {
+    var axes = [], sizes = {}, out = [];
+    meshDims.forEach(function (d) {
+      var m = /^plan\.mesh\.(ici|dcn)\.(.+)$/.exec(d[0]);
+      if (!m) return;
+      if (!sizes[m[2]]) { sizes[m[2]] = {}; axes.push(m[2]); }
+      sizes[m[2]][m[1]] = r[d[0]];
+    });
+    axes.forEach(function (a) {
+      var z = sizes[a];
+      out.push(a + " " + (z.ici !== undefined && z.dcn !== undefined ? z.ici + "×" + z.dcn :
+                          z.ici !== undefined ? "ici " + z.ici : "dcn " + z.dcn));
+    });
+    meshDims.forEach(function (d) {
+      if (!/^plan\.mesh\./.test(d[0])) out.push(d[1].replace(/^(rule|XLA) /, "") + " " + r[d[0]]);
+    });
+    return out.join(" · ");
+  }
   function text(id, s, value) {
     var el = $(id);
     el.textContent = s;
@@ -175,7 +196,8 @@ constexpr const char* kScript = R"HTML(</script>
     status.textContent = fits ? "fits" : r.simulated ? "over budget" : "over budget (pruned, not simulated)";
     text("plan-text", "tp " + r.tp + " · pp " + r.pp + " · dp " + r.dp + (r.cp > 1 ? " · cp " + r.cp : "") +
          " · ZeRO-" + r.zero + " · micro-batch " + r.mb + " · " + r.schedule + (r.v > 1 ? " ×" + r.v : "") +
-         " · " + r.recompute + " recompute" + (r.sp ? " · SP" : "") + "  (configuration " + r.config + ")");
+         " · " + r.recompute + " recompute" + (r.sp ? " · SP" : "") +
+         (meshDims.length ? " · JAX mesh: " + meshText(r) : "") + "  (configuration " + r.config + ")");
     if (r.simulated) {
       text("step", fmt(r.step, 3) + " s", r.step);
       text("mfu", fmt(100 * r.mfu, 1) + " %", r.mfu);
@@ -259,11 +281,17 @@ constexpr const char* kScript = R"HTML(</script>
     var ok = rows.filter(function (r) { return r.status === "ok"; });
     ok.sort(function (a, b) { return better(a, b) ? -1 : better(b, a) ? 1 : 0; });
     var body = document.querySelector("#top tbody");
+    if (meshDims.length) {
+      var head = document.querySelector("#top thead tr"), th = document.createElement("th");
+      th.textContent = "JAX mesh (ICI×DCN)";
+      head.insertBefore(th, head.children[1]);
+    }
     ok.slice(0, 15).forEach(function (r, i) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-config", String(r.config));
-      [i + 1, r.tp, r.pp, r.dp, r.zero, r.mb, r.schedule + (r.v > 1 ? "×" + r.v : ""), r.recompute,
-       fmt(r.step, 3), fmt(100 * r.mfu, 1) + "%", fmt(100 * r.bubble, 1) + "%", fmt(r.memory, 1)].forEach(function (v) {
+      [i + 1].concat(meshDims.length ? [meshText(r)] : []).concat([r.tp, r.pp, r.dp, r.zero, r.mb,
+       r.schedule + (r.v > 1 ? "×" + r.v : ""), r.recompute,
+       fmt(r.step, 3), fmt(100 * r.mfu, 1) + "%", fmt(100 * r.bubble, 1) + "%", fmt(r.memory, 1)]).forEach(function (v) {
         var td = document.createElement("td"); td.textContent = String(v); tr.appendChild(td);
       });
       tr.addEventListener("click", function () { select(r); });

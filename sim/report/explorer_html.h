@@ -4,7 +4,10 @@
 // `data` is an object with `title`, `subtitle`, `budget_gib`, `categories` (memory
 // category names) and `rows`: per plan tp, pp, dp, cp, zero, mb, schedule, v, recompute,
 // sp, status, simulated, step, mfu, bubble, tokens_per_s, memory, breakdown (GiB per
-// category), budget, message (see sweep/analysis.h ExplorerData).
+// category), budget, message (see sweep/analysis.h ExplorerData); optionally `mesh_dims`,
+// [key, label] pairs of a JAX-style sweep's mesh-size and rule columns, each row holding
+// its value under the key: they become controls too, and the plan line and the table of
+// fastest plans show them ("JAX mesh").
 //
 // The page has a control per plan dimension, a per-GPU memory bar split by category
 // against the budget line, and the step time, MFU and bubble of the selected plan; a

@@ -139,7 +139,27 @@ OpId Program::Push(const Op& op) {
   const OpId id = static_cast<OpId>(ops_.size());
   ops_.push_back(op);
   streams_[op.rank * kStreamCount + static_cast<int>(op.stream)].push_back(id);
+  if (serialize_collectives_) Serialize(id);
   return id;
+}
+
+void Program::SerializeCollectives(bool on) {
+  assert(ops_.empty());
+  serialize_collectives_ = on;
+  last_serial_.assign(on ? ranks_ : 0, -1);
+}
+
+// Chains op `id` after its rank's last serial op where they are not already ordered by
+// being on the compute stream both.
+void Program::Serialize(OpId id) {
+  const Op& op = ops_[id];
+  const bool collective = op.kind == OpKind::kComm && !IsPipelineStream(op.stream);
+  if (!collective && op.stream != Stream::kCompute) return;
+  int64_t& last = last_serial_[op.rank];
+  if (last >= 0 && (collective || ops_[last].stream != Stream::kCompute)) {
+    edges_.emplace_back(static_cast<OpId>(last), id);
+  }
+  last = id;
 }
 
 OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micro_batch,

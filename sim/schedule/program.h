@@ -129,6 +129,12 @@ class Program {
   // Appends `rank`'s part of collective `comm` to one of its streams.
   OpId AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int layer = -1,
                    int micro_batch = -1);
+  // With `on`, every later collective part except the pipeline's sends and receives, and
+  // every later op on the compute stream, waits for the rank's previous one of them: the
+  // collectives run in program order between the kernels, one at a time, and overlap
+  // nothing (XLA without async collectives). Their streams stay as given, so that the
+  // time breakdown and the trace still tell them apart. Call before the first Add*.
+  void SerializeCollectives(bool on);
   // `after` may not start before `before` has finished.
   void AddDep(OpId before, OpId after);
   // Adds kernel shapes to the program's table; KernelWork::shapes holds the index returned.
@@ -164,8 +170,12 @@ class Program {
 
  private:
   OpId Push(const Op& op);
+  void Serialize(OpId id);
 
   int ranks_;
+  bool serialize_collectives_ = false;
+  // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
+  std::vector<int64_t> last_serial_;
   std::vector<Op> ops_;
   std::vector<Comm> comms_;
   std::vector<KernelShapes> shapes_;

@@ -21,6 +21,7 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
       stages_(m, p, t),
       shape_(stages_.shape()),
       layer_(stages_.dense_layer()) {
+  prog_.SerializeCollectives(!p.async_collectives);
   AddLayerShapes();
   micro_batches_ = p.MicroBatches();
   nd_ = p.dp * p.cp;

@@ -1,6 +1,7 @@
 #include "sim/sweep/analysis.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/plan/plan_names.h"
 
@@ -69,14 +70,42 @@ std::vector<size_t> ParetoFront(const ResultTable& t) {
   return out;
 }
 
+namespace {
+
+// The explorer's label of a JAX-style axis column ("ICI data", "rule embed", "XLA
+// async_collectives"), or "" for other columns.
+std::string JaxColumnLabel(const std::string& key) {
+  for (const auto& [prefix, label] : {std::pair<std::string, std::string>{"plan.mesh.ici.", "ICI "},
+                                      {"plan.mesh.dcn.", "DCN "},
+                                      {"plan.rules.", "rule "},
+                                      {"plan.xla.", "XLA "}}) {
+    if (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0) {
+      return label + key.substr(prefix.size());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 nlohmann::ordered_json ExplorerData(const ResultTable& t, const std::string& title,
                                     const std::string& subtitle) {
   using Json = nlohmann::ordered_json;
+  Json mesh_dims = Json::array();
+  std::vector<size_t> mesh_columns;
+  for (size_t k = 0; k < t.axis_keys.size(); ++k) {
+    const std::string label = JaxColumnLabel(t.axis_keys[k]);
+    if (label.empty()) continue;
+    mesh_dims.push_back({t.axis_keys[k], label});
+    mesh_columns.push_back(k);
+  }
   Json rows = Json::array();
   double budget = 0;
   for (const ResultRow& r : t.rows) {
     if (r.status == ConfigStatus::kInvalid) continue;
-    rows.push_back(ExplorerRow(r));
+    Json row = ExplorerRow(r);
+    for (const size_t k : mesh_columns) row[t.axis_keys[k]] = r.axes[k];
+    rows.push_back(std::move(row));
     budget = std::max(budget, r.budget_gib);
   }
   Json data;
@@ -84,6 +113,7 @@ nlohmann::ordered_json ExplorerData(const ResultTable& t, const std::string& tit
   data["subtitle"] = subtitle;
   data["budget_gib"] = budget;
   data["categories"] = {"weights", "gradients", "optimizer", "activations", "buffers"};
+  if (!mesh_dims.empty()) data["mesh_dims"] = std::move(mesh_dims);
   data["rows"] = std::move(rows);
   return data;
 }

@@ -5,7 +5,9 @@
 #include <functional>
 
 #include "sim/plan/plan_names.h"
+#include "sim/plan/sharding.h"
 #include "sim/plan/stages.h"
+#include "sim/sweep/mesh_axes.h"
 
 namespace meshsim {
 namespace {
@@ -94,6 +96,8 @@ class GroupExpander {
  public:
   GroupExpander(const SweepSpec& spec, const Experiment& e) : e_(e) {
     for (const SweepAxis& a : spec.axes) {
+      const std::optional<MeshSizeKey> size = ParseMeshSizeKey(a.key, e.plan.jax);
+      if (size && a.is_auto) auto_sizes_.push_back(*size);
       for (MeshKey k : kMeshKeys) {
         if (a.key == MeshName(k)) {
           in_axes_.push_back(k);
@@ -146,10 +150,29 @@ class GroupExpander {
 
   void Run(const Emit& emit) {
     emit_ = &emit;
-    Mesh(e_.plan, 0);
+    if (e_.plan.jax.Empty()) {
+      Mesh(e_.plan, 0);
+    } else {
+      JaxMesh(e_.plan);
+    }
   }
 
  private:
+  // A JAX-style plan: each choice of its auto mesh sizes, with the degrees derived from
+  // the mesh and rules (invalid where they have no PlanSpec equivalent).
+  void JaxMesh(const PlanSpec& p) {
+    for (const JaxPlan& jax : ExpandMeshSizes(p.jax, auto_sizes_, e_.cluster)) {
+      PlanSpec q = p;
+      q.jax = jax;
+      const Status derived = DerivePlan(jax, e_.cluster, &q);
+      if (derived.ok()) {
+        Rest(q, 0);
+      } else {
+        Rest(q, 0, derived.error());
+      }
+    }
+  }
+
   // Chooses the auto mesh axes one by one, then derives dp (or the last auto axis).
   void Mesh(const PlanSpec& p, size_t i) {
     const int gpus = e_.cluster.TotalGpus();
@@ -212,8 +235,9 @@ class GroupExpander {
   }
 
   const Experiment& e_;
-  std::vector<MeshKey> in_axes_;    // mesh keys that are axes (explicit or auto)
-  std::vector<MeshKey> auto_mesh_;  // those that are auto, in tp, pp, cp, dp order
+  std::vector<MeshKey> in_axes_;         // mesh keys that are axes (explicit or auto)
+  std::vector<MeshKey> auto_mesh_;       // those that are auto, in tp, pp, cp, dp order
+  std::vector<MeshSizeKey> auto_sizes_;  // a JAX-style plan's auto mesh sizes, file order
   std::vector<Expander> steps_;
   bool derive_dp_ = false;
   int fixed_ = 1;
@@ -244,13 +268,15 @@ const std::vector<std::string>& AutoKeys() {
                                                 "plan.schedule",
                                                 "plan.virtual_stages",
                                                 "plan.stage_layers",
-                                                "plan.sequence_parallel"};
+                                                "plan.sequence_parallel",
+                                                "plan.mesh.ici.NAME",
+                                                "plan.mesh.dcn.NAME"};
   return keys;
 }
 
 bool SupportsAuto(const std::string& key) {
   const auto& keys = AutoKeys();
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
+  return IsMeshSizeKey(key) || std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 std::vector<int> Divisors(int n) {
@@ -313,6 +339,18 @@ std::string ModelVariantText(const ModelSpec& m) {
   return t.empty() ? t : "model|" + t;
 }
 
+// A JAX-style plan's mesh sizes, rules and XLA knobs, as text.
+std::string JaxText(const JaxPlan& jax) {
+  std::string t = "jax|" + MeshSizesText(jax) + "|";
+  for (int d = 0; d < kLogicalDimCount; ++d) {
+    t += std::string(LogicalDimNames()[d]) + "=";
+    for (const int a : jax.rules[d]) t += jax.axes[a].name + ",";
+    t += ";";
+  }
+  return t + (jax.xla.async_collectives ? "async" : "sync") +
+         (jax.xla.collective_matmul ? "|collective_matmul" : "");
+}
+
 }  // namespace
 
 std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>& configs) {
@@ -361,6 +399,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
       h = Fnv(h, "framework=" + std::string(NameOf(FrameworkNames(), p.framework)));
     }
     if (p.tp_comm_overlap) h = Fnv(h, "tp_comm_overlap");
+    if (!p.jax.Empty()) h = Fnv(h, JaxText(p.jax));
   }
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));

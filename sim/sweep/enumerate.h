@@ -16,6 +16,11 @@
 //   plan.stage_layers      the default split (DefaultStageLayers, sim/plan/stages.h)
 //                          written out, so that results.csv shows it;
 //   plan.sequence_parallel false, true.
+//   plan.mesh.ici.NAME, plan.mesh.dcn.NAME (a JAX-style plan's mesh sizes)
+//                          every split of the chip count (sim/sweep/mesh_axes.h); a
+//                          JAX-style plan's degrees are then derived from its mesh and
+//                          rules (DerivePlan, sim/plan/sharding.h), and a configuration
+//                          where that fails is invalid with its error.
 // Where the axes set some of tp, pp and cp but not dp, dp is derived as
 // gpus / (tp * pp * cp); a configuration where that is not a whole number is invalid.
 //
@@ -42,7 +47,8 @@ struct Configuration {
   std::optional<InputError> invalid;
 };
 
-// Keys that accept `auto`.
+// Keys that accept `auto` (AutoKeys names a JAX-style plan's mesh sizes
+// plan.mesh.ici.NAME and plan.mesh.dcn.NAME; SupportsAuto takes any NAME).
 bool SupportsAuto(const std::string& key);
 const std::vector<std::string>& AutoKeys();
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "sim/sweep/mesh_axes.h"
 #include "sim/sweep/runner.h"
 
 namespace meshsim {
-namespace {}  // namespace
 
 int DefaultGlobalBatch(int gpus) { return gpus * ((64 + gpus - 1) / gpus); }
 
@@ -44,27 +44,75 @@ Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const Plan
     keys.push_back({"cluster.gpu.memory_gib", fmt::format("{}", budget - o.headroom_gib)});
   }
   const int global_batch = o.global_batch > 0 ? o.global_batch : DefaultGlobalBatch(o.gpus);
-  keys.push_back({"plan.tp", "1"});
-  keys.push_back({"plan.pp", "1"});
-  keys.push_back({"plan.dp", std::to_string(o.gpus)});
+  if (o.jax) {
+    // Sizes to be varied; the rules as the class comment says.
+    keys.push_back({"plan.mesh", "{axes: [stage, data, tensor], ici: [1, 1, 1], dcn: [1, 1, 1]}"});
+    keys.push_back({"plan.rules",
+                    "{batch: data, sequence: tensor, heads: tensor, mlp: tensor, "
+                    "vocab: tensor, layers: stage}"});
+  } else {
+    keys.push_back({"plan.tp", "1"});
+    keys.push_back({"plan.pp", "1"});
+    keys.push_back({"plan.dp", std::to_string(o.gpus)});
+    keys.push_back({"plan.sequence_parallel", "true"});
+  }
   keys.push_back({"plan.micro_batch", std::to_string(o.micro_batch)});
   keys.push_back({"plan.global_batch", std::to_string(global_batch)});
   keys.push_back({"plan.recompute", "selective"});
-  keys.push_back({"plan.sequence_parallel", "true"});
   keys.push_back({"plan.schedule", "1f1b"});
   return keys;
 }
 
 const std::vector<std::string>& PlannerAxisKeys() {
-  static const std::vector<std::string> keys = {"plan.tp", "plan.pp", "plan.dp", "plan.zero"};
+  static const std::vector<std::string> keys = {"plan.tp",   "plan.pp",   "plan.dp",
+                                                "plan.zero", "plan.mesh", "plan.rules"};
   return keys;
 }
+
+namespace {
+
+// The JAX-style space: every ICI and DCN size of stage, data and tensor, with the embed
+// rule [] and [data] as two groups.
+void JaxPlannerSpec(const Experiment& e, SweepSpec* spec) {
+  for (const char* kind : {"ici", "dcn"}) {
+    for (const char* axis : {"stage", "data", "tensor"}) {
+      SweepAxis a;
+      a.key = std::string("plan.mesh.") + kind + "." + axis;
+      a.is_auto = true;
+      spec->axes.push_back(a);
+    }
+  }
+  SweepAxis embed;
+  embed.key = "plan.rules.embed";
+  embed.values = {"[]", "data"};
+  spec->axes.push_back(embed);
+  std::vector<int> choice(spec->axes.size(), -1);
+  for (int v = 0; v < 2; ++v) {
+    Experiment g = e;
+    g.plan.jax.rules[static_cast<int>(LogicalDim::kEmbed)] =
+        v == 0 ? std::vector<int>{} : std::vector<int>{g.plan.jax.AxisIndex("data")};
+    choice.back() = v;
+    spec->groups.push_back({choice, std::move(g)});
+  }
+}
+
+}  // namespace
 
 PlannerSpace MakePlannerSpace(const Experiment& base, int gpus) {
   Experiment e = base;
   e.name = e.model.name + "-" + std::to_string(gpus) + "gpus";
   PlannerSpace space;
   space.spec.name = e.name;
+  if (!e.plan.jax.Empty()) {
+    JaxPlannerSpec(e, &space.spec);
+    for (Configuration& c : Enumerate(space.spec)) {
+      const std::vector<int>& embed = c.plan.jax.Rule(LogicalDim::kEmbed);
+      if (!embed.empty() && c.plan.jax.SizeOf(embed) == 1) continue;  // FSDP over one: DP
+      c.index = static_cast<int64_t>(space.configs.size());
+      space.configs.push_back(std::move(c));
+    }
+    return space;
+  }
   for (const char* key : {"plan.tp", "plan.pp", "plan.zero"}) {
     SweepAxis a;
     a.key = key;
@@ -113,7 +161,9 @@ PlannerResult RunPlanner(const PlannerSpace& space, int threads,
       result.ranked.push_back(r);
     } else if (result.invalid++ == 0) {
       result.invalid_example =
-          fmt::format("tp {} pp {}: {}", rows[r].plan.tp, rows[r].plan.pp, rows[r].message);
+          rows[r].plan.jax.Empty()
+              ? fmt::format("tp {} pp {}: {}", rows[r].plan.tp, rows[r].plan.pp, rows[r].message)
+              : fmt::format("mesh {}: {}", MeshSizesText(rows[r].plan.jax), rows[r].message);
     }
   }
   std::sort(result.ranked.begin(), result.ranked.end(),

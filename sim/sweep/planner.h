@@ -8,6 +8,13 @@
 // The cluster is resized to cover N GPUs (nodes = N / gpus_per_node, or one node of N
 // GPUs when N < gpus_per_node) and its GPU memory set to the budget less the headroom.
 //
+// JAX-style (PlannerOptions::jax): the same model, cluster and defaults, with plans written
+// as MaxText writes them: a mesh with axes stage, data and tensor (outermost first) and
+// the rules batch: data, sequence/heads/mlp/vocab: tensor, layers: stage; the planner
+// varies every ICI and DCN size of the three axes (`auto`, sim/sweep/mesh_axes.h) and
+// the weights' embed rule: [] (replicated: data parallelism) or data (FSDP, ZeRO-3).
+// Splits whose groups have no PlanSpec equivalent (sim/plan/sharding.h) are invalid.
+//
 // The planner's settings are dotted keys of an experiment (PlannerKeys), so the edge
 // builds its base experiment with the same decoder and checks as `meshsim run` (what-if
 // links on the resized cluster included), then applies the user's --set over them.
@@ -30,6 +37,7 @@ struct PlannerOptions {
   double headroom_gib = 0;  // kept free: a plan fits in budget - headroom
   int global_batch = 0;     // 0: the default above
   int micro_batch = 1;
+  bool jax = false;  // JAX-style plans (above)
 };
 
 // A dotted experiment key and its value as YAML text, e.g. {"plan.micro_batch", "1"}.
@@ -42,8 +50,8 @@ using KeyValue = std::pair<std::string, std::string>;
 // leaves no memory, a global batch < 0.
 Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o);
 
-// The keys the planner varies (its axes, and dp derived from them); --set may not fix
-// them.
+// The keys the planner varies (its axes, and dp derived from them; plan.mesh and
+// plan.rules for JAX-style plans); --set may not fix them or keys under them.
 const std::vector<std::string>& PlannerAxisKeys();
 
 struct PlannerSpace {
@@ -52,7 +60,7 @@ struct PlannerSpace {
 };
 
 // The planner's configurations over `base` (an experiment decoded with PlannerKeys and
-// the user's overrides; its plan is not validated).
+// the user's overrides; its plan is not validated); JAX-style when base's plan is.
 PlannerSpace MakePlannerSpace(const Experiment& base, int gpus);
 
 int DefaultGlobalBatch(int gpus);

@@ -9,6 +9,7 @@
 
 #include "sim/plan/plan_names.h"
 #include "sim/plan/stages.h"
+#include "sim/sweep/mesh_axes.h"
 
 namespace meshsim {
 namespace {
@@ -180,6 +181,10 @@ ResultRow MakeResultRow(const SweepSpec& spec, const Configuration& c, Evaluatio
     for (size_t a = 0; a < spec.axes.size(); ++a) {
       if (spec.axes[a].key != key) continue;
       const int choice = group.choice[a];
+      if (const std::optional<MeshSizeKey> size = ParseMeshSizeKey(key, c.plan.jax)) {
+        row.axes.push_back(std::to_string(MeshSize(c.plan.jax, *size)));  // auto ones too
+        continue;
+      }
       row.axes.push_back(choice >= 0 ? spec.axes[a].values[choice] : std::string());
     }
   }

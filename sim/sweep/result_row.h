@@ -1,7 +1,9 @@
 // One configuration's result, typed, and its results.csv rendering.
 //
 // results.csv columns, in order: `config` (the configuration index), `status` (ok | oom |
-// invalid | error), the sweep's axes that are not plan columns (their value as written),
+// invalid | error), the sweep's axes that are not plan columns (their value as written;
+// a JAX-style plan's mesh sizes plan.mesh.ici.NAME / plan.mesh.dcn.NAME: the size run,
+// auto ones included),
 // the plan columns (plan.tp ... plan.sequence_parallel, always present so that every row
 // says what ran), the memory bound (est_*_gib, for every valid plan) and the budget, the
 // step summary's scalars (summary.json's names, nested objects dotted; empty unless
@@ -67,8 +69,9 @@ void VisitEstimateFields(R& est, double& budget, Visit&& visit) {
 struct ResultRow {
   int64_t config = 0;
   ConfigStatus status = ConfigStatus::kInvalid;
-  std::vector<std::string> axes;              // the non-plan axes' values as written ("" for auto)
-  PlanSpec plan;                              // the fields of the plan columns (others at defaults)
+  std::vector<std::string> axes;  // the non-plan axes' values as written ("" for auto; mesh
+                                  // sizes: the size run)
+  PlanSpec plan;                  // the fields of the plan columns (others at defaults)
   std::optional<MemoryEstimateGib> estimate;  // every valid plan
   double budget_gib = 0;
   std::optional<StepSummary> summary;  // simulated plans; scalars only

@@ -165,6 +165,7 @@ TEST(DocsReference, ExperimentKeysMatchTheDecoders) {
   KeyRecorder recorder;
   std::vector<std::string> files = YamlFiles("workloads/experiments");
   files.push_back((kRepo / "docs/examples/every-key.yaml").string());
+  files.push_back((kRepo / "docs/examples/every-jax-key.yaml").string());
   for (const std::string& file : files) {
     const Result<Experiment> e = LoadExperimentFile(file);
     ASSERT_TRUE(e.ok()) << e.error().ToString();
