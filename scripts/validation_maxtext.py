@@ -218,7 +218,9 @@ A3_MAXTEXT = Dataset(
                "(MaxText's calculate_tflops_training_per_device @efb6d9e4; N = 6.74B)",
     notes="ici_fsdp 8 inside a VM, dcn_data across VMs (HSDP, modelled as FSDP over all "
           "GPUs), remat_policy minimal_flash (modelled as no recomputation), cudnn flash "
-          "attention; each experiment's header lists the approximations.")
+          "attention; each experiment's header lists the approximations. For validation, not "
+          "for a fit: scripts/calibrate.py would write its optimum into dgx-h100.yaml, which "
+          "holds the Megatron-LM fit (XLA's GPU kernels would need a topology of their own).")
 
 DATASETS = {d.key: d for d in (V5P_MAXTEXT, V5E_MAXTEXT, A3_MAXTEXT)}
 RUNS = {"tpu-v5p-maxtext": v5p_runs, "tpu-v5e-maxtext": v5e_runs, "h100-maxtext": a3_runs}

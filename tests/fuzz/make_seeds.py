@@ -11,7 +11,8 @@ Writes OUT_DIR/<target>/<name> for each target of tests/fuzz:
   import_hf        tests/fixtures/hf/*.json
   import_megatron  tests/fuzz/seeds/megatron/*
   import_maxtext   each workloads/maxtext/*.args with its base config (and the A3 row's
-                   model config): base YAML, "%%", model YAML, "%%", KEY=VALUE lines
+                   model config): base YAML, "%%", model YAML, "%%", KEY=VALUE lines;
+                   and tests/fuzz/seeds/maxtext/*
 and OUT_DIR/<target>.dict, a libFuzzer dictionary: the string literals of the sources
 that read that format (keys, enum names, flags) plus YAML/JSON syntax and boundary numbers.
 Inlining is textual (no YAML library): a `model: PATH` line becomes `model:` followed by
@@ -129,6 +130,7 @@ def main():
     copy_all(sorted((seeds / "set").iterdir()), dirs["set"])
     copy_all(sorted((seeds / "megatron").iterdir()), dirs["import_megatron"])
     write_maxtext_seeds(src / "workloads" / "maxtext", dirs["import_maxtext"])
+    copy_all(sorted((seeds / "maxtext").iterdir()), dirs["import_maxtext"])
     for target in dirs:
         write_dict(src, target, out / (target + ".dict"))
 
