@@ -82,12 +82,12 @@ CURVES = [
                           [2.38, 4.48, 7.23, 13.29, 22.97, 39.64, 61.93, 90.25, 111.29, 139.08,
                            153.13, 163.20, 165.42, 156.41, 219.12, 220.16, 235.63]))),
     dict(
-        name="h100-16-nvls", scale=16, check=False,
+        name="h100-16-nvls", scale=16, check=True,
         title="all_reduce, 16 x H100 80GB HBM3, two nodes, NCCL's default (NVLSTree)",
         source="NVIDIA/nccl-tests issue #309, first post (NCCL 2.26.2): "
                "https://github.com/NVIDIA/nccl-tests/issues/309. NCCL ran NVLSTree (NVLink "
-               "SHARP in the switch, as the issue's maintainer reply explains), which meshsim "
-               "does not model: shown for the gap, not in the acceptance",
+               "SHARP in each node, a tree across, as the issue's maintainer reply explains); "
+               "the same thread: 1 MiB and below ran ring/LL on one node, 2 MiB and up NVLS",
         hardware="2 x Dell XE9680: 8 x H100 SXM, NVSwitch with NVLink SHARP, 8 x CX-7 NDR "
                  "400 Gb/s",
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
@@ -105,6 +105,82 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "1024", "--algorithm", "ring",
               "--protocol", "LL128", "--channels", "32"],
         measured=dict(zip(sizes(GIB, 5), [110.84, 212.23, 338.16, 364.57, 367.29]))),
+    dict(
+        name="h100-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x H100 80GB HBM3, one node, NCCL's default (NVLS): the reported "
+              "peak",
+        source="NVIDIA/nccl-tests issue #290 (https://github.com/NVIDIA/nccl-tests/issues/290): "
+               "a maintainer calls the single-node run's 476 GB/s (all_reduce_perf -b 128M "
+               "-e 4G -g 8) the expected range for H100 with NVLink SHARP; the thread quotes "
+               "the peak, not its size: placed at 4 GiB, the run's largest. In nccl-tests "
+               "#212 NCCL's lead quotes ~480 GB/s peak busbw on 8 H100s. One point, not a "
+               "curve: not in the acceptance",
+        hardware="8 x H100 80GB HBM3 on NVSwitch (NVLink SHARP), InfiniBand cluster",
+        args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "8"],
+        measured={4 * GIB: 476.0}),
+    dict(
+        name="h200-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x H200, one node (NCCL 2.20.3, NVLS): the reported peak",
+        source="NVIDIA/nccl-tests issue #272 (https://github.com/NVIDIA/nccl-tests/issues/272): "
+               "all_reduce_perf -b 64k -e 4G -g 1, 'peak bandwidth of 475 GB/s' (placed at "
+               "4 GiB, the run's largest size). One point: not in the acceptance",
+        hardware="8 x H200 on NVSwitch (NVLink4, NVLink SHARP)",
+        args=["--cluster", "topologies/dgx-h200.yaml", "--gpus", "8"],
+        measured={4 * GIB: 475.0}),
+    dict(
+        name="b200-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x B200, one node (NCCL 2.27.1, NVLS): the reported figure",
+        source="NVIDIA/nccl issue #1807 (https://github.com/NVIDIA/nccl/issues/1807): 'the "
+               "all_reduce_perf performance of 8 B200s in a single machine ... Ours is 830+' "
+               "(size not stated: placed at 4 GiB). One point: not in the acceptance",
+        hardware="8 x B200 on NVSwitch (NVLink5, NCCL's maxBw 721.8 GB/s)",
+        args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "8"],
+        measured={4 * GIB: 830.0}),
+    dict(
+        name="h100-16-cw", scale=16, check=False,
+        title="all_reduce, 16 x H100, two CoreWeave nodes, NCCL's default",
+        source="coreweave/nccl-tests pull request #92, test plan: 'H100 8-GPU x 2-node base "
+               "MPIJob ... 440.58 GB/s busbw @ 8G allreduce' "
+               "(https://github.com/coreweave/nccl-tests/pull/92). One point, above 4 GiB",
+        hardware="2 x 8 H100 (CoreWeave h100 nodes, InfiniBand)",
+        args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
+        measured={8 * GIB: 440.58}),
+    dict(
+        name="b200-16-cw", scale=16, check=False,
+        title="all_reduce, 16 x B200, two CoreWeave nodes, NCCL's default",
+        source="coreweave/nccl-tests pull request #92, test plan: 'B200 8-GPU x 2-node base "
+               "MPIJob ... 690.07 GB/s busbw @ 8G allreduce' "
+               "(https://github.com/coreweave/nccl-tests/pull/92). One point, above 4 GiB",
+        hardware="2 x 8 B200 (CoreWeave b200-8x nodes, InfiniBand)",
+        args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "16"],
+        measured={8 * GIB: 690.07}),
+    dict(
+        name="gb200-72-rack", scale=72, check=False,
+        title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
+               "(at cb86553; https://github.com/coreweave/nccl-tests). 72 GPUs: between the "
+               "goal's scales, not in the acceptance",
+        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain (NVLink SHARP)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72"],
+        measured=dict(zip(sizes(512 * MIB, 5), [586.06, 681.17, 757.78, 839.16, 834.57]))),
+    dict(
+        name="gb200-144-racks", scale=144, check=True,
+        title="all_reduce, 144 x GB200, two NVL72 racks (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '2 Racks' (at "
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+        hardware="two GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144"],
+        measured=dict(zip(sizes(512 * MIB, 6),
+                          [493.94, 596.10, 680.30, 743.09, 793.06, 810.41]))),
+    dict(
+        name="gb200-1440-racks", scale=1440, check=True,
+        title="all_reduce, 1440 x GB200, 20 NVL72 racks (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '20 Racks' (at "
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+        hardware="20 GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440"],
+        measured=dict(zip(sizes(512 * MIB, 6),
+                          [150.95, 218.85, 286.52, 346.38, 381.48, 405.74]))),
 ]
 
 
@@ -220,12 +296,14 @@ def plot(curves, sims, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    scales = [8, 16, 1024]
-    fig, axes = plt.subplots(2, 3, figsize=(17, 9), sharex="col",
+    panels = [("8 GPUs", lambda n: n == 8), ("16 GPUs", lambda n: n == 16),
+              ("72 GPUs (one NVL72 rack)", lambda n: n == 72),
+              (">= 128 GPUs", lambda n: n >= 128)]
+    fig, axes = plt.subplots(2, len(panels), figsize=(22, 9), sharex="col",
                              gridspec_kw={"height_ratios": [3, 2]})
-    for col, scale in enumerate(scales):
+    for col, (label, member) in enumerate(panels):
         top, bottom = axes[0][col], axes[1][col]
-        for i, curve in enumerate(c for c in curves if c["scale"] == scale):
+        for i, curve in enumerate(c for c in curves if member(c["scale"])):
             color, xs = f"C{i}", sorted(curve["measured"])
             sim = sims[curve["name"]]
             style = "-" if curve["check"] else ":"
@@ -240,7 +318,7 @@ def plot(curves, sims, path):
             ax.axvspan(LO, HI, color="0.94", zorder=0)
             ax.grid(True, which="both", alpha=0.3)
         top.set_yscale("log")
-        top.set_title(f"all_reduce bus bandwidth, {scale} GPUs")
+        top.set_title(f"all_reduce bus bandwidth, {label}")
         top.set_ylabel("busbw (GB/s)")
         top.legend(fontsize=7)
         bottom.axhspan(-100 * TOLERANCE, 100 * TOLERANCE, color="0.85", zorder=0)

@@ -329,6 +329,11 @@ void DecodeIntraNode(YamlReader in, IntraNodeSpec* n) {
   in.GetDouble("gbps_per_gpu", &n->gbps_per_gpu, true);
   RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
   in.GetDouble("latency_us", &n->latency_us);
+  if (in.Has("nvls")) {
+    bool on = false;
+    in.GetBool("nvls", &on);
+    n->nvls = on ? NvlsMode::kOn : NvlsMode::kOff;
+  }
   in.Finish();
 }
 

@@ -56,10 +56,16 @@ struct GpuSpec {
 enum class IntraNodeKind { kNvswitch, kRing, kFullMesh };
 enum class InterNodeKind { kFatTree, kRailOptimized, kSingleSwitch };
 
+// Whether the NVSwitch reduces in the switch (NVLink SHARP, NCCL's NVLS): kAuto derives it
+// as NCCL does, from the GPU (Hopper or Blackwell, gpu.architecture or else gpu.kind) and
+// an NVSwitch (intra_node.kind nvswitch); kOn / kOff force it (NCCL_NVLS_ENABLE=1 / 0).
+enum class NvlsMode : uint8_t { kAuto, kOn, kOff };
+
 struct IntraNodeSpec {
   IntraNodeKind kind = IntraNodeKind::kNvswitch;
   double gbps_per_gpu = 300;  // unidirectional bandwidth out of one GPU
   double latency_us = 2;
+  NvlsMode nvls = NvlsMode::kAuto;
 };
 
 struct InterNodeSpec {
