@@ -329,11 +329,10 @@ void DecodeIntraNode(YamlReader in, IntraNodeSpec* n) {
   in.GetDouble("gbps_per_gpu", &n->gbps_per_gpu, true);
   RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
   in.GetDouble("latency_us", &n->latency_us);
-  if (in.Has("nvls")) {
-    bool on = false;
-    in.GetBool("nvls", &on);
-    n->nvls = on ? NvlsMode::kOn : NvlsMode::kOff;
-  }
+  const bool nvls_given = in.Has("nvls");
+  bool nvls = false;
+  in.GetBool("nvls", &nvls);  // absent: derived (NvlsMode::kAuto)
+  if (nvls_given) n->nvls = nvls ? NvlsMode::kOn : NvlsMode::kOff;
   in.Finish();
 }
 

@@ -44,6 +44,9 @@ constexpr double kTreeCorrection[3][24] = {
 // SM100; graph/search.cc: the speeds (GB/s per channel) the topology search tries, one
 // node (intra) and several (inter), Hopper (sm90) and Blackwell (sm100).
 constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
+// graph/topo.h: the NVLink rate NCCL's search counts per link (SM70/SM80 20, SM90 20.6,
+// SM100 40.1 GB/s) over the link's signalling rate (25 GB/s to Hopper, 50 Blackwell).
+constexpr double kNcclNvlinkRate[4] = {20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50};
 constexpr double kPerChNvlsTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 constexpr double kNvlsHopUs = 25.0, kNvlsTreeNetHopUs = 20.9;
@@ -146,6 +149,7 @@ NcclTuner::NcclTuner(const ClusterSpec& c, int channels)
       x86_host_(!c.gpu.kind.starts_with("GH") && !c.gpu.kind.starts_with("GB")),
       nvls_(NvlsOn(c, generation_)),
       nvlink_(c.intra_node.gbps_per_gpu * c.efficiency.network),
+      nvlink_search_(c.intra_node.gbps_per_gpu * kNcclNvlinkRate[generation_]),
       nic_(c.inter_node.gbps_per_nic * c.NicEfficiency()),
       nics_(std::max(1, c.inter_node.nics_per_node)),
       channels_(channels) {}
@@ -246,9 +250,10 @@ double NcclTuner::NvlsBusBw(CommOp op, const GroupShape& g) const {
   const std::span<const double> inter =
       generation_ >= 3 ? std::span<const double>(kSm100SpeedInter) : kSm90SpeedInter;
   // A head moves its channel into and out of the switch twice: (h + 1) channels' worth
-  // on its NVLink. Across nodes the search steps through the network speeds.
-  const double s = tree ? SpeedStep(inter, std::min(nvlink_ / (h + 1), nic_))
-                        : SpeedStep(intra, nvlink_ / (h + 1));
+  // on its NVLink. Across nodes the search steps through the network speeds, and its
+  // second pass raises the intra-node speed of trees above the NIC's up to what NVLink
+  // allows (search.cc: "increase bwIntra for trees").
+  const double s = SpeedStep(tree ? inter : intra, nvlink_search_ / (h + 1));
   const double pipelined = op == CommOp::kAllReduce ? 2.0 : (g.per_node - 1.0) / g.per_node;
   double bw = s * kNvlsEfficiency[generation_] * (h - 1) / h * pipelined;
   if (tree) {

@@ -48,8 +48,11 @@
 //   heads    h = min(ranks per node, 32), and across nodes also <= the node's NICs;
 //            each is the head of one NVLS channel of the topology search
 //   per-channel speed s: the search's largest speed step (sm90 / sm100 speed arrays)
-//            with (h + 1) x s <= the GPU's NVLink bandwidth (a head moves its own
-//            channel twice); across nodes s_net: the largest step <= one NIC
+//            with (h + 1) x s <= the GPU's NVLink bandwidth as NCCL counts it (18 links
+//            x 20.6 GB/s on H100, x 40.1 on B200: gbps_per_gpu x 20.6/25 or 40.1/50; a
+//            head moves its own channel twice; across nodes from the network speeds,
+//            which the search's second pass lets exceed the NIC's); s_net: the largest
+//            network step <= one NIC (after efficiency.nic)
 //   busbw    h x min(s x eff x (h-1)/h x (2 for all-reduce, else (g-1)/g),
 //                    s_net x (2 on two nodes), perChMaxNVLSTreeBw (NVLSTree))
 //            eff = nvlsEfficiency: 0.85 Hopper, 0.74 Blackwell; algbw = busbw x n/steps
@@ -57,7 +60,7 @@
 //   latency  NVLS 25 us; NVLSTree 25 + 2 x floor(log2 k) x 20.9 us; no base latency
 //   channels NCCL's nvlsChannels: 16 (Hopper), 24 (Blackwell, one node), 32 (across)
 //
-// On 8 H100s: s = 40 (369 / 9 = 41 GB/s, stepped down), busbw 8 x 40 x 0.85 x 7/8 x 2 =
+// On 8 H100s: s = 40 (370.8 / 9 = 41.2 GB/s, stepped down), busbw 8 x 40 x 0.85 x 7/8 x 2 =
 // 476 GB/s, the ~480 NCCL's maintainers quote; on 2 nodes min(59.5, 2 x 45, 57.7) x 8 =
 // 461.6 GB/s. The network models move the link bytes (each GPU sends and receives
 // (g+1)/g of the buffer through the switch; across nodes each head's NIC a double binary
@@ -160,14 +163,15 @@ class NcclTuner {
   double NvlsBusBw(CommOp op, const GroupShape& g) const;  // GB/s
   NcclChoice EvaluateNvls(CommOp op, const GroupShape& g, double bytes) const;
 
-  int generation_;  // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (NCCL's compCapIndex)
-  bool amd_host_;   // NCCL's AMD row for multi-node LL caps and network overhead
-  bool x86_host_;   // false for Grace (GH200, GB200, GB300): no NVLSTree size correction
-  bool nvls_;       // the NVSwitch reduces (IntraNodeSpec::nvls, or derived)
-  double nvlink_;   // GB/s one GPU moves over NVLink (after efficiency)
-  double nic_;      // GB/s of one NIC (after efficiency)
-  int nics_;        // NICs per node
-  int channels_;    // forced communicator channels; 0: none
+  int generation_;        // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (NCCL's compCapIndex)
+  bool amd_host_;         // NCCL's AMD row for multi-node LL caps and network overhead
+  bool x86_host_;         // false for Grace (GH200, GB200, GB300): no NVLSTree size correction
+  bool nvls_;             // the NVSwitch reduces (IntraNodeSpec::nvls, or derived)
+  double nvlink_;         // GB/s one GPU moves over NVLink (after efficiency)
+  double nvlink_search_;  // GB/s of NVLink as NCCL's topology search counts it (NVLS)
+  double nic_;            // GB/s of one NIC (after efficiency)
+  int nics_;              // NICs per node
+  int channels_;          // forced communicator channels; 0: none
 };
 
 }  // namespace meshsim

@@ -200,11 +200,11 @@ TEST(NcclTuner, NvlsFitsHopperAndNewerOnAnNvswitch) {
   EXPECT_FALSE(NcclTuner(on).NvlsFits(CommOp::kAllReduce, node));  // no NVLS before Hopper
 }
 
-// One H100 node: NVLS's per-channel speed is the search's step below 369 / (8 + 1) = 41
-// GB/s: 40; busbw 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s, algbw 476 x 8/14 = 272 GB/s; latency
-// 25 us, 16 channels. Against ring/LL (15 us, algbw 141 x 8/14 = 80.571 GB/s) it wins from
-// 10 us / (1/80.571 - 1/272) GB/s = 1.145 MB: 1 MiB runs LL, 2 MiB NVLS (as NCCL 2.26
-// did in nccl-tests #309: "8B~1MB: RING LL, 2MB~16GB NVLS SIMPLE").
+// One H100 node: NVLS's per-channel speed is the search's step below NCCL's NVLink, 450
+// x 20.6/25 = 370.8 GB/s, over 8 + 1: 41.2 GB/s: 40; busbw 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s,
+// algbw 476 x 8/14 = 272 GB/s; latency 25 us, 16 channels. Against ring/LL (15 us, algbw 141 x 8/14
+// = 80.571 GB/s) it wins from 10 us / (1/80.571 - 1/272) GB/s = 1.145 MB: 1 MiB runs LL, 2 MiB NVLS
+// (as NCCL 2.26 did in nccl-tests #309: "8B~1MB: RING LL, 2MB~16GB NVLS SIMPLE").
 TEST(NcclTuner, NvlsOnOneH100Node) {
   const NcclTuner t(H100(1));
   const GroupShape node{8, 1, 8};
@@ -222,7 +222,7 @@ TEST(NcclTuner, NvlsOnOneH100Node) {
   EXPECT_EQ(Auto(t, CommOp::kAllReduce, node, 2 << 20).algorithm, AllReduceAlgorithm::kNvls);
 }
 
-// Two H100 nodes: NVLSTree. Speed 40 (the network steps: 48, 45, 42, 40 <= 41), NICs 45
+// Two H100 nodes: NVLSTree. Speed 40 (the network steps: 48, 45, 42, 40 <= 41.2), NICs 45
 // (<= 47); busbw 8 x min(40 x 0.85 x 7/8 x 2 = 59.5, 2 x 45, 57.7) = 461.6 GB/s (nccl-tests
 // #309 measured 466.5 at 4 GiB), algbw x 16/30; latency 25 + 2 x 1 x 20.9 = 66.8 us. Four
 // nodes: 8 x min(59.5, 45, 45.5) = 360 GB/s, 25 + 2 x 2 x 20.9 = 108.6 us. Small sizes keep
@@ -262,11 +262,11 @@ TEST(NcclTuner, NvlsTreeFillFollowsNcclsChunks) {
   EXPECT_DOUBLE_EQ(fill(one, {8, 1, 8}, 1 << 30), 0);
 }
 
-// Blackwell: efficiency 0.74, sm100 speeds. 8 x B200: 738 / 9 = 82 -> 80; busbw 8 x 80 x
-// 0.74 x 7/8 x 2 = 828.8 GB/s, 24 channels. A 72-GPU NVLink domain: 32 heads, 738 / 33 =
-// 22.4 -> 20; busbw 32 x 20 x 0.74 x 31/32 x 2 = 917.6 GB/s. Across two B200 nodes NCCL
-// corrects NVLSTree by the trees' Simple table on x86 hosts (1 MiB: log2(2^20/64) = 14:
-// 0.5, stretch 2), not on Grace (GB200).
+// Blackwell: efficiency 0.74, sm100 speeds, NCCL's NVLink 900 x 40.1/50 = 721.8 GB/s.
+// 8 x B200: 721.8 / 9 = 80.2 -> 80; busbw 8 x 80 x 0.74 x 7/8 x 2 = 828.8 GB/s, 24
+// channels. A 72-GPU NVLink domain: 32 heads, 721.8 / 33 = 21.9 -> 20; busbw 32 x 20 x 0.74 x 31/32
+// x 2 = 917.6 GB/s. Across two B200 nodes NCCL corrects NVLSTree by the trees' Simple table on x86
+// hosts (1 MiB: log2(2^20/64) = 14: 0.5, stretch 2), not on Grace (GB200).
 TEST(NcclTuner, NvlsOnBlackwellAndAnNvl72Domain) {
   const NcclTuner b200(Dgx(1, "B200-SXM-180GB", GpuArch::kBlackwell, 900));
   const NcclChoice c = Auto(b200, CommOp::kAllReduce, {8, 1, 8}, 1 << 30);
@@ -285,6 +285,9 @@ TEST(NcclTuner, NvlsOnBlackwellAndAnNvl72Domain) {
                       NcclProtocol::kSimple);
   };
   EXPECT_EQ(tree("B200-SXM-180GB").algorithm, AllReduceAlgorithm::kNvlsTree);
+  // Across two B200 nodes the search's intra speed is the network step below 80.2: 80;
+  // busbw 8 x min(80 x 0.74 x 7/8 x 2 = 103.6, 2 x 45.1 (NICs of 47 GB/s), 96) = 721.6.
+  EXPECT_NEAR(tree("B200-SXM-180GB").cap_algbw, 721.6e9 * 16 / 30, 1e3);
   EXPECT_DOUBLE_EQ(tree("B200-SXM-180GB").stretch, 2.0);
   EXPECT_DOUBLE_EQ(tree("GB200-Blackwell-186GB").stretch, 1.0);
 }
