@@ -4,7 +4,7 @@
 // NCCL times every (algorithm, protocol) pair with a latency-bandwidth model and runs the
 // fastest (src/graph/tuning.cc: ncclTopoTuneModel, ncclTopoGetAlgoTime; src/enqueue.cc:
 // topoGetAlgoInfo). This file restates that model with NCCL's published constants (NCCL
-// master as of 2026; README "Network" lists them with their sources):
+// 2.30.7, master at 5067397c of June 2026; README "Network" lists them with their sources):
 //
 //   time = latency(algorithm, protocol, ranks, nodes) + bytes / algbw(algorithm, protocol)
 //
@@ -26,12 +26,14 @@
 // collective leaves idle and by NCCL's measured tree correction.
 //
 // Channels: a communicator has `max_channels` (24 on one NVSwitch node, 2 per NIC and
-// rail across nodes, as NCCL's init logs show on 8-GPU H100 nodes), twice the channels of
+// rail across nodes, as NCCL's init logs show on 8-GPU H100 nodes; at most MAXCHANNELS,
+// 64: a 72-GPU NVLink domain's 72 NICs give 64), twice the channels of
 // NCCL's topology search, which its per-channel caps count; a collective uses fewer when
 // small: NCCL drops channels while bytes < channels x threads x threshold (threshold: LL
 // 8 x ranks for rings, 8 for trees; LL128 8; Simple 64).
 //
-// GPU generation (NCCL indexes its caps by compute capability) comes from gpu.kind: V100
+// GPU generation (NCCL indexes its caps by compute capability) comes from
+// gpu.architecture where it is ampere, hopper or blackwell, else from gpu.kind: V100
 // is Volta; A100, A800, A30, A10 are Ampere; H100, H200, H800, H20, GH200 are Hopper;
 // B100, B200, B300, GB200, GB300 are Blackwell; anything else gets the Ampere caps.
 // Multi-node LL caps depend on the host CPU (NCCL: Intel vs AMD rows): taken as the CPU of

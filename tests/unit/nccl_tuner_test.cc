@@ -131,6 +131,16 @@ TEST(NcclTuner, ChannelsFollowTheSizeAndTheNics) {
   EXPECT_EQ(ring(1024, NcclProtocol::kSimple).channels, 1);
 }
 
+// NCCL's MAXCHANNELS caps the communicator at 64: two 72-GPU NVLink domains with 72 NICs
+// each would take 2 x 72 = 144.
+TEST(NcclTuner, ChannelsStopAtMaxChannels) {
+  ClusterSpec c = Cluster(2);
+  c.gpus_per_node = 72;
+  c.inter_node.nics_per_node = 72;
+  EXPECT_EQ(NcclTuner(c).MaxChannels({144, 2, 72}), 64);
+  EXPECT_EQ(NcclTuner(c).MaxChannels({32, 2, 16}), 32);
+}
+
 // Absolute caps: LL's llMaxBw is 87.7 GB/s on one A100 node, 141 on one H100 node, 22.5
 // across 2 nodes of AMD hosts (DGX A100) and 39.0 of Intel hosts (DGX H100); algbw is
 // busbw x n / steps. Simple rings have none.
