@@ -82,12 +82,12 @@ CURVES = [
                           [2.38, 4.48, 7.23, 13.29, 22.97, 39.64, 61.93, 90.25, 111.29, 139.08,
                            153.13, 163.20, 165.42, 156.41, 219.12, 220.16, 235.63]))),
     dict(
-        name="h100-16-nvls", scale=16, check=False,
+        name="h100-16-nvls", scale=16, check=True,
         title="all_reduce, 16 x H100 80GB HBM3, two nodes, NCCL's default (NVLSTree)",
         source="NVIDIA/nccl-tests issue #309, first post (NCCL 2.26.2): "
                "https://github.com/NVIDIA/nccl-tests/issues/309. NCCL ran NVLSTree (NVLink "
-               "SHARP in the switch, as the issue's maintainer reply explains), which meshsim "
-               "does not model: shown for the gap, not in the acceptance",
+               "SHARP in each node, a tree across, as the issue's maintainer reply explains); "
+               "the same thread: 1 MiB and below ran ring/LL on one node, 2 MiB and up NVLS",
         hardware="2 x Dell XE9680: 8 x H100 SXM, NVSwitch with NVLink SHARP, 8 x CX-7 NDR "
                  "400 Gb/s",
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
@@ -105,6 +105,82 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "1024", "--algorithm", "ring",
               "--protocol", "LL128", "--channels", "32"],
         measured=dict(zip(sizes(GIB, 5), [110.84, 212.23, 338.16, 364.57, 367.29]))),
+    dict(
+        name="h100-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x H100 80GB HBM3, one node, NCCL's default (NVLS): the reported "
+              "peak",
+        source="NVIDIA/nccl-tests issue #290 (https://github.com/NVIDIA/nccl-tests/issues/290): "
+               "a maintainer calls the single-node run's 476 GB/s (all_reduce_perf -b 128M "
+               "-e 4G -g 8) the expected range for H100 with NVLink SHARP; the thread quotes "
+               "the peak, not its size: placed at 4 GiB, the run's largest. In nccl-tests "
+               "#212 NCCL's lead quotes ~480 GB/s peak busbw on 8 H100s. One point, not a "
+               "curve: not in the acceptance",
+        hardware="8 x H100 80GB HBM3 on NVSwitch (NVLink SHARP), InfiniBand cluster",
+        args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "8"],
+        measured={4 * GIB: 476.0}),
+    dict(
+        name="h200-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x H200, one node (NCCL 2.20.3, NVLS): the reported peak",
+        source="NVIDIA/nccl-tests issue #272 (https://github.com/NVIDIA/nccl-tests/issues/272): "
+               "all_reduce_perf -b 64k -e 4G -g 1, 'peak bandwidth of 475 GB/s' (placed at "
+               "4 GiB, the run's largest size). One point: not in the acceptance",
+        hardware="8 x H200 on NVSwitch (NVLink4, NVLink SHARP)",
+        args=["--cluster", "topologies/dgx-h200.yaml", "--gpus", "8"],
+        measured={4 * GIB: 475.0}),
+    dict(
+        name="b200-8-nvls-peak", scale=8, check=False,
+        title="all_reduce, 8 x B200, one node (NCCL 2.27.1, NVLS): the reported figure",
+        source="NVIDIA/nccl issue #1807 (https://github.com/NVIDIA/nccl/issues/1807): 'the "
+               "all_reduce_perf performance of 8 B200s in a single machine ... Ours is 830+' "
+               "(size not stated: placed at 4 GiB). One point: not in the acceptance",
+        hardware="8 x B200 on NVSwitch (NVLink5, NCCL's maxBw 721.8 GB/s)",
+        args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "8"],
+        measured={4 * GIB: 830.0}),
+    dict(
+        name="h100-16-cw", scale=16, check=False,
+        title="all_reduce, 16 x H100, two CoreWeave nodes, NCCL's default",
+        source="coreweave/nccl-tests pull request #92, test plan: 'H100 8-GPU x 2-node base "
+               "MPIJob ... 440.58 GB/s busbw @ 8G allreduce' "
+               "(https://github.com/coreweave/nccl-tests/pull/92). One point, above 4 GiB",
+        hardware="2 x 8 H100 (CoreWeave h100 nodes, InfiniBand)",
+        args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
+        measured={8 * GIB: 440.58}),
+    dict(
+        name="b200-16-cw", scale=16, check=False,
+        title="all_reduce, 16 x B200, two CoreWeave nodes, NCCL's default",
+        source="coreweave/nccl-tests pull request #92, test plan: 'B200 8-GPU x 2-node base "
+               "MPIJob ... 690.07 GB/s busbw @ 8G allreduce' "
+               "(https://github.com/coreweave/nccl-tests/pull/92). One point, above 4 GiB",
+        hardware="2 x 8 B200 (CoreWeave b200-8x nodes, InfiniBand)",
+        args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "16"],
+        measured={8 * GIB: 690.07}),
+    dict(
+        name="gb200-72-rack", scale=72, check=False,
+        title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
+               "(at cb86553; https://github.com/coreweave/nccl-tests). 72 GPUs: between the "
+               "goal's scales, not in the acceptance",
+        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain (NVLink SHARP)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72"],
+        measured=dict(zip(sizes(512 * MIB, 5), [586.06, 681.17, 757.78, 839.16, 834.57]))),
+    dict(
+        name="gb200-144-racks", scale=144, check=True,
+        title="all_reduce, 144 x GB200, two NVL72 racks (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '2 Racks' (at "
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+        hardware="two GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144"],
+        measured=dict(zip(sizes(512 * MIB, 6),
+                          [493.94, 596.10, 680.30, 743.09, 793.06, 810.41]))),
+    dict(
+        name="gb200-1440-racks", scale=1440, check=True,
+        title="all_reduce, 1440 x GB200, 20 NVL72 racks (NCCL 2.26.2)",
+        source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '20 Racks' (at "
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+        hardware="20 GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440"],
+        measured=dict(zip(sizes(512 * MIB, 6),
+                          [150.95, 218.85, 286.52, 346.38, 381.48, 405.74]))),
 ]
 
 
@@ -113,16 +189,21 @@ INTRO = """# Collectives against public nccl-tests curves
 Regenerated by `bash scripts/nccl_curves.sh` (`scripts/nccl_curves.py`); do not edit by hand.
 
 `meshsim bench-collective` runs one collective at a time on the flow-level network, as
-nccl-tests does on an idle cluster, with NCCL's choice of algorithm, protocol and channels
-from NCCL's own tuner model (README, "Network"). This page compares it with every public
-nccl-tests `all_reduce_perf` curve on A100 and H100 clusters that we found, size by size,
-as bus bandwidth (busbw, nccl-tests' out-of-place column). **Nothing was fitted to these
-curves**: NCCL's latencies, bandwidth fractions and caps are NCCL's published constants
-(NVIDIA/nccl `src/graph/tuning.cc` and `src/enqueue.cc`, master at 5067397c); the link
-efficiencies of the two topologies come from the 1 GiB bus bandwidths in their header
-comments (230 GB/s on 8 x A100, ~370 on 8 x H100, ~47 per NDR NIC), and the channel counts
-from NCCL's init logs. The cluster files are the bundled `selene-a100.yaml` (DGX A100: 8
-HDR NICs of 25 GB/s per node) and `dgx-h100.yaml`; no curve got its own.
+nccl-tests does on an idle cluster, with NCCL's choice of algorithm (ring, tree, and NVLink
+SHARP: NVLS in a node or NVLink domain, NVLSTree across nodes), protocol and channels from
+NCCL's own tuner model (README, "Collectives as NCCL runs them"). This page compares it with
+every public nccl-tests `all_reduce_perf` curve on A100, H100, H200, B200 and GB200 clusters
+that we found, size by size, as bus bandwidth (busbw, nccl-tests' out-of-place column).
+**Nothing was fitted to these curves**: NCCL's latencies, bandwidth fractions, caps, NVLS
+efficiencies, search speeds, channel counts and chunk sizes are NCCL's published constants
+(NVIDIA/nccl 2.30.7, master at 5067397c: `src/graph/tuning.cc`, `src/graph/search.cc`,
+`src/graph/topo.h`, `src/enqueue.cc`, `src/transport/nvls.cc`); the link efficiencies of
+the topologies come from the 1 GiB ring bus bandwidths in their header comments (230 GB/s
+on 8 x A100, ~370 on 8 x H100, ~47 per NDR NIC), and the ring channel counts from NCCL's
+init logs. The cluster files are the bundled `selene-a100.yaml` (DGX A100: 8 HDR NICs of
+25 GB/s per node), `dgx-h100.yaml`, `dgx-h200.yaml`, `dgx-b200.yaml` and `gb200-nvl72.yaml`;
+no curve got its own. Single reported figures ("peak", one size) are listed too, outside
+the acceptance.
 
 ![busbw per size: public measurements (dots) and meshsim (lines); below, the error]({PNG})
 
@@ -131,19 +212,29 @@ HDR NICs of 25 GB/s per node) and `dgx-h100.yaml`; no curve got its own.
 ## What holds and what does not
 
 The goal was every size from 64 KiB to 4 GiB within 15 % at 8, 16 and at least 128 GPUs.
-On one node it holds from 64 KiB to 4 MiB (where the channels NCCL drops for small sizes
-set the time) and from 64 MiB to 4 GiB; on two nodes from 2 to 512 MiB on OCI's cluster
-and from 64 MiB to 1 GiB on gcm's (NCCL's ring). It does **not** hold:
+On one A100 node it holds from 64 KiB to 4 MiB and from 64 MiB to 4 GiB; on one H100,
+H200 or B200 node the reported NVLS peaks (476, 475, 830+ GB/s) are within 0.4 %; on two
+H100 nodes with NCCL's default (NVLSTree) 15 of 17 sizes are within 15 % (mean 8.1 %; 9 of
+17 and 14.5 % before NVLS was modelled), and the two 8 GiB figures of two H100 and two
+B200 nodes are within 4.3 % and 1.1 % (-17 % and -46 % without NVLS). On two A100 nodes it
+holds from 2 to 512 MiB on OCI's cluster and from 64 MiB to 1 GiB on gcm's (NCCL's ring).
+It does **not** hold:
 
 - **8-32 MiB on one A100 node, +20-22 %** (one process per GPU): meshsim follows NCCL's
   model, which credits LL128 with 0.92 and Simple with all of the link at every size; the
-  measured bus bandwidth ramps up more slowly. The other public 8-GPU run (gcm, 32 MiB
-  and up) is within 11 %. The same machine driven by one process for all 8 GPUs (`-g 8`,
-  dotted) is 20-57 % slower than with one process per GPU at the same sizes: the spread
-  between two launch modes on one machine is larger than the goal.
+  measured bus bandwidth ramps up more slowly (its slope between 8 and 32 MiB is ~180 GB/s,
+  LL128 at ~0.78 of the link). No NCCL constant accounts for it: a ring's chunks (2 MiB per
+  rank and channel for Simple) keep every link busy from the first step, so a pipeline
+  fill does not apply on one node. The other public 8-GPU run (gcm, 32 MiB and up) is
+  within 11 %. The same machine driven by one process for all 8 GPUs (`-g 8`, dotted) is
+  20-57 % slower than with one process per GPU at the same sizes: the spread between two
+  launch modes on one machine is larger than the goal.
 - **Two nodes, 64 KiB-1 MiB, +22-48 %** on OCI's RoCE cluster: its small-message floor
   is 36 us where NCCL's latency model (and meshsim) says 25 us; the same model matches
-  the floor of 2 and 4 InfiniBand H100 nodes (25 and 35 us, nccl-tests #309).
+  the floor of 2 and 4 InfiniBand H100 nodes (25 and 35 us, nccl-tests #309). On two H100
+  nodes 512 KiB and 1 MiB are +43 % and +19 %: the measured 512 KiB (12.7 GB/s) sits below
+  the line through its neighbours (10.1 at 256 KiB, 27.3 at 1 MiB), where NCCL changes
+  algorithm.
 - **Two nodes, 1-4 GiB on OCI, -16 to -21 %**: the run reaches 220-236 GB/s, more than a
   ring can over 8 x 25 GB/s NICs (188), so NCCL ran its tree there; NCCL's current tuner
   model, which meshsim follows, rates the ring faster on 2 A100 nodes. The older NCCL
@@ -151,20 +242,31 @@ and from 64 MiB to 1 GiB on gcm's (NCCL's ring). It does **not** hold:
 - **32 MiB on two A100 nodes (gcm, NCCL 2.12), +38 %**: meshsim runs LL128 there, as
   today's tuner model picks; the measured 650 us is close to what meshsim gives a Simple
   ring there (`--algorithm ring --protocol Simple`: 621 us).
-- **At least 128 GPUs, only 3 public sizes, 1 within 15 %**: the only public curve we found
-  at that scale (1024 H100s over RoCE, ring and LL128 forced, sizes from 1 GiB) takes 19.4
-  ms at 1 GiB and 20.2 ms at 2 GiB, a floor of about 18 ms that NCCL's latency model
-  (4.4 ms for 2046 LL128 steps) does not have; at 4-16 GiB meshsim is within 10-13 %.
-- **H100 with NVLink SHARP** (dotted, not in the goal): NCCL's default on H100 nodes is
-  NVLS/NVLSTree, which reduces in the switch and reaches 466 GB/s on two nodes; meshsim
-  does not model it, and runs the ring or tree that NCCL uses without NVLS (on one H100
-  node meshsim's ring reaches 368.0 GB/s at 4 GiB; the same issue reports 368.8 GB/s on
-  one node with `NCCL_NVLS_ENABLE=0`).
+- **At least 128 GPUs: 3 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
+  and LL128 forced, from 1 GiB) take 19.4 ms at 1 GiB and 20.2 ms at 2 GiB, a floor of
+  about 18 ms that NCCL's latency model (4.4 ms for 2046 LL128 steps) does not have; at
+  4-16 GiB meshsim is within 10-13 %. Two GB200 NVL72 racks (144 GPUs, NVLSTree) are
+  within 15 % at 2 and 4 GiB and at 8-16 GiB (-7, -8 %), +29 % and +15 % at 512 MiB and
+  1 GiB. Twenty racks (1440 GPUs) are +123 to +314 %: the measured curve reaches 406 GB/s
+  at 16 GiB with a fixed cost of ~4.4 ms (its time less its slope), where NCCL's model
+  rates NVLSTree at 917.6 GB/s with 192 us of latency; with NVLS off meshsim's tree/ring
+  is still +76 to +267 %. Nothing in NCCL's published model explains either.
+- **One GB200 NVL72 rack (72 GPUs, not in the goal), +53 % at 512 MiB to +9 % at 4 GiB**:
+  NCCL's NVLS model gives 917.6 GB/s on 72 GPUs (32 heads at 20 GB/s, efficiency 0.74);
+  the rack measures 839 at 4 GiB and has a fixed cost of ~550 us that the model lacks
+  (25 us). Without NVLS (rings) meshsim was within 16 %, below the curve.
+
+What changed (this page, before: results at 2d8e844): NVLS and NVLSTree. For NVLSTree a
+pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tree hop
+whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
+(45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
+H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring are unchanged.
 
 No public all_gather or reduce_scatter curve for these machines was found, nor any full
 curve (64 KiB to 4 GiB) at 128 GPUs or more: the NVIDIA/nccl and nccl-tests issues, vendor
 guides and the public code index hold 1- and 2-node runs, 4- and 8-node H100 runs with
-NVLSTree (nccl-tests #309), GB200/GB300 racks, and the 1024-GPU run above.
+NVLSTree (nccl-tests #309), GB200 racks from 512 MiB (CoreWeave), and the 1024-GPU run
+above.
 """
 
 def run_meshsim(meshsim, curve):
@@ -193,7 +295,7 @@ def curve_section(curve, command, sim):
              f"- meshsim: `{command}`.", "",
              "| size | measured busbw GB/s | meshsim busbw GB/s | meshsim time us | "
              "meshsim algorithm/protocol/channels | error |", "|---|---|---|---|---|---|"]
-    inside, bad, errors = 0, 0, []
+    inside, bad, errors, outside = 0, 0, [], []
     for size in sorted(curve["measured"]):
         measured = curve["measured"][size]
         busbw, time_us, how = sim[size]
@@ -207,11 +309,17 @@ def curve_section(curve, command, sim):
                 bad += 1
                 mark = " **(> 15 %)**"
         else:
+            outside.append(abs(error))
             mark = " (outside 64 KiB-4 GiB)"
         lines.append(f"| {human(size)} | {measured:.2f} | {busbw:.2f} | {time_us:.2f} | {how} | "
                      f"{error:+.1%}{mark} |")
-    summary = (f"{inside - bad} of {inside} sizes in 64 KiB-4 GiB within 15 %; mean absolute "
-               f"error {sum(errors) / len(errors):.1%}, max {max(errors):.1%}.")
+    if not errors:  # every size beyond 4 GiB: their errors, for the record
+        errors = outside
+        summary = (f"No size in 64 KiB-4 GiB; beyond it mean absolute error "
+                   f"{sum(errors) / len(errors):.1%}, max {max(errors):.1%}.")
+    else:
+        summary = (f"{inside - bad} of {inside} sizes in 64 KiB-4 GiB within 15 %; mean "
+                   f"absolute error {sum(errors) / len(errors):.1%}, max {max(errors):.1%}.")
     lines += ["", summary, ""]
     return lines, (inside, bad, sum(errors) / len(errors), max(errors))
 
@@ -220,12 +328,14 @@ def plot(curves, sims, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    scales = [8, 16, 1024]
-    fig, axes = plt.subplots(2, 3, figsize=(17, 9), sharex="col",
+    panels = [("8 GPUs", lambda n: n == 8), ("16 GPUs", lambda n: n == 16),
+              ("72 GPUs (one NVL72 rack)", lambda n: n == 72),
+              (">= 128 GPUs", lambda n: n >= 128)]
+    fig, axes = plt.subplots(2, len(panels), figsize=(22, 9), sharex="col",
                              gridspec_kw={"height_ratios": [3, 2]})
-    for col, scale in enumerate(scales):
+    for col, (label, member) in enumerate(panels):
         top, bottom = axes[0][col], axes[1][col]
-        for i, curve in enumerate(c for c in curves if c["scale"] == scale):
+        for i, curve in enumerate(c for c in curves if member(c["scale"])):
             color, xs = f"C{i}", sorted(curve["measured"])
             sim = sims[curve["name"]]
             style = "-" if curve["check"] else ":"
@@ -240,7 +350,7 @@ def plot(curves, sims, path):
             ax.axvspan(LO, HI, color="0.94", zorder=0)
             ax.grid(True, which="both", alpha=0.3)
         top.set_yscale("log")
-        top.set_title(f"all_reduce bus bandwidth, {scale} GPUs")
+        top.set_title(f"all_reduce bus bandwidth, {label}")
         top.set_ylabel("busbw (GB/s)")
         top.legend(fontsize=7)
         bottom.axhspan(-100 * TOLERANCE, 100 * TOLERANCE, color="0.85", zorder=0)
@@ -275,8 +385,9 @@ def render(totals, sections, png):
     table = ["| curve | GPUs | in the acceptance | sizes within 15 % (64 KiB-4 GiB) | mean "
              "abs. error | max abs. error |", "|---|---|---|---|---|---|"]
     for curve, (inside, bad, mean, worst) in totals:
+        within = f"{inside - bad} of {inside}" if inside else "none (sizes > 4 GiB)"
         table.append(f"| {curve['name']} | {curve['scale']} | {'yes' if curve['check'] else 'no'}"
-                     f" | {inside - bad} of {inside} | {mean:.1%} | {worst:.1%} |")
+                     f" | {within} | {mean:.1%} | {worst:.1%} |")
     return (head.replace("{PNG}", png).replace("{SUMMARY}", "\n".join(table)) + "\n" +
             "\n".join(sections))
 

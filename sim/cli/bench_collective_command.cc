@@ -34,6 +34,10 @@ std::string_view AlgorithmName(AllReduceAlgorithm a) {
       return "tree";
     case AllReduceAlgorithm::kHierarchical:
       return "hierarchical";
+    case AllReduceAlgorithm::kNvls:
+      return "nvls";
+    case AllReduceAlgorithm::kNvlsTree:
+      return "nvls_tree";
     default:
       return "ring";
   }
@@ -89,12 +93,13 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
       {"auto", AllReduceAlgorithm::kAuto},
       {"ring", AllReduceAlgorithm::kRing},
       {"hierarchical", AllReduceAlgorithm::kHierarchical},
-      {"tree", AllReduceAlgorithm::kTree}};
+      {"tree", AllReduceAlgorithm::kTree},
+      {"nvls", AllReduceAlgorithm::kNvls}};
   const auto* alg = std::find_if(std::begin(algorithms), std::end(algorithms),
                                  [&](const auto& o) { return a.algorithm == o.first; });
   if (alg == std::end(algorithms)) {
     return Bad("--algorithm",
-               "expected auto | ring | hierarchical | tree, found '" + a.algorithm + "'");
+               "expected auto | ring | hierarchical | tree | nvls, found '" + a.algorithm + "'");
   }
   const std::pair<const char*, NcclProtocol> protocols[] = {{"auto", NcclProtocol::kAuto},
                                                             {"LL", NcclProtocol::kLL},

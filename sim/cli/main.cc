@@ -86,7 +86,7 @@ Subcommand AddBenchCollective(CLI::App& app) {
   bench_cmd->add_option("--min-bytes", bench->min_bytes, "smallest size (default 8)");
   bench_cmd->add_option("--max-bytes", bench->max_bytes, "largest size (default 1 GiB)");
   bench_cmd->add_option("--algorithm", bench->algorithm,
-                        "all-reduce: auto | ring | hierarchical | tree");
+                        "all-reduce: auto | ring | hierarchical | tree | nvls");
   bench_cmd->add_option("--protocol", bench->protocol,
                         "all-reduce, all-gather, reduce-scatter: auto | LL | LL128 | Simple");
   bench_cmd->add_option("--channels", bench->channels,

@@ -398,6 +398,10 @@ void DecodeIntraNode(YamlReader in, int gpus_per_node, IntraNodeSpec* n) {
     RequirePositive(in, "gbps_per_gpu", n->gbps_per_gpu);
   }
   in.GetDouble("latency_us", &n->latency_us);
+  const bool nvls_given = in.Has("nvls");
+  bool nvls = false;
+  in.GetBool("nvls", &nvls);  // absent: derived (NvlsMode::kAuto)
+  if (nvls_given) n->nvls = nvls ? NvlsMode::kOn : NvlsMode::kOff;
   in.Finish();
 }
 

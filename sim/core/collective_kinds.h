@@ -48,10 +48,13 @@ constexpr std::string_view CommOpName(CommOp op) {
   return "?";
 }
 
-// How all-reduces run (see net/nccl_tuner.h): kAuto lets the NCCL tuner model pick ring or
-// tree per size and placement; kHierarchical (reduce-scatter in each node, all-reduce
-// across, all-gather in each node) is meshsim's own and never chosen by kAuto.
-enum class AllReduceAlgorithm { kAuto, kRing, kHierarchical, kTree };
+// How all-reduces run (see net/nccl_tuner.h): kAuto lets the NCCL tuner model pick ring,
+// tree or NVLink SHARP per size and placement; kHierarchical (reduce-scatter in each node,
+// all-reduce across, all-gather in each node) is meshsim's own and never chosen by kAuto.
+// kNvls is NCCL's NVLS (the NVSwitch reduces; one node or NVLink domain), kNvlsTree its
+// NVLSTree (NVLS in each node, a tree across nodes); forcing either asks for NVLink SHARP
+// (NCCL_ALGO=NVLS,NVLSTree), which the tuner maps to the one that fits the placement.
+enum class AllReduceAlgorithm { kAuto, kRing, kHierarchical, kTree, kNvls, kNvlsTree };
 
 // NCCL's protocols (see net/nccl_tuner.h): kLL moves 4 data bytes per 8-byte line (a flag
 // in the other half), kLL128 120 per 128-byte line, kSimple whole buffers with a

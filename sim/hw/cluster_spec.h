@@ -59,6 +59,11 @@ struct GpuSpec {
 enum class IntraNodeKind { kNvswitch, kRing, kFullMesh, kTorus };
 enum class InterNodeKind { kFatTree, kRailOptimized, kSingleSwitch };
 
+// Whether the NVSwitch reduces in the switch (NVLink SHARP, NCCL's NVLS): kAuto derives it
+// as NCCL does, from the GPU (Hopper or Blackwell, gpu.architecture or else gpu.kind) and
+// an NVSwitch (intra_node.kind nvswitch); kOn / kOff force it (NCCL_NVLS_ENABLE=1 / 0).
+enum class NvlsMode : uint8_t { kAuto, kOn, kOff };
+
 struct IntraNodeSpec {
   IntraNodeKind kind = IntraNodeKind::kNvswitch;
   double gbps_per_gpu = 300;  // unidirectional bandwidth out of one GPU (torus: all ports)
@@ -67,6 +72,7 @@ struct IntraNodeSpec {
   // per direction (gbps_per_gpu is then gbps_per_link times the ports of a chip).
   TorusSpec torus;
   double gbps_per_link = 0;
+  NvlsMode nvls = NvlsMode::kAuto;
 };
 
 struct InterNodeSpec {

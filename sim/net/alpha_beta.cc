@@ -134,8 +134,35 @@ CollectiveCost AlphaBetaCollectiveModel::HierarchicalAllReduce(const GroupShape&
   return cost;
 }
 
+CollectiveCost AlphaBetaCollectiveModel::Nvls(CommOp op, const GroupShape& s, double bytes,
+                                              const NcclChoice& c) const {
+  // Each GPU sends and receives 1 + 1/heads of the buffer through the switch for an
+  // all-reduce (the heads' own shards, once more), (g-1)/g for all-gather and
+  // reduce-scatter; across nodes each head's NIC
+  // carries a double binary tree of 1/heads of it (both trees: once each way on 2 nodes,
+  // twice on more, where a head is inside one tree).
+  const int g = s.per_node, heads = c.heads;
+  const double through_switch =
+      op == CommOp::kAllReduce ? bytes * (1 + 1.0 / heads) : bytes * (g - 1) / g;
+  CollectiveCost cost;
+  double link_s = through_switch / NvlinkBps();
+  cost.intra_node_bytes = through_switch * s.ranks;
+  if (s.nodes > 1) {
+    const double per_nic = bytes / c.heads * (s.nodes <= 2 ? 1 : 2);
+    link_s = std::max(link_s, per_nic / NicBpsPerGpu(1));
+    cost.inter_node_bytes = 2.0 * (s.nodes - 1) * bytes;
+  }
+  const double data_s = c.stretch * std::max(link_s, bytes / c.cap_algbw);
+  cost.duration = SimTime::Seconds(c.launch_s + c.hops_s + c.fill_s + data_s);
+  return cost;
+}
+
 CollectiveCost AlphaBetaCollectiveModel::Tuned(CommOp op, const GroupShape& s, double bytes) const {
   const NcclChoice choice = tuner_.Choose(op, s, bytes, nccl_.algorithm, nccl_.protocol);
+  if (choice.algorithm == AllReduceAlgorithm::kNvls ||
+      choice.algorithm == AllReduceAlgorithm::kNvlsTree) {
+    return Nvls(op, s, bytes, choice);
+  }
   if (choice.algorithm == AllReduceAlgorithm::kHierarchical && s.nodes > 1 && s.per_node > 1 &&
       s.ranks == s.nodes * s.per_node) {
     return HierarchicalAllReduce(s, bytes, choice);

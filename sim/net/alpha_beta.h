@@ -39,6 +39,8 @@ class AlphaBetaCollectiveModel final : public CollectiveModel {
   // Data time (no latency) and bytes of a ring of `op` over `s`, `wire` bytes per byte.
   CollectiveCost RingData(CommOp op, const GroupShape& s, double bytes, double wire) const;
   CollectiveCost Tuned(CommOp op, const GroupShape& s, double bytes) const;
+  // NVLS / NVLSTree (nccl_tuner.h): the switch's and the heads' NICs' link bytes.
+  CollectiveCost Nvls(CommOp op, const GroupShape& s, double bytes, const NcclChoice& c) const;
   CollectiveCost HierarchicalAllReduce(const GroupShape& s, double bytes,
                                        const NcclChoice& choice) const;
   double NvlinkBps() const;

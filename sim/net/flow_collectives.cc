@@ -130,6 +130,30 @@ Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& n
   return p;
 }
 
+// NVLink SHARP (nccl_tuner.h): through the switch each GPU sends and receives 1 + 1/heads
+// of the buffer for an all-reduce (its part of every head's load-reduce and multicast
+// store, and a head's own shard once more; every GPU heads a channel up to 32), (g-1)/g
+// for all-gather and reduce-scatter, shown as a ring of that many bytes in each node; across nodes
+// (NVLSTree) the heads of channel ch, one per node on the same rail, run a double binary tree of
+// 1/heads of the buffer. Precondition: equal GPUs per node.
+Phase NvlsPhase(CommOp op, const std::vector<std::vector<int>>& nodes, double bytes, int heads,
+                double latency_s) {
+  const int g = static_cast<int>(nodes.front().size());
+  heads = heads > 0 ? heads : g;
+  const double through_switch =
+      op == CommOp::kAllReduce ? bytes * (1 + 1.0 / heads) : bytes * (g - 1) / g;
+  Phase p;
+  p.latency_s = latency_s;
+  for (const auto& local : nodes) AddRing(local, through_switch, NoRelay, &p.transfers);
+  if (nodes.size() == 1) return p;
+  for (int ch = 0; ch < heads; ++ch) {
+    std::vector<int> members;
+    for (const auto& local : nodes) members.push_back(local[ch * g / heads]);
+    AddDoubleBinaryTree(members, bytes / heads, &p.transfers);
+  }
+  return p;
+}
+
 // Reduce-scatter in each node, a ring all-reduce of each local rank's shard across nodes,
 // all-gather in each node, each with the tuner's ring latency for its ranks and the
 // choice's protocol. Precondition: equal GPUs per node.
@@ -248,9 +272,13 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
       nodes.size() > 1 && EqualPerNode(nodes)) {
     return Hierarchical(c, tuner, choice, gpus, bytes);
   }
+  const bool nvls = choice.algorithm == AllReduceAlgorithm::kNvls ||
+                    choice.algorithm == AllReduceAlgorithm::kNvlsTree;
   if (op == CommOp::kAllReduce && choice.algorithm == AllReduceAlgorithm::kTree &&
       EqualPerNode(nodes)) {
     phase = NcclTreePhase(c, nodes, bytes, wire);
+  } else if (nvls && EqualPerNode(nodes)) {
+    phase = NvlsPhase(op, nodes, bytes, choice.heads, choice.hops_s + choice.fill_s);
   } else {
     phase = RingPhase(c, op, gpus, bytes, wire);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 
 namespace meshsim {
@@ -28,13 +29,39 @@ constexpr double kPerChTreeLL128Bw[4][3] = {
     {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
 constexpr double kPerChTreeBw[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-// treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB.
-constexpr double kTreeCorrection[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 512 MiB (trees use the first
+// 23 entries, NVLSTree on Blackwell with an x86 host all 24).
+constexpr double kTreeCorrection[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+// NVLink SHARP. tuning.cc: nvlsEfficiency (by generation), perChMaxNVLSTreeBws, the
+// NVLS / NVLSTree Simple latencies (NVLink 25 us; network 20.9 us for NVLSTree);
+// device.h: NCCL_MAX_NVLS_ARITY; transport/nvls.cc: NVLS_NCHANNELS_SM90 / SM100_NVL /
+// SM100; graph/search.cc: the speeds (GB/s per channel) the topology search tries, one
+// node (intra) and several (inter), Hopper (sm90) and Blackwell (sm100).
+constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
+// graph/topo.h: the NVLink rate NCCL's search counts per link (SM70/SM80 20, SM90 20.6,
+// SM100 40.1 GB/s) over the link's signalling rate (25 GB/s to Hopper, 50 Blackwell).
+constexpr double kNcclNvlinkRate[4] = {20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50};
+constexpr double kPerChNvlsTreeBw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+constexpr double kNvlsHopUs = 25.0, kNvlsTreeNetHopUs = 20.9;
+constexpr int kNvlsMaxArity = 32;
+constexpr int kNvlsChannelsHopper = 16, kNvlsChannelsBlackwellNode = 24,
+              kNvlsChannelsBlackwellNet = 32;
+// enqueue.cc, calcCollChunking (NVLSTree): nvlsChunkSize 128 KiB, at most 64 KiB from 4
+// nodes (nvlsTreeMaxChunkSize), halved for small sizes.
+constexpr double kNvlsChunk = 128 * 1024;
+constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+constexpr double kSm90SpeedInter[] = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
+                                      15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+constexpr double kSm100SpeedIntra[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+constexpr double kSm100SpeedInter[] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
+                                       20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
 // src/include/device.h: threads per channel (NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS) and
 // bytes per thread before a channel is worth adding (NCCL_*_THREAD_THRESHOLD).
 constexpr int kMaxThreads[3] = {512, 640, 512};
@@ -45,6 +72,7 @@ constexpr int kThreadThreshold[3] = {8, 8, 64};
 // of NCCL's topology search (12 of 30 GB/s on 370 GB/s of NVLink; one per NIC).
 constexpr int kChannelsOneNode = 24;
 constexpr int kChannelsPerRail = 2;
+constexpr int kMaxChannels = 64;  // device.h, MAXCHANNELS
 
 int Log2Floor(uint64_t v) {
   int r = -1;
@@ -78,15 +106,50 @@ int GenerationOf(std::string_view kind) {
   return 1;
 }
 
+// gpu.architecture where it names an NVIDIA generation, else gpu.kind's.
+int GenerationOf(const GpuSpec& gpu) {
+  switch (gpu.architecture) {
+    case GpuArch::kAmpere:
+      return 1;
+    case GpuArch::kHopper:
+      return 2;
+    case GpuArch::kBlackwell:
+      return 3;
+    default:
+      return GenerationOf(gpu.kind);
+  }
+}
+
+// NCCL_NVLS_ENABLE's default: on where the GPU is Hopper or newer and an NVSwitch joins
+// the node (NCCL finds no NVLS graph otherwise).
+bool NvlsOn(const ClusterSpec& c, int generation) {
+  if (c.intra_node.nvls != NvlsMode::kAuto) return c.intra_node.nvls == NvlsMode::kOn;
+  const GpuArch a = c.gpu.architecture;
+  const bool nvidia = a == GpuArch::kUnspecified || a == GpuArch::kAmpere ||
+                      a == GpuArch::kHopper || a == GpuArch::kBlackwell;
+  return nvidia && generation >= 2 && c.intra_node.kind == IntraNodeKind::kNvswitch;
+}
+
+// The topology search's speed for `bw` GB/s: the largest step <= bw (the slowest if none).
+double SpeedStep(std::span<const double> steps, double bw) {
+  for (double s : steps) {
+    if (s <= bw) return s;
+  }
+  return steps.back();
+}
+
 int Steps(CommOp op, int n) { return op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1; }
 int NodesIndex(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
 
 }  // namespace
 
 NcclTuner::NcclTuner(const ClusterSpec& c, int channels)
-    : generation_(GenerationOf(c.gpu.kind)),
+    : generation_(GenerationOf(c.gpu)),
       amd_host_(generation_ == 1),
+      x86_host_(!c.gpu.kind.starts_with("GH") && !c.gpu.kind.starts_with("GB")),
+      nvls_(NvlsOn(c, generation_)),
       nvlink_(c.intra_node.gbps_per_gpu * c.efficiency.network),
+      nvlink_search_(c.intra_node.gbps_per_gpu * kNcclNvlinkRate[generation_]),
       nic_(c.inter_node.gbps_per_nic * c.NicEfficiency()),
       nics_(std::max(1, c.inter_node.nics_per_node)),
       channels_(channels) {}
@@ -105,7 +168,7 @@ double NcclTuner::WireFactor(NcclProtocol p) {
 int NcclTuner::MaxChannels(const GroupShape& g) const {
   if (channels_ > 0) return channels_;
   if (g.nodes <= 1) return kChannelsOneNode;
-  return kChannelsPerRail * std::min(nics_, std::max(1, g.per_node));
+  return std::min(kMaxChannels, kChannelsPerRail * std::min(nics_, std::max(1, g.per_node)));
 }
 
 double NcclTuner::RingBusBw(const GroupShape& g) const {
@@ -167,9 +230,82 @@ double NcclTuner::Latency(CommOp op, const GroupShape& g, int a, int p) const {
   return (steps - inter_steps) * hop + inter_steps * inter;
 }
 
+bool NcclTuner::NvlsFits(CommOp op, const GroupShape& g) const {
+  if (!nvls_ || generation_ < 2 || g.per_node < 2 || NvlsHeads(g) < 2) return false;
+  if (op == CommOp::kAllReduce) return true;
+  return (op == CommOp::kAllGather || op == CommOp::kReduceScatter) && g.nodes == 1 &&
+         g.per_node <= kNvlsMaxArity;
+}
+
+int NcclTuner::NvlsHeads(const GroupShape& g) const {
+  const int heads = std::min(g.per_node, kNvlsMaxArity);
+  return g.nodes > 1 ? std::min(heads, nics_) : heads;
+}
+
+double NcclTuner::NvlsBusBw(CommOp op, const GroupShape& g) const {
+  const bool tree = g.nodes > 1;
+  const int h = NvlsHeads(g);
+  const std::span<const double> intra =
+      generation_ >= 3 ? std::span<const double>(kSm100SpeedIntra) : kSm90SpeedIntra;
+  const std::span<const double> inter =
+      generation_ >= 3 ? std::span<const double>(kSm100SpeedInter) : kSm90SpeedInter;
+  // A head moves its channel into and out of the switch twice: (h + 1) channels' worth
+  // on its NVLink. Across nodes the search steps through the network speeds, and its
+  // second pass raises the intra-node speed of trees above the NIC's up to what NVLink
+  // allows (search.cc: "increase bwIntra for trees").
+  const double s = SpeedStep(tree ? inter : intra, nvlink_search_ / (h + 1));
+  const double pipelined = op == CommOp::kAllReduce ? 2.0 : (g.per_node - 1.0) / g.per_node;
+  double bw = s * kNvlsEfficiency[generation_] * (h - 1) / h * pipelined;
+  if (tree) {
+    bw = std::min(bw, SpeedStep(inter, nic_) * (g.nodes <= 2 ? 2 : 1));
+    bw = std::min(bw, kPerChNvlsTreeBw[generation_][NodesIndex(g.nodes)]);
+  }
+  return h * bw;
+}
+
+NcclChoice NcclTuner::EvaluateNvls(CommOp op, const GroupShape& g, double bytes) const {
+  assert(NvlsFits(op, g) && bytes > 0);
+  NcclChoice c;
+  const bool tree = g.nodes > 1;
+  c.algorithm = tree ? AllReduceAlgorithm::kNvlsTree : AllReduceAlgorithm::kNvls;
+  c.protocol = NcclProtocol::kSimple;
+  c.channels = c.max_channels = generation_ < 3 ? kNvlsChannelsHopper
+                                : tree          ? kNvlsChannelsBlackwellNet
+                                                : kNvlsChannelsBlackwellNode;
+  c.heads = NvlsHeads(g);
+  const uint64_t n = bytes < 1.8e19 ? static_cast<uint64_t>(bytes) : UINT64_MAX;
+  const double latency_us = kNvlsHopUs + (tree ? 2 * Log2Floor(g.nodes) * kNvlsTreeNetHopUs : 0.0);
+  const double ratio = op == CommOp::kAllReduce ? double(g.ranks) / Steps(op, g.ranks) : 1.0;
+  // NCCL corrects NVLSTree by the trees' table on Blackwell with an x86 host only.
+  const int log_size = Log2Floor(n >> 6);
+  double correction = 1;
+  if (tree && generation_ >= 3 && x86_host_ && log_size >= 0 && log_size < 24) {
+    correction = kTreeCorrection[kSimple][log_size];
+  }
+  if (tree) {
+    // The chunk calcCollChunking picks, a whole one per op unless the buffer is smaller.
+    const double ops = double(c.channels) * c.heads;
+    double chunk = g.nodes >= 4 ? kNvlsChunk / 2 : kNvlsChunk;
+    if (bytes < 4 * ops * chunk && chunk > kNvlsChunk / 2) chunk = kNvlsChunk / 2;
+    if (bytes < ops * chunk && chunk > kNvlsChunk / 4) chunk = kNvlsChunk / 4;
+    chunk = std::min(chunk, bytes / ops);
+    c.fill_s = 2 * Log2Floor(g.nodes) * c.channels * chunk / (1e9 * nic_);
+  }
+  c.launch_s = 0;  // NCCL's base latency of NVLS and NVLSTree
+  c.hops_s = latency_us * 1e-6;
+  c.cap_algbw = 1e9 * NvlsBusBw(op, g) * ratio;
+  c.estimate_s = c.hops_s + bytes / (c.cap_algbw * correction);
+  c.stretch = 1 / correction;
+  return c;
+}
+
 NcclChoice NcclTuner::Evaluate(CommOp op, const GroupShape& g, double bytes,
                                AllReduceAlgorithm algorithm, NcclProtocol protocol) const {
   assert(g.ranks >= 2 && bytes > 0 && protocol != NcclProtocol::kAuto);
+  if ((algorithm == AllReduceAlgorithm::kNvls || algorithm == AllReduceAlgorithm::kNvlsTree) &&
+      NvlsFits(op, g)) {
+    return EvaluateNvls(op, g, bytes);
+  }
   const int a = algorithm == AllReduceAlgorithm::kTree ? kTreeIdx : kRingIdx;
   const int p = ProtocolIndex(protocol);
   NcclChoice c;
@@ -205,6 +341,12 @@ NcclChoice NcclTuner::Evaluate(CommOp op, const GroupShape& g, double bytes,
 
 NcclChoice NcclTuner::Choose(CommOp op, const GroupShape& g, double bytes,
                              AllReduceAlgorithm algorithm, NcclProtocol protocol) const {
+  const bool nvls_asked =
+      algorithm == AllReduceAlgorithm::kNvls || algorithm == AllReduceAlgorithm::kNvlsTree;
+  const bool nvls_ok =
+      NvlsFits(op, g) && (protocol == NcclProtocol::kAuto || protocol == NcclProtocol::kSimple);
+  if (nvls_asked && nvls_ok) return EvaluateNvls(op, g, bytes);
+  if (nvls_asked) algorithm = AllReduceAlgorithm::kRing;
   const bool tree_ok = op == CommOp::kAllReduce;
   const bool hierarchical = algorithm == AllReduceAlgorithm::kHierarchical;
   NcclChoice best;
@@ -225,6 +367,11 @@ NcclChoice NcclTuner::Choose(CommOp op, const GroupShape& g, double bytes,
       if (!found || c.estimate_s < best.estimate_s) best = c;
       found = true;
     }
+  }
+  // NVLS and NVLSTree come after tree and ring in NCCL's order.
+  if (algorithm == AllReduceAlgorithm::kAuto && nvls_ok) {
+    const NcclChoice c = EvaluateNvls(op, g, bytes);
+    if (c.estimate_s < best.estimate_s) best = c;
   }
   if (hierarchical) best.algorithm = AllReduceAlgorithm::kHierarchical;
   return best;

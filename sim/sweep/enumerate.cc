@@ -384,6 +384,9 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
     if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
+    if (k.intra_node.nvls != NvlsMode::kAuto) {
+      h = Fnv(h, "nvls|" + std::to_string(static_cast<int>(k.intra_node.nvls)));
+    }
     if (const std::string variant = ModelVariantText(m); !variant.empty()) h = Fnv(h, variant);
   }
   for (const Configuration& c : configs) {

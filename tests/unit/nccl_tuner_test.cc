@@ -131,6 +131,16 @@ TEST(NcclTuner, ChannelsFollowTheSizeAndTheNics) {
   EXPECT_EQ(ring(1024, NcclProtocol::kSimple).channels, 1);
 }
 
+// NCCL's MAXCHANNELS caps the communicator at 64: two 72-GPU NVLink domains with 72 NICs
+// each would take 2 x 72 = 144.
+TEST(NcclTuner, ChannelsStopAtMaxChannels) {
+  ClusterSpec c = Cluster(2);
+  c.gpus_per_node = 72;
+  c.inter_node.nics_per_node = 72;
+  EXPECT_EQ(NcclTuner(c).MaxChannels({144, 2, 72}), 64);
+  EXPECT_EQ(NcclTuner(c).MaxChannels({32, 2, 16}), 32);
+}
+
 // Absolute caps: LL's llMaxBw is 87.7 GB/s on one A100 node, 141 on one H100 node, 22.5
 // across 2 nodes of AMD hosts (DGX A100) and 39.0 of Intel hosts (DGX H100); algbw is
 // busbw x n / steps. Simple rings have none.
@@ -164,6 +174,166 @@ TEST(NcclTuner, ForcedChoices) {
       t.Choose(CommOp::kAllReduce, g, 1024, AllReduceAlgorithm::kHierarchical, NcclProtocol::kAuto);
   EXPECT_EQ(h.algorithm, AllReduceAlgorithm::kHierarchical);
   EXPECT_EQ(h.protocol, NcclProtocol::kSimple);
+}
+
+// NVLink SHARP. Clusters as DGX H100 / B200: NVLink 450 (H100) or 900 (B200) GB/s x 0.82
+// = 369 or 738 GB/s per GPU; 8 NICs of 50 GB/s x 0.94 = 47 GB/s.
+ClusterSpec Dgx(int nodes, const std::string& kind, GpuArch arch, double nvlink) {
+  ClusterSpec c = Cluster(nodes, kind);
+  c.gpu.architecture = arch;
+  c.intra_node.gbps_per_gpu = nvlink;
+  c.efficiency.network = 0.82;
+  c.efficiency.nic = 0.94;
+  c.inter_node.gbps_per_nic = 50;
+  return c;
+}
+ClusterSpec H100(int nodes) { return Dgx(nodes, "H100-SXM5-80GB", GpuArch::kHopper, 450); }
+
+// NVLS applies where the switch reduces (Hopper or newer on an NVSwitch, unless
+// intra_node.nvls says otherwise) and >= 2 ranks share a node; all-gather and
+// reduce-scatter only on one node.
+TEST(NcclTuner, NvlsFitsHopperAndNewerOnAnNvswitch) {
+  const GroupShape node{8, 1, 8}, two{16, 2, 8}, spread{16, 16, 1};
+  const NcclTuner h100(H100(2));
+  EXPECT_TRUE(h100.NvlsFits(CommOp::kAllReduce, node));
+  EXPECT_TRUE(h100.NvlsFits(CommOp::kAllReduce, two));
+  EXPECT_FALSE(h100.NvlsFits(CommOp::kAllReduce, spread));
+  EXPECT_TRUE(h100.NvlsFits(CommOp::kAllGather, node));
+  EXPECT_FALSE(h100.NvlsFits(CommOp::kReduceScatter, two));
+  EXPECT_FALSE(NcclTuner(Cluster(1)).NvlsFits(CommOp::kAllReduce, node));  // A100
+  ClusterSpec off = H100(1), ring = H100(1), on = Cluster(1);
+  off.intra_node.nvls = NvlsMode::kOff;
+  ring.intra_node.kind = IntraNodeKind::kRing;
+  on.intra_node.nvls = NvlsMode::kOn;
+  EXPECT_FALSE(NcclTuner(off).NvlsFits(CommOp::kAllReduce, node));
+  EXPECT_FALSE(NcclTuner(ring).NvlsFits(CommOp::kAllReduce, node));
+  EXPECT_FALSE(NcclTuner(on).NvlsFits(CommOp::kAllReduce, node));  // no NVLS before Hopper
+}
+
+// One H100 node: NVLS's per-channel speed is the search's step below NCCL's NVLink, 450
+// x 20.6/25 = 370.8 GB/s, over 8 + 1: 41.2 GB/s: 40; busbw 8 x 40 x 0.85 x 7/8 x 2 = 476 GB/s,
+// algbw 476 x 8/14 = 272 GB/s; latency 25 us, 16 channels. Against ring/LL (15 us, algbw 141 x 8/14
+// = 80.571 GB/s) it wins from 10 us / (1/80.571 - 1/272) GB/s = 1.145 MB: 1 MiB runs LL, 2 MiB NVLS
+// (as NCCL 2.26 did in nccl-tests #309: "8B~1MB: RING LL, 2MB~16GB NVLS SIMPLE").
+TEST(NcclTuner, NvlsOnOneH100Node) {
+  const NcclTuner t(H100(1));
+  const GroupShape node{8, 1, 8};
+  const NcclChoice c = Auto(t, CommOp::kAllReduce, node, 1 << 30);
+  EXPECT_EQ(c.algorithm, AllReduceAlgorithm::kNvls);
+  EXPECT_EQ(c.protocol, NcclProtocol::kSimple);
+  EXPECT_EQ(c.channels, 16);
+  EXPECT_EQ(c.heads, 8);
+  EXPECT_NEAR(c.cap_algbw, 272e9, 1e3);
+  EXPECT_DOUBLE_EQ(c.launch_s, 0);
+  EXPECT_NEAR(c.hops_s, 25e-6, 1e-12);
+  EXPECT_NEAR(c.estimate_s, 25e-6 + (1 << 30) / 272e9, 1e-12);
+  EXPECT_EQ(Auto(t, CommOp::kAllReduce, node, 1 << 20).algorithm, AllReduceAlgorithm::kRing);
+  EXPECT_EQ(Auto(t, CommOp::kAllReduce, node, 1 << 20).protocol, NcclProtocol::kLL);
+  EXPECT_EQ(Auto(t, CommOp::kAllReduce, node, 2 << 20).algorithm, AllReduceAlgorithm::kNvls);
+}
+
+// Two H100 nodes: NVLSTree. Speed 40 (the network steps: 48, 45, 42, 40 <= 41.2), NICs 45
+// (<= 47); busbw 8 x min(40 x 0.85 x 7/8 x 2 = 59.5, 2 x 45, 57.7) = 461.6 GB/s (nccl-tests
+// #309 measured 466.5 at 4 GiB), algbw x 16/30; latency 25 + 2 x 1 x 20.9 = 66.8 us. Four
+// nodes: 8 x min(59.5, 45, 45.5) = 360 GB/s, 25 + 2 x 2 x 20.9 = 108.6 us. Small sizes keep
+// the tree's LL (64 KiB).
+TEST(NcclTuner, NvlsTreeAcrossH100Nodes) {
+  const NcclTuner two(H100(2)), four(H100(4));
+  const NcclChoice c = Auto(two, CommOp::kAllReduce, {16, 2, 8}, 1 << 30);
+  EXPECT_EQ(c.algorithm, AllReduceAlgorithm::kNvlsTree);
+  EXPECT_NEAR(c.cap_algbw, 461.6e9 * 16 / 30, 1e3);
+  EXPECT_NEAR(c.hops_s, 66.8e-6, 1e-12);
+  const NcclChoice f = Auto(four, CommOp::kAllReduce, {32, 4, 8}, 1 << 30);
+  EXPECT_EQ(f.algorithm, AllReduceAlgorithm::kNvlsTree);
+  EXPECT_NEAR(f.cap_algbw, 360e9 * 32 / 62, 1e3);
+  EXPECT_NEAR(f.hops_s, 108.6e-6, 1e-12);
+  EXPECT_EQ(Auto(two, CommOp::kAllReduce, {16, 2, 8}, 65536).algorithm, AllReduceAlgorithm::kTree);
+}
+
+// NVLSTree's pipeline fill, 2 floor(log2 k) x 16 channels x chunk / 47 GB/s, with NCCL's
+// chunks for 16 x 8 = 128 ops: 128 KiB from 64 MiB, 64 KiB from 8 MiB, 32 KiB below,
+// and 1 MiB / 128 = 8 KiB at 1 MiB; 64 KiB at any size from 4 nodes. One node has none.
+TEST(NcclTuner, NvlsTreeFillFollowsNcclsChunks) {
+  const NcclTuner two(H100(2)), four(H100(4)), one(H100(1));
+  auto fill = [](const NcclTuner& t, GroupShape g, double bytes) {
+    return t
+        .Evaluate(CommOp::kAllReduce, g, bytes, AllReduceAlgorithm::kNvlsTree,
+                  NcclProtocol::kSimple)
+        .fill_s;
+  };
+  const GroupShape g2{16, 2, 8}, g4{32, 4, 8};
+  EXPECT_NEAR(fill(two, g2, 1 << 30), 2 * 16 * 131072 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(two, g2, 64 << 20), 2 * 16 * 131072 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(two, g2, 32 << 20), 2 * 16 * 65536 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(two, g2, 8 << 20), 2 * 16 * 65536 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(two, g2, 4 << 20), 2 * 16 * 32768 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(two, g2, 1 << 20), 2 * 16 * 8192 / 47e9, 1e-15);
+  EXPECT_NEAR(fill(four, g4, 1 << 30), 4 * 16 * 65536 / 47e9, 1e-15);
+  EXPECT_DOUBLE_EQ(fill(one, {8, 1, 8}, 1 << 30), 0);
+}
+
+// Blackwell: efficiency 0.74, sm100 speeds, NCCL's NVLink 900 x 40.1/50 = 721.8 GB/s.
+// 8 x B200: 721.8 / 9 = 80.2 -> 80; busbw 8 x 80 x 0.74 x 7/8 x 2 = 828.8 GB/s, 24
+// channels. A 72-GPU NVLink domain: 32 heads, 721.8 / 33 = 21.9 -> 20; busbw 32 x 20 x 0.74 x 31/32
+// x 2 = 917.6 GB/s. Across two B200 nodes NCCL corrects NVLSTree by the trees' Simple table on x86
+// hosts (1 MiB: log2(2^20/64) = 14: 0.5, stretch 2), not on Grace (GB200).
+TEST(NcclTuner, NvlsOnBlackwellAndAnNvl72Domain) {
+  const NcclTuner b200(Dgx(1, "B200-SXM-180GB", GpuArch::kBlackwell, 900));
+  const NcclChoice c = Auto(b200, CommOp::kAllReduce, {8, 1, 8}, 1 << 30);
+  EXPECT_EQ(c.algorithm, AllReduceAlgorithm::kNvls);
+  EXPECT_EQ(c.channels, 24);
+  EXPECT_NEAR(c.cap_algbw, 828.8e9 * 8 / 14, 1e3);
+  ClusterSpec nvl72 = Dgx(1, "GB200-Blackwell-186GB", GpuArch::kBlackwell, 900);
+  nvl72.gpus_per_node = 72;
+  const NcclChoice d = Auto(NcclTuner(nvl72), CommOp::kAllReduce, {72, 1, 72}, 1 << 30);
+  EXPECT_EQ(d.algorithm, AllReduceAlgorithm::kNvls);
+  EXPECT_EQ(d.heads, 32);
+  EXPECT_NEAR(d.cap_algbw, 917.6e9 * 72 / 142, 1e3);
+  auto tree = [](const std::string& kind) {
+    const NcclTuner t(Dgx(2, kind, GpuArch::kBlackwell, 900));
+    return t.Evaluate(CommOp::kAllReduce, {16, 2, 8}, 1 << 20, AllReduceAlgorithm::kNvlsTree,
+                      NcclProtocol::kSimple);
+  };
+  EXPECT_EQ(tree("B200-SXM-180GB").algorithm, AllReduceAlgorithm::kNvlsTree);
+  // Across two B200 nodes the search's intra speed is the network step below 80.2: 80;
+  // busbw 8 x min(80 x 0.74 x 7/8 x 2 = 103.6, 2 x 45.1 (NICs of 47 GB/s), 96) = 721.6.
+  EXPECT_NEAR(tree("B200-SXM-180GB").cap_algbw, 721.6e9 * 16 / 30, 1e3);
+  EXPECT_DOUBLE_EQ(tree("B200-SXM-180GB").stretch, 2.0);
+  EXPECT_DOUBLE_EQ(tree("GB200-Blackwell-186GB").stretch, 1.0);
+}
+
+// All-gather may run NVLS on one node: busbw 8 x 40 x 0.85 x 7/8 x 7/8 = 208.25 GB/s, taken
+// as algbw; the rings beat it at every size (LL 10.8 us + S / 161.1 GB/s below ~1 MB,
+// LL128 27.3 us + S / 388 GB/s above), so only forcing runs it. Forcing NVLS where it
+// does not fit (A100, all-gather across nodes) or with LL runs a ring.
+TEST(NcclTuner, ForcedNvls) {
+  const NcclTuner t(H100(2));
+  const GroupShape node{8, 1, 8};
+  for (double bytes : {65536.0, 1048576.0, 16777216.0, 1073741824.0}) {
+    EXPECT_EQ(Auto(t, CommOp::kAllGather, node, bytes).algorithm, AllReduceAlgorithm::kRing);
+  }
+  const NcclChoice ag =
+      t.Choose(CommOp::kAllGather, node, 1 << 30, AllReduceAlgorithm::kNvls, NcclProtocol::kAuto);
+  EXPECT_EQ(ag.algorithm, AllReduceAlgorithm::kNvls);
+  EXPECT_NEAR(ag.cap_algbw, 208.25e9, 1e3);
+  EXPECT_EQ(t.Choose(CommOp::kAllGather, {16, 2, 8}, 1 << 30, AllReduceAlgorithm::kNvls,
+                     NcclProtocol::kAuto)
+                .algorithm,
+            AllReduceAlgorithm::kRing);
+  EXPECT_EQ(
+      t.Choose(CommOp::kAllReduce, node, 1 << 30, AllReduceAlgorithm::kNvls, NcclProtocol::kLL)
+          .algorithm,
+      AllReduceAlgorithm::kRing);
+  EXPECT_EQ(
+      NcclTuner(Cluster(1))
+          .Choose(CommOp::kAllReduce, node, 1 << 30, AllReduceAlgorithm::kNvls, NcclProtocol::kAuto)
+          .algorithm,
+      AllReduceAlgorithm::kRing);
+  EXPECT_EQ(Auto(t, CommOp::kAllReduce, node, 4 << 20).algorithm, AllReduceAlgorithm::kNvls);
+  EXPECT_EQ(
+      t.Choose(CommOp::kAllReduce, node, 4 << 20, AllReduceAlgorithm::kAuto, NcclProtocol::kLL128)
+          .algorithm,
+      AllReduceAlgorithm::kRing);
 }
 
 }  // namespace

@@ -248,6 +248,41 @@ TEST_P(NetworkModels, MidSizeAllReduceRunsLL128) {
   ExpectSeconds(end[0], 14e-6 + 26.6e-6 + bytes * 7 / 4 * 16 / 15 / kNv);
 }
 
+// NVLink SHARP on DGX H100-like nodes (NVLink 450 GB/s x 0.82 = 369 GB/s per GPU; 8 NICs
+// of 50 x 0.94 = 47 GB/s). One node, 1 GiB: NVLS (nccl_tuner_test.cc: latency 25 us, algbw
+// 272 GB/s); each GPU moves 9/8 B through the switch each way, 3.27 ms at 369 GB/s, less
+// than the 3.95 ms NCCL's NVLS bandwidth allows, so the data takes B / 272 GB/s. Two
+// nodes: NVLSTree, 66.8 us + the pipeline fill 2 x 16 x 128 KiB / 47 GB/s = 89.2 us + B /
+// (461.6 x 16/30 GB/s) = 4.36 ms (links: NVLink 3.27 ms, each head's NIC B/8 each way =
+// 2.86 ms); the two trees cross the nodes 2 x (2-1) x B.
+TEST_P(NetworkModels, NvlsAllReduceOnH100Nodes) {
+  auto make = [](int nodes) {
+    Experiment e;
+    e.cluster = testing::OneNode(8);
+    e.cluster.nodes = nodes;
+    e.cluster.gpu.kind = "H100-SXM5-80GB";
+    e.cluster.gpu.architecture = GpuArch::kHopper;
+    e.cluster.intra_node.gbps_per_gpu = 450;
+    e.cluster.inter_node.gbps_per_nic = 50;
+    e.cluster.efficiency.network = 0.82;
+    e.cluster.efficiency.nic = 0.94;
+    e.cluster.network_model = GetParam().kind;
+    Result<std::unique_ptr<Network>> net = MakeNetwork(e);
+    EXPECT_TRUE(net.ok());
+    return std::move(net.value());
+  };
+  auto one = make(1);
+  const auto end = Finish(*one, {{CommOp::kAllReduce, {0, 1, 2, 3, 4, 5, 6, 7}, kB}});
+  ExpectSeconds(end[0], 25e-6 + kB / 272e9);
+  EXPECT_NEAR(one->IntraNodeBytes(), 8 * 9.0 / 8 * kB, 1e-6 * kB);
+  auto two = make(2);
+  std::vector<int> all(16);
+  for (int i = 0; i < 16; ++i) all[i] = i;
+  const auto end2 = Finish(*two, {{CommOp::kAllReduce, all, kB}});
+  ExpectSeconds(end2[0], 66.8e-6 + 2 * 16 * 131072 / 47e9 + kB / (461.6e9 * 16 / 30));
+  EXPECT_NEAR(two->InterNodeBytes(), 2 * kB, 1e-6 * kB);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Every, NetworkModels,
     ::testing::Values(NetworkCase{"AlphaBeta", NetworkModelKind::kAlphaBeta, false, false},
