@@ -54,7 +54,7 @@ std::string Describe(const json& v) {
   }
 }
 
-enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek, kGptOss };
+enum class MoeStyle { kNone, kMixtral, kQwen2Moe, kDeepseek, kGptOss, kNemotronH };
 
 // Which linear layers of a family carry biases (the model schema counts none).
 struct Biases {
@@ -91,6 +91,7 @@ constexpr Family kFamilies[] = {
     {"qwen3_moe", "Qwen3MoeForCausalLM", true, MoeStyle::kQwen2Moe, kNoBiases},
     {"gpt_oss", "GptOssForCausalLM", true, MoeStyle::kGptOss, kGptOssBiases},
     {"nemotron", "NemotronForCausalLM", false, MoeStyle::kNone, kNoBiases},
+    {"nemotron_h", "NemotronHForCausalLM", false, MoeStyle::kNemotronH, kNoBiases},
 };
 
 std::string SupportedTypes() {
@@ -313,15 +314,16 @@ void DecodeQwen2Moe(const Fields& f, ModelSpec* m, HfImport* out) {
   }
 }
 
-// DeepSeek-V3's multi-token-prediction module: not part of the model schema.
+// Multi-token-prediction modules: left out, as the published parameter counts leave them
+// out; model.mtp_layers adds them (DeepSeek-V3's: a transformer layer each).
 void WarnMtp(const Fields& f, HfImport* out) {
   const int mtp = f.Int32Or("num_nextn_predict_layers", 0, 0);
   if (mtp == 0) return;
   out->warnings.push_back(
       "not counted: the multi-token-prediction module (num_nextn_predict_layers " +
       std::to_string(mtp) +
-      "), as in the published parameter count; training with it would add its layers' "
-      "parameters and compute, which are not modelled");
+      "), as in the published parameter count; set mtp_layers: " + std::to_string(mtp) +
+      " to train with it (its parameters and compute on the last pipeline stage)");
 }
 
 void DecodeDeepseek(const Fields& f, ModelSpec* m) {
@@ -365,6 +367,79 @@ void DecodeGptOss(const Fields& f, ModelSpec* m, HfImport* out) {
       "not counted: the experts' and the router's biases and the attention "
       "sinks (GPT-OSS): " +
       FormatParams(per_layer * m->layers) + " parameters");
+}
+
+// A Nemotron-H layer pattern from `hybrid_override_pattern` ("M-M*-E...") or, in newer
+// configs, `layers_block_type` (["mamba", "attention", "mlp", "moe", ...]).
+std::string NemotronHPattern(const Fields& f, int layers) {
+  std::string pattern;
+  const char* key = f.Has("layers_block_type") ? "layers_block_type" : "hybrid_override_pattern";
+  if (!f.Has(key)) f.Fail(key, "required field is missing (the hybrid layer pattern)");
+  const json& v = f.At(key);
+  if (v.is_string()) {
+    pattern = v.get<std::string>();
+  } else if (v.is_array()) {
+    static const std::pair<const char*, char> kinds[] = {
+        {"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
+    for (const json& t : v) {
+      char c = '?';
+      for (const auto& [name, ch] : kinds) c = t.is_string() && t.get<std::string>() == name ? ch : c;
+      if (c == '?') f.Fail(key, "expected mamba, attention, mlp or moe, found " + Describe(t));
+      pattern += c;
+    }
+  } else {
+    f.Fail(key, "expected a pattern, found " + Describe(v));
+  }
+  const size_t bad = pattern.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    f.Fail(key, "expected the characters M (Mamba-2), * (attention), - (MLP), E (MoE), found '" +
+                    pattern.substr(bad, 1) + "' at position " + std::to_string(bad));
+  }
+  if (pattern.size() != static_cast<size_t>(layers)) {
+    f.Fail(key, "expected num_hidden_layers = " + std::to_string(layers) + " layers, found " +
+                    std::to_string(pattern.size()));
+  }
+  return pattern;
+}
+
+// Nemotron-H and Nemotron 3 (model_type nemotron_h): the layer pattern, the Mamba-2
+// mixer (d_inner = mamba_num_heads x mamba_head_dim, as the HF and Megatron-LM models
+// build it; `expand` is not used), squared-ReLU MLPs and MoE blocks with one shared
+// expert of moe_shared_expert_intermediate_size.
+void DecodeNemotronH(const Fields& f, ModelSpec* m, HfImport* out) {
+  m->layer_pattern = NemotronHPattern(f, m->layers);
+  m->mamba_heads = f.Int32("mamba_num_heads", 1);
+  m->mamba_head_dim = f.Int("mamba_head_dim", 1);
+  m->mamba_state = f.Int("ssm_state_size", 1);
+  m->mamba_groups = f.Int32Or("n_groups", 1, 1);
+  m->mamba_conv_kernel = f.Int32Or("conv_kernel", 4, 1);
+  m->mamba_chunk = f.IntOr("chunk_size", 128, 1);
+  if (m->mamba_heads % m->mamba_groups != 0) {
+    f.Fail("n_groups", "n_groups = " + std::to_string(m->mamba_groups) +
+                           " does not divide mamba_num_heads = " + std::to_string(m->mamba_heads));
+  }
+  const std::string act = f.StringOr("mlp_hidden_act", "relu2");
+  out->warnings.push_back("mlp_hidden_act '" + act +
+                          "' in a plain MLP is modelled as ffn_kind gelu (2 matrices: the same "
+                          "parameters and FLOPs)");
+  if (f.Has("moe_latent_size")) {
+    f.Fail("moe_latent_size", "LatentMoE (experts in a moe_latent_size space) is not modelled");
+  }
+  if (m->layer_pattern.find('E') == std::string::npos) return;
+  m->experts = f.Int32("n_routed_experts", 1);
+  m->top_k = f.Int32("num_experts_per_tok", 1);
+  m->moe_ffn_hidden = f.Int("moe_intermediate_size", 1);
+  const int64_t shared = f.IntOr("moe_shared_expert_intermediate_size", 0, 0) *
+                         f.IntOr("n_shared_experts", 1, 0);
+  if (shared % m->moe_ffn_hidden != 0) {
+    f.Fail("moe_shared_expert_intermediate_size",
+           "expected a multiple of moe_intermediate_size = " + std::to_string(m->moe_ffn_hidden) +
+               " (meshsim's shared experts are that wide), found " + std::to_string(shared));
+  }
+  m->shared_experts = static_cast<int>(shared / m->moe_ffn_hidden);
+  out->notes.push_back("the shared expert of " + std::to_string(shared) +
+                       " as shared_experts: " + std::to_string(m->shared_experts) + " of " +
+                       std::to_string(m->moe_ffn_hidden) + " (the same parameters and FLOPs)");
 }
 
 // The layers' attention pattern from `layer_types` ("sliding_attention" /
@@ -529,6 +604,10 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
     case MoeStyle::kGptOss:
       DecodeGptOss(f, &m, &out);
       break;
+    case MoeStyle::kNemotronH:
+      DecodeNemotronH(f, &m, &out);
+      WarnMtp(f, &out);
+      break;
     case MoeStyle::kNone:
       break;
   }
@@ -595,6 +674,21 @@ std::string YamlScalar(const std::string& s) {
   return q + "\"";
 }
 
+namespace {
+
+void HybridYamlKeys(const ModelSpec& m, const std::string& indent, std::ostringstream& o) {
+  o << indent << "layer_pattern: " << YamlScalar(m.layer_pattern) << "\n";
+  if (m.layer_pattern.find('M') == std::string::npos) return;
+  o << indent << "mamba_heads: " << m.mamba_heads << "\n";
+  o << indent << "mamba_head_dim: " << m.mamba_head_dim << "\n";
+  o << indent << "mamba_state: " << m.mamba_state << "\n";
+  o << indent << "mamba_groups: " << m.mamba_groups << "\n";
+  o << indent << "mamba_conv_kernel: " << m.mamba_conv_kernel << "\n";
+  o << indent << "mamba_chunk: " << m.mamba_chunk << "\n";
+}
+
+}  // namespace
+
 std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   std::ostringstream o;
   o << indent << "name: " << YamlScalar(m.name) << "\n";
@@ -610,8 +704,8 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   o << indent << "experts: " << m.experts << "\n";
   o << indent << "top_k: " << m.top_k << "\n";
   o << indent << "moe_ffn_hidden: " << m.moe_ffn_hidden << "\n";
-  if (m.experts > 0) {
-    o << indent << "shared_experts: " << m.shared_experts << "\n";
+  if (m.experts > 0) o << indent << "shared_experts: " << m.shared_experts << "\n";
+  if (m.experts > 0 && !m.IsHybrid()) {
     o << indent << "moe_every: " << m.moe_every << "\n";
     o << indent << "dense_layers: " << m.dense_layers << "\n";
   }
@@ -626,6 +720,8 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
     o << indent << "sliding_window: " << m.sliding_window << "\n";
     o << indent << "sliding_window_pattern: " << m.sliding_window_pattern << "\n";
   }
+  if (m.IsHybrid()) HybridYamlKeys(m, indent, o);
+  if (m.mtp_layers > 0) o << indent << "mtp_layers: " << m.mtp_layers << "\n";
   return o.str();
 }
 

@@ -59,6 +59,13 @@ struct MoeKernels {
 };
 MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
 
+// A Mamba-2 layer (mamba.h): in_proj, the SSD scan's four batched GEMMs per chunk (C B^T
+// per group; its product with X, the chunk states B^T X and the state-to-output C h per
+// head; batch = micro_batch x chunks x heads-or-groups / tp) and out_proj. Backward: the
+// projections' dgrad and wgrad; the scan's backward, twice its forward, is one copy of
+// its GEMMs in dgrad and one in wgrad. Full recomputation re-runs the forward.
+PassKernels MambaLayerKernels(const ModelSpec& m, const LayerShape& shape);
+
 // The output layer: forward (logits = X E^T over the rank's vocabulary shard), and its
 // backward (dgrad and wgrad in one op).
 struct LogitKernels {

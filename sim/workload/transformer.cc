@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "sim/workload/mamba.h"
+
 namespace meshsim {
 namespace {
 
@@ -213,14 +215,35 @@ double EmbeddingParams(const ModelSpec& m) {
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
 }
 
+double LayerParamsOf(const ModelSpec& m, int layer, bool active_only) {
+  const double h = static_cast<double>(m.hidden);
+  switch (m.KindOf(layer)) {
+    case LayerKind::kMamba:
+      return MambaLayerParams(m);
+    case LayerKind::kAttention:
+      return AttentionParams(m) - h;  // one norm: AttentionParams counts the MLP's too
+    case LayerKind::kMlp:
+      return LayerParams(m) - AttentionParams(m) + h;
+    case LayerKind::kMoe:
+      return MoeLayerParams(m, active_only) - AttentionParams(m) + h;
+    case LayerKind::kTransformer:
+      break;
+  }
+  return m.IsMoeLayer(layer) ? MoeLayerParams(m, active_only) : LayerParams(m);
+}
+
+double MtpExtraParams(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  return 3 * h + 2 * h * h;
+}
+
 namespace {
 double CountParams(const ModelSpec& m, bool active_only) {
   const double output = m.tied_embeddings ? 0.0 : EmbeddingParams(m);
   double layers = 0;
-  for (int l = 0; l < m.layers; ++l) {
-    layers += m.IsMoeLayer(l) ? MoeLayerParams(m, active_only) : LayerParams(m);
-  }
-  return layers + EmbeddingParams(m) + output + static_cast<double>(m.hidden);
+  for (int l = 0; l < m.AllLayers(); ++l) layers += LayerParamsOf(m, l, active_only);
+  return layers + m.mtp_layers * MtpExtraParams(m) + EmbeddingParams(m) + output +
+         static_cast<double>(m.hidden);
 }
 }  // namespace
 
@@ -281,6 +304,31 @@ double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
          static_cast<double>(m.vocab) / shape.tp;
 }
 
+namespace {
+
+// Forward FLOPs of layer `layer` for one sequence of the model's seq_len.
+double LayerForwardFlops(const ModelSpec& m, int layer, const LayerShape& one,
+                         const LayerCost& c, double windowed_attention) {
+  double fwd = 0;
+  if (m.IsMambaLayer(layer)) fwd += MambaBlockCost(m, one).fwd_flops;
+  if (m.HasAttention(layer))
+    fwd += m.IsWindowedLayer(layer) ? windowed_attention : c.attention.fwd_flops;
+  if (m.IsMoeLayer(layer)) {
+    const MoeCost moe = MoeLayerCost(m, one, 1);
+    fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;
+  } else if (m.HasDenseMlp(layer)) {
+    fwd += c.mlp.fwd_flops;
+  }
+  return fwd;
+}
+
+}  // namespace
+
+double MtpProjectionFlops(const ModelSpec& m, const LayerShape& shape) {
+  const double h = static_cast<double>(m.hidden);
+  return 2.0 * shape.seq * shape.micro_batch * 2 * h * h;
+}
+
 double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   LayerShape one;
   one.seq = m.seq_len;
@@ -288,16 +336,9 @@ double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   LayerShape windowed = one;
   windowed.window = m.sliding_window;
   const double windowed_attention = TransformerLayerCost(m, windowed).attention.fwd_flops;
-  double fwd = LogitFlops(m, one);
-  for (int l = 0; l < m.layers; ++l) {
-    fwd += m.IsWindowedLayer(l) ? windowed_attention : c.attention.fwd_flops;
-    if (m.IsMoeLayer(l)) {
-      const MoeCost moe = MoeLayerCost(m, one, 1);
-      fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;
-    } else {
-      fwd += c.mlp.fwd_flops;
-    }
-  }
+  // The output layer, once more per MTP module, and each MTP module's projection.
+  double fwd = (1 + m.mtp_layers) * LogitFlops(m, one) + m.mtp_layers * MtpProjectionFlops(m, one);
+  for (int l = 0; l < m.AllLayers(); ++l) fwd += LayerForwardFlops(m, l, one, c, windowed_attention);
   return 3.0 * fwd * sequences;
 }
 
