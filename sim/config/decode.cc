@@ -187,7 +187,8 @@ void CheckLayerPattern(YamlReader& r, const ModelSpec& m) {
   if (bad != std::string::npos) {
     FailKey(r, "layer_pattern",
             "expected one character per layer, M (Mamba-2), * (attention), - (MLP) or E (MoE), "
-            "found '" + p.substr(bad, 1) + "' at position " + std::to_string(bad));
+            "found '" +
+                p.substr(bad, 1) + "' at position " + std::to_string(bad));
   }
   if (p.size() != static_cast<size_t>(m.layers)) {
     FailKey(r, "layer_pattern",
@@ -199,14 +200,16 @@ void CheckLayerPattern(YamlReader& r, const ModelSpec& m) {
     FailKey(r, "layer_pattern", "expected experts >= 1 for its E (MoE) layers, found experts = 0");
   }
   if (!moe_layers && m.experts > 0) {
-    FailKey(r, "experts", "expected E (MoE) layers in layer_pattern for experts = " +
-                              std::to_string(m.experts) + ", found none");
+    FailKey(r, "experts",
+            "expected E (MoE) layers in layer_pattern for experts = " + std::to_string(m.experts) +
+                ", found none");
   }
   for (const char* key : {"dense_layers", "moe_every"}) {
     if (r.Has(key)) {
-      FailKey(r, key, std::string("expected no ") + key +
-                          " with layer_pattern (the pattern places the MoE layers), found " +
-                          Describe(r.Child(key)));
+      FailKey(r, key,
+              std::string("expected no ") + key +
+                  " with layer_pattern (the pattern places the MoE layers), found " +
+                  Describe(r.Child(key)));
     }
   }
 }
@@ -225,15 +228,16 @@ void CheckHybrid(YamlReader& r, const ModelSpec& m) {
                                                    {"mamba_state", m.mamba_state}};
   for (const auto& [key, v] : sizes) {
     if (v < 1) {
-      FailKey(r, key, std::string("expected ") + key +
-                          " >= 1 for the M (Mamba-2) layers of layer_pattern, found " +
-                          (r.Has(key) ? Describe(r.Child(key)) : std::string("none")));
+      FailKey(r, key,
+              std::string("expected ") + key +
+                  " >= 1 for the M (Mamba-2) layers of layer_pattern, found " +
+                  (r.Has(key) ? Describe(r.Child(key)) : std::string("none")));
     }
   }
   if (m.mamba_heads % m.mamba_groups != 0) {
-    FailKey(r, "mamba_groups", "mamba_groups = " + std::to_string(m.mamba_groups) +
-                                   " does not divide mamba_heads = " +
-                                   std::to_string(m.mamba_heads));
+    FailKey(r, "mamba_groups",
+            "mamba_groups = " + std::to_string(m.mamba_groups) +
+                " does not divide mamba_heads = " + std::to_string(m.mamba_heads));
   }
 }
 

@@ -383,7 +383,8 @@ std::string NemotronHPattern(const Fields& f, int layers) {
         {"mamba", 'M'}, {"attention", '*'}, {"mlp", '-'}, {"moe", 'E'}};
     for (const json& t : v) {
       char c = '?';
-      for (const auto& [name, ch] : kinds) c = t.is_string() && t.get<std::string>() == name ? ch : c;
+      for (const auto& [name, ch] : kinds)
+        c = t.is_string() && t.get<std::string>() == name ? ch : c;
       if (c == '?') f.Fail(key, "expected mamba, attention, mlp or moe, found " + Describe(t));
       pattern += c;
     }
@@ -429,8 +430,8 @@ void DecodeNemotronH(const Fields& f, ModelSpec* m, HfImport* out) {
   m->experts = f.Int32("n_routed_experts", 1);
   m->top_k = f.Int32("num_experts_per_tok", 1);
   m->moe_ffn_hidden = f.Int("moe_intermediate_size", 1);
-  const int64_t shared = f.IntOr("moe_shared_expert_intermediate_size", 0, 0) *
-                         f.IntOr("n_shared_experts", 1, 0);
+  const int64_t shared =
+      f.IntOr("moe_shared_expert_intermediate_size", 0, 0) * f.IntOr("n_shared_experts", 1, 0);
   if (shared % m->moe_ffn_hidden != 0) {
     f.Fail("moe_shared_expert_intermediate_size",
            "expected a multiple of moe_intermediate_size = " + std::to_string(m->moe_ffn_hidden) +

@@ -112,9 +112,10 @@ Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
                   "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
   }
   if (p.cp > 1 && m.layer_pattern.find('M') != std::string::npos) {
-    return BadKey("plan.cp", "expected cp = 1 with Mamba-2 layers (meshsim models context "
-                             "parallelism as ring attention only), found " +
-                                 N(p.cp));
+    return BadKey("plan.cp",
+                  "expected cp = 1 with Mamba-2 layers (meshsim models context "
+                  "parallelism as ring attention only), found " +
+                      N(p.cp));
   }
   if ((p.dp * p.cp) % p.ep != 0) {
     return BadKey("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));

@@ -143,8 +143,8 @@ class StageMemory {
   const StageCosts costs_;
   int nd_ = 1;
   int ned_ = 1;
-  std::vector<LayerMemory> layers_;  // per layer, MTP layers included
-  std::optional<MoeCost> moe_;       // every MoE block's, once computed
+  std::vector<LayerMemory> layers_;   // per layer, MTP layers included
+  std::optional<MoeCost> moe_;        // every MoE block's, once computed
   std::vector<double> chunk_stored_;  // per virtual stage
 };
 

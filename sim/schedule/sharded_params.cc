@@ -110,7 +110,7 @@ void StepBuilder::GatherParamBuckets(RankState& st) {
   if (!policy_.overlap_param_gather || nd_ == 1) return;
   const StageSplit& split = stages_.split();
   st.bucket_gather.assign(m_.AllLayers() + 2, std::nullopt);  // the last: routed experts
-  std::vector<int> members;                              // slots (layer + 1) of the open bucket
+  std::vector<int> members;  // slots (layer + 1) of the open bucket
   double open = 0, experts = 0;
   const auto close = [&] {
     if (open <= 0) return;

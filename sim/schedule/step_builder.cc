@@ -50,7 +50,8 @@ void StepBuilder::AddLayerShapes() {
     windowed_ring_fwd_id_ = prog_.AddShapes(w.ring_fwd);
     windowed_ring_bwd_id_ = prog_.AddShapes(w.ring_bwd);
   }
-  if (m_.IsHybrid() && m_.mamba_heads > 0) mamba_ids_ = AddPassShapes(MambaLayerKernels(m_, shape_));
+  if (m_.IsHybrid() && m_.mamba_heads > 0)
+    mamba_ids_ = AddPassShapes(MambaLayerKernels(m_, shape_));
   if (m_.mtp_layers > 0) {
     // The MTP projection X[T x 2h] W[2h x h/tp]: forward; backward's dgrad and wgrad.
     const double tokens = static_cast<double>(shape_.seq) * shape_.micro_batch;
@@ -290,8 +291,8 @@ void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute)
   if (m_.IsMoeLayer(layer)) {
     MoeForward(st, layer, mb, recompute);
   } else if (m_.HasDenseMlp(layer)) {
-    BlockForward(st, layer_.mlp, mlp_ids_, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer,
-                 mb, recompute);
+    BlockForward(st, layer_.mlp, mlp_ids_, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
+                 recompute);
   }
 }
 

@@ -104,7 +104,9 @@ struct ModelSpec {
   // Channels of the conv1d: x, B and C.
   int64_t MambaConvDim() const { return MambaInner() + 2 * mamba_groups * mamba_state; }
   // Output width of in_proj: z, x, B, C and one dt per head.
-  int64_t MambaInProjDim() const { return 2 * MambaInner() + 2 * mamba_groups * mamba_state + mamba_heads; }
+  int64_t MambaInProjDim() const {
+    return 2 * MambaInner() + 2 * mamba_groups * mamba_state + mamba_heads;
+  }
   // One expert's intermediate size: moe_ffn_hidden, or ffn_hidden when 0 (Megatron's default).
   int64_t ExpertFfnHidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   bool IsMoeLayer(int layer) const {

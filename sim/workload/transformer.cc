@@ -307,8 +307,8 @@ double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
 namespace {
 
 // Forward FLOPs of layer `layer` for one sequence of the model's seq_len.
-double LayerForwardFlops(const ModelSpec& m, int layer, const LayerShape& one,
-                         const LayerCost& c, double windowed_attention) {
+double LayerForwardFlops(const ModelSpec& m, int layer, const LayerShape& one, const LayerCost& c,
+                         double windowed_attention) {
   double fwd = 0;
   if (m.IsMambaLayer(layer)) fwd += MambaBlockCost(m, one).fwd_flops;
   if (m.HasAttention(layer))
@@ -338,7 +338,8 @@ double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   const double windowed_attention = TransformerLayerCost(m, windowed).attention.fwd_flops;
   // The output layer, once more per MTP module, and each MTP module's projection.
   double fwd = (1 + m.mtp_layers) * LogitFlops(m, one) + m.mtp_layers * MtpProjectionFlops(m, one);
-  for (int l = 0; l < m.AllLayers(); ++l) fwd += LayerForwardFlops(m, l, one, c, windowed_attention);
+  for (int l = 0; l < m.AllLayers(); ++l)
+    fwd += LayerForwardFlops(m, l, one, c, windowed_attention);
   return 3.0 * fwd * sequences;
 }
 

@@ -4,18 +4,18 @@
 // the pattern, and MTP on the last pipeline stage. Every expected value is derived by hand
 // in the comment beside it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/plan/mesh.h"
 #include "sim/plan/validate.h"
-#include "sim/schedule/step_builder.h"
 #include "sim/schedule/stage_costs.h"
+#include "sim/schedule/step_builder.h"
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/mamba.h"
 #include "sim/workload/param_count.h"
@@ -146,9 +146,7 @@ TEST(HybridModel, ParametersByKind) {
 // M 311,296; * projections 2*64*(16*48 + 16*16) = 131,072 + core 2*64*64*(16 + 16) =
 // 262,144; - 2*64*16*32*2 = 131,072; E router 2*64*16*4 = 8,192 + 2 experts 2*64*2*16*8*2
 // = 65,536 + shared 2*64*16*8*2 = 32,768. Sum 1,146,880; x 3 = 3,440,640.
-TEST(HybridModel, ModelFlopsByKind) {
-  EXPECT_DOUBLE_EQ(ModelFlopsPerStep(Tiny(), 1), 3440640.0);
-}
+TEST(HybridModel, ModelFlopsByKind) { EXPECT_DOUBLE_EQ(ModelFlopsPerStep(Tiny(), 1), 3440640.0); }
 
 // DeepSeek-V3's MTP module adds exactly one MoE layer (attention with MLA 187,121,664
 // incl. its two norms, router 7168 x 256 = 1,835,008, 256 experts x 3 x 7168 x 2048 =
@@ -157,8 +155,8 @@ TEST(HybridModel, ModelFlopsByKind) {
 // README_WEIGHTS.md: "11.5B unique parameters (excluding the shared 0.9B Embedding and
 // 0.9B Output Head)": 1.0 % below meshsim's count, whose layer alone is 11.507B.
 TEST(Mtp, AddsOneLayerAndItsProjection) {
-  Result<ModelSpec> loaded = LoadModelFile(std::string(MESHSIM_SOURCE_DIR) +
-                                           "/workloads/models/deepseek-v3.yaml");
+  Result<ModelSpec> loaded =
+      LoadModelFile(std::string(MESHSIM_SOURCE_DIR) + "/workloads/models/deepseek-v3.yaml");
   ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
   ModelSpec m = loaded.value();
   const ParamCount without = CountParams(m);
@@ -184,8 +182,8 @@ TEST(Mtp, AddsOneLayerAndItsProjection) {
 class HybridYaml : public ::testing::Test {
  protected:
   Result<ModelSpec> Load(const std::string& text) {
-    const fs::path path = fs::temp_directory_path() /
-                          ("meshsim-hybrid-test-" + std::to_string(::getpid()) + ".yaml");
+    const fs::path path =
+        fs::temp_directory_path() / ("meshsim-hybrid-test-" + std::to_string(::getpid()) + ".yaml");
     {
       std::ofstream out(path, std::ios::binary);
       out << text;
@@ -194,16 +192,17 @@ class HybridYaml : public ::testing::Test {
     fs::remove(path);
     return m;
   }
-  static std::string Base(const std::string& extra) {
+  // The tiny model's keys, Mamba-2 sizes `state` and `groups`, and `extra`.
+  static std::string Base(const std::string& extra, int state = 4, int groups = 2) {
     return "name: h\nlayers: 4\nhidden: 16\nheads: 2\nffn_hidden: 32\nvocab: 100\nseq_len: 64\n"
-           "mamba_heads: 4\nmamba_head_dim: 8\nmamba_state: 4\nmamba_groups: 2\n" +
-           extra;
+           "mamba_heads: 4\nmamba_head_dim: 8\nmamba_state: " +
+           std::to_string(state) + "\nmamba_groups: " + std::to_string(groups) + "\n" + extra;
   }
   // The load fails naming `key` (model keys have no prefix in a model file).
   void ExpectError(const std::string& text, const std::string& key, const std::string& says) {
     const Result<ModelSpec> m = Load(text);
     ASSERT_FALSE(m.ok()) << text;
-    EXPECT_EQ(m.error().kind, InputError::kBadInput);
+    EXPECT_EQ(m.error().kind, ErrorKind::kBadInput);
     EXPECT_EQ(m.error().key, key) << m.error().ToString();
     EXPECT_NE(m.error().message.find(says), std::string::npos) << m.error().ToString();
     EXPECT_GT(m.error().line, 0) << m.error().ToString();
@@ -227,10 +226,9 @@ TEST_F(HybridYaml, PatternErrorsNameTheKey) {
               "expected E (MoE) layers");
   ExpectError(Base("layer_pattern: \"M*EE\"\nexperts: 4\ntop_k: 2\ndense_layers: 1\n"),
               "dense_layers", "with layer_pattern");
-  ExpectError(Base("layer_pattern: \"M*-M\"\nmamba_groups: 3\n"), "mamba_groups",
+  ExpectError(Base("layer_pattern: \"M*-M\"\n", 4, 3), "mamba_groups",
               "does not divide mamba_heads = 4");
-  ExpectError(Base("layer_pattern: \"M*-M\"\nmamba_state: 0\n"), "mamba_state",
-              "mamba_state >= 1");
+  ExpectError(Base("layer_pattern: \"M*-M\"\n", 0), "mamba_state", "mamba_state >= 1");
   ExpectError(Base("mtp_layers: -1\n"), "mtp_layers", "");
 }
 
