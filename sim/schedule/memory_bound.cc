@@ -123,12 +123,22 @@ class StageMemory {
         consider(running, split.IsLast(vs) ? EmbeddingBuffer()
                                            : (end > first ? layers_[end - 1].buffer : 0));
       } else {
-        // The logits' backward runs with them and the gathered embedding; the chunk's
-        // last layer's backward (its first) runs after the logits are freed, with that
-        // layer's recomputed activations and gathered parameters allocated.
-        if (split.IsLast(vs)) consider(running, EmbeddingBuffer());
+        // The logits' backward runs with them and the gathered embedding; the MTP
+        // modules' backward (last first) frees each one's logits, runs its layer with its
+        // buffers and frees its activations; the chunk's last layer's backward (its first)
+        // runs after the logits are freed, with that layer's recomputed activations and
+        // gathered parameters allocated.
+        double live = running;
+        if (split.IsLast(vs)) {
+          consider(live, EmbeddingBuffer());
+          for (int l = costs_.MtpEnd() - 1; l >= costs_.MtpBegin(); --l) {
+            live -= costs_.LogitBytes();
+            consider(live, layers_[l].transient + layers_[l].buffer);
+            live -= layers_[l].stored;
+          }
+        }
         if (end > first)
-          consider(running - logits, layers_[end - 1].transient + layers_[end - 1].buffer);
+          consider(live - logits, layers_[end - 1].transient + layers_[end - 1].buffer);
         running -= chunk;
       }
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/plan/mesh.h"
 #include "sim/plan/validate.h"
+#include "sim/schedule/memory_bound.h"
 #include "sim/schedule/stage_costs.h"
 #include "sim/schedule/step_builder.h"
 #include "sim/workload/layer_kernels.h"
@@ -316,6 +318,31 @@ TEST(HybridPlan, MtpLivesOnTheLastStage) {
   const auto with = Simulate(e, {}, testing::FakeModels());
   const auto without = Simulate(plain, {}, testing::FakeModels());
   EXPECT_GT(with->replay.step_time, without->replay.step_time);
+}
+
+// The sweep's memory bound (memory_bound.h) stays a lower bound of the replay's peak, and
+// close to it, for hybrid stages and with the MTP modules on the last stage.
+TEST(HybridPlan, MemoryBoundHoldsForHybridAndMtp) {
+  for (const char* pattern : {"MMMM****", "M*M*-E-E"}) {
+    for (int mtp : {0, 1}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
+        Experiment e = HybridExperiment(pattern, 2);
+        if (std::string(pattern).find('E') != std::string::npos) {
+          e.model.experts = 4;
+          e.model.top_k = 2;
+        }
+        e.model.mtp_layers = mtp;
+        e.plan.recompute = r;
+        ASSERT_TRUE(Validate(e).ok()) << pattern;
+        const auto sim = Simulate(e, {}, testing::FakeModels());
+        double peak = 0;
+        for (const DeviceMemory& m : sim->replay.memory) peak = std::max(peak, m.peak_bytes);
+        const double bound = EstimatePeakMemory(e).Total();
+        EXPECT_LE(bound, peak * (1 + 1e-12)) << pattern << " mtp " << mtp;
+        EXPECT_GT(bound, 0.75 * peak) << pattern << " mtp " << mtp;
+      }
+    }
+  }
 }
 
 }  // namespace

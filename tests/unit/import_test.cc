@@ -316,11 +316,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 3.2B active parameters per forward pass (3.6B including embeddings)": the 3.2B
         // leaves out the input embedding (2688 x 131072 = 352M) and the 3.6B counts both.
         // meshsim: 31.58B; 3.23B and 3.58B (half a unit of 3.2 / 3.6: 1.6 % / 1.4 %).
-        PublishedFigure{"nemotron3_nano_total", "nemotron-3-nano-30b-a3b", Count::kTotal, 31.6e9,
+        PublishedFigure{"nemotron3_nano_total", "nemotron-3-nano", Count::kTotal, 31.6e9,
                         0.005},
-        PublishedFigure{"nemotron3_nano_active", "nemotron-3-nano-30b-a3b",
+        PublishedFigure{"nemotron3_nano_active", "nemotron-3-nano",
                         Count::kActiveNoInputEmbedding, 3.2e9, 0.016},
-        PublishedFigure{"nemotron3_nano_active_with_embeddings", "nemotron-3-nano-30b-a3b",
+        PublishedFigure{"nemotron3_nano_active_with_embeddings", "nemotron-3-nano",
                         Count::kActive, 3.6e9, 0.014}),
     [](const ::testing::TestParamInfo<PublishedFigure>& info) {
       return std::string(info.param.name);
@@ -598,7 +598,7 @@ TEST(ImportHf, NemotronHHybridPattern) {
   const ModelSpec back = RoundTrip(import);
   EXPECT_EQ(back.layer_pattern, m.layer_pattern);
   EXPECT_EQ(back.mamba_state, 128);
-  const ModelSpec nano = RoundTrip(ImportFixture("nemotron-3-nano-30b-a3b", 8192));
+  const ModelSpec nano = RoundTrip(ImportFixture("nemotron-3-nano", 8192));
   EXPECT_EQ(nano.experts, 128);
   EXPECT_EQ(nano.top_k, 6);
   EXPECT_EQ(nano.shared_experts, 2);
