@@ -316,12 +316,11 @@ INSTANTIATE_TEST_SUITE_P(
         // 3.2B active parameters per forward pass (3.6B including embeddings)": the 3.2B
         // leaves out the input embedding (2688 x 131072 = 352M) and the 3.6B counts both.
         // meshsim: 31.58B; 3.23B and 3.58B (half a unit of 3.2 / 3.6: 1.6 % / 1.4 %).
-        PublishedFigure{"nemotron3_nano_total", "nemotron-3-nano", Count::kTotal, 31.6e9,
-                        0.005},
-        PublishedFigure{"nemotron3_nano_active", "nemotron-3-nano",
-                        Count::kActiveNoInputEmbedding, 3.2e9, 0.016},
-        PublishedFigure{"nemotron3_nano_active_with_embeddings", "nemotron-3-nano",
-                        Count::kActive, 3.6e9, 0.014}),
+        PublishedFigure{"nemotron3_nano_total", "nemotron-3-nano", Count::kTotal, 31.6e9, 0.005},
+        PublishedFigure{"nemotron3_nano_active", "nemotron-3-nano", Count::kActiveNoInputEmbedding,
+                        3.2e9, 0.016},
+        PublishedFigure{"nemotron3_nano_active_with_embeddings", "nemotron-3-nano", Count::kActive,
+                        3.6e9, 0.014}),
     [](const ::testing::TestParamInfo<PublishedFigure>& info) {
       return std::string(info.param.name);
     });
