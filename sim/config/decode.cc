@@ -163,8 +163,9 @@ void RejectExperiment(const YamlReader& r, const std::string& what) {
            "pass the " + what + " file the experiment names");
 }
 
-// The keys of hybrid models (layer_pattern, the Mamba-2 mixer) and of MTP.
+// The keys of hybrid models (layer_pattern, the Mamba-2 mixer), of LatentMoE and of MTP.
 void DecodeHybridKeys(YamlReader& r, ModelSpec* m) {
+  r.GetInt64("moe_latent_size", &m->moe_latent_size);
   r.GetString("layer_pattern", &m->layer_pattern);
   r.GetInt("mamba_heads", &m->mamba_heads);
   r.GetInt64("mamba_head_dim", &m->mamba_head_dim);
@@ -217,6 +218,7 @@ void CheckLayerPattern(YamlReader& r, const ModelSpec& m) {
 // The Mamba-2 mixer's sizes when the pattern has M layers; MTP counts.
 void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   RequireAtLeast(r, "mtp_layers", m.mtp_layers, 0);
+  RequireAtLeast(r, "moe_latent_size", m.moe_latent_size, 0);
   RequireAtLeast(r, "mamba_groups", m.mamba_groups, 1);
   RequireAtLeast(r, "mamba_conv_kernel", m.mamba_conv_kernel, 1);
   RequireAtLeast(r, "mamba_chunk", m.mamba_chunk, 1);

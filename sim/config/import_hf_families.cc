@@ -165,9 +165,7 @@ void DecodeNemotronH(const Fields& f, ModelSpec* m, HfImport* out) {
   out->warnings.push_back("mlp_hidden_act '" + act +
                           "' in a plain MLP is modelled as ffn_kind gelu (2 matrices: the same "
                           "parameters and FLOPs)");
-  if (f.Has("moe_latent_size")) {
-    f.Fail("moe_latent_size", "LatentMoE (experts in a moe_latent_size space) is not modelled");
-  }
+  m->moe_latent_size = f.IntOr("moe_latent_size", 0, 1);
   if (m->layer_pattern.find('E') == std::string::npos) return;
   m->experts = f.Int32("n_routed_experts", 1);
   m->top_k = f.Int32("num_experts_per_tok", 1);

@@ -166,9 +166,17 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   AddFwd(&k.router.fwd, router);
   AddDgrad(&k.router.dgrad, router);
   AddWgrad(&k.router.dgrad, router);
+  const double dim = static_cast<double>(m.ExpertDim());
+  if (m.moe_latent_size > 0) {  // LatentMoE's projections, with the router
+    for (const Linear& l : {Linear{tokens, h, dim}, Linear{tokens, dim, h}}) {
+      AddFwd(&k.router.fwd, l);
+      AddDgrad(&k.router.dgrad, l);
+      AddWgrad(&k.router.dgrad, l);
+    }
+  }
   const double local_experts = static_cast<double>(m.experts) / ep;
   const double received = tokens * m.top_k * load;
-  k.experts = Mlp(received / local_experts, h, static_cast<double>(m.ExpertFfnHidden()),
+  k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;

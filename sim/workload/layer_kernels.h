@@ -50,8 +50,9 @@ struct LayerKernels {
 LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape);
 
 // The MoE block (see MoeLayerCost): the router (its backward, dgrad and wgrad, is one
-// op: in `router.dgrad`), the routed experts as grouped GEMMs over the rank's experts
-// (each gets its average share of the tokens it receives), and the shared experts.
+// op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
+// grouped GEMMs over the rank's experts (each gets its average share of the tokens it
+// receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;
   PassKernels experts;

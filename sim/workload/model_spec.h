@@ -32,6 +32,11 @@ struct ModelSpec {
   int shared_experts = 0;  // MoE: experts every token goes through (each moe_ffn_hidden)
   int moe_every = 1;       // MoE: every k-th layer after the dense ones is MoE
   int dense_layers = 0;    // MoE: leading dense layers (DeepSeek's first_k_dense_replace)
+  // LatentMoE (Nemotron 3 Super / Ultra): when > 0 the routed experts work in a latent
+  // space of this size: a hidden -> latent projection before dispatch and latent -> hidden
+  // after combine (each hidden x latent), experts of latent x moe_ffn_hidden, tokens sent
+  // as latents. Router and shared experts stay on hidden. 0: experts on hidden.
+  int64_t moe_latent_size = 0;
 
   // Attention head sizes. head_dim 0: hidden / heads (then hidden must be a multiple of
   // heads); Qwen3 and GPT-OSS set it apart from hidden / heads. v_head_dim 0: head_dim.
@@ -109,6 +114,8 @@ struct ModelSpec {
   }
   // One expert's intermediate size: moe_ffn_hidden, or ffn_hidden when 0 (Megatron's default).
   int64_t ExpertFfnHidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
+  // The width routed experts read and write: moe_latent_size, or hidden.
+  int64_t ExpertDim() const { return moe_latent_size > 0 ? moe_latent_size : hidden; }
   bool IsMoeLayer(int layer) const {
     const LayerKind k = KindOf(layer);
     if (k != LayerKind::kTransformer) return k == LayerKind::kMoe;

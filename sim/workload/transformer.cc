@@ -202,13 +202,26 @@ double LayerParams(const ModelSpec& m) {
 }
 
 double ExpertParams(const ModelSpec& m) {
+  return m.FfnMatrices() * static_cast<double>(m.ExpertDim()) *
+         static_cast<double>(m.ExpertFfnHidden());
+}
+
+namespace {
+// One shared expert (on hidden, LatentMoE or not).
+double SharedExpertParams(const ModelSpec& m) {
   return m.FfnMatrices() * static_cast<double>(m.hidden) * static_cast<double>(m.ExpertFfnHidden());
 }
+// LatentMoE's hidden -> latent and latent -> hidden projections (0 without).
+double LatentProjectionParams(const ModelSpec& m) {
+  return 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.moe_latent_size);
+}
+}  // namespace
 
 double MoeLayerParams(const ModelSpec& m, bool active_only) {
   const double router = static_cast<double>(m.hidden) * m.experts;
   const double routed = (active_only ? m.top_k : m.experts) * ExpertParams(m);
-  return AttentionParams(m) + router + routed + m.shared_experts * ExpertParams(m);
+  const double moe = router + routed + m.shared_experts * SharedExpertParams(m);
+  return AttentionParams(m) + (m.moe_latent_size > 0 ? moe + LatentProjectionParams(m) : moe);
 }
 
 double EmbeddingParams(const ModelSpec& m) {
@@ -263,17 +276,26 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.router.fwd_flops = 2 * c.tokens * h * m.experts;
   c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
   c.router.stored_act_bytes = (2 * d.elt + 1) * d.s * d.b * h / sp_split + 4 * c.tokens * m.experts;
+  const double dim = static_cast<double>(m.ExpertDim());
+  if (m.moe_latent_size > 0) {
+    // LatentMoE: the hidden -> latent and latent -> hidden projections, with the router,
+    // on the rank's tokens; their inputs are kept for backward.
+    c.router.fwd_kernels += 2;
+    c.router.weight_kernels += 2;
+    c.router.fwd_flops += 4 * c.tokens * h * dim;
+    c.router.stored_act_bytes += c.tokens * (h + dim) * d.elt;
+  }
   // Routed experts: each token goes to top_k experts; this rank's experts receive, when
   // balanced, as many token copies as it sends.
   const double received = c.tokens * m.top_k * load;
   c.experts.fwd_kernels = mats + 2;  // GEMMs, activation, permute / unpermute
   c.experts.weight_kernels = mats;
-  c.experts.fwd_flops = 2 * received * h * f * mats;
-  c.experts.fwd_bytes = received * (4 * h + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
+  c.experts.fwd_flops = 2 * received * dim * f * mats;
+  c.experts.fwd_bytes = received * (4 * dim + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
   // FP8: the permuted input and FC2's input are saved in FP8.
-  c.experts.stored_act_bytes =
-      received * (h * (d.elt - d.Fp8Saving()) + f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
+  c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
+                                           f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;
@@ -281,7 +303,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     c.experts.recompute_bytes = c.experts.fwd_bytes;
     c.experts.recompute_kernels = c.experts.fwd_kernels;
   }
-  c.dispatch_bytes = c.tokens * m.top_k * h * d.elt;
+  c.dispatch_bytes = c.tokens * m.top_k * dim * d.elt;
   // Shared experts: a dense MLP of shared_experts * moe_ffn_hidden, TP-split.
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
@@ -289,7 +311,8 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     c.shared = TransformerLayerCost(dense, shape).mlp;
   }
   c.expert_params = static_cast<double>(m.experts) / ep * ExpertParams(m);
-  c.dense_params = (h * m.experts + m.shared_experts * ExpertParams(m)) / d.t + h;
+  const double dense = h * m.experts + m.shared_experts * SharedExpertParams(m);
+  c.dense_params = (m.moe_latent_size > 0 ? dense + LatentProjectionParams(m) : dense) / d.t + h;
   return c;
 }
 

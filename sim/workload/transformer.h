@@ -70,7 +70,9 @@ struct LayerCost {
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 
 // The MoE block that replaces the MLP of a MoE layer, for one rank and one micro-batch,
-// with experts spread over `ep` ranks (not split by TP) and tokens split by TP.
+// with experts spread over `ep` ranks (not split by TP) and tokens split by TP. LatentMoE
+// (moe_latent_size > 0): the routed experts and the dispatched tokens are ExpertDim()
+// wide, and the router block also runs the hidden <-> latent projections.
 struct MoeCost {
   double tokens = 0;          // tokens this rank routes (s*b, split by TP)
   BlockCost router;           // LayerNorm + router GEMM, split by sequence parallelism

@@ -179,6 +179,27 @@ TEST(Mtp, AddsOneLayerAndItsProjection) {
   EXPECT_NEAR(ModelFlopsPerStep(m, 1) - ModelFlopsPerStep(plain, 1), extra, 1e-6 * extra);
 }
 
+// LatentMoE, latent 8 on the tiny model: the E layer is norm 16 + router 64 + projections
+// 2 x 16 x 8 = 256 + 4 experts x 2 x 8 x 8 = 512 + shared (on hidden) 2 x 16 x 8 = 256:
+// 1104 (active: 2 experts, 848). Per 64 tokens: router 2*64*16*4 = 8,192 + projections
+// 4*64*16*8 = 32,768; experts 2*128*8*8*2 = 32,768 (half of hidden-wide experts); the
+// dispatch sends 128 copies of 8 elements of 2 bytes = 2,048 bytes.
+TEST(LatentMoe, ParametersFlopsAndDispatchByHand) {
+  ModelSpec m = Tiny();
+  m.moe_latent_size = 8;
+  EXPECT_DOUBLE_EQ(LayerParamsOf(m, 3, false), 1104.0);
+  EXPECT_DOUBLE_EQ(LayerParamsOf(m, 3, true), 848.0);
+  const MoeCost c = MoeLayerCost(m, Shape(64), 1);
+  EXPECT_DOUBLE_EQ(c.router.fwd_flops, 8192.0 + 32768.0);
+  EXPECT_DOUBLE_EQ(c.experts.fwd_flops, 32768.0);
+  EXPECT_DOUBLE_EQ(c.dispatch_bytes, 2048.0);
+  EXPECT_DOUBLE_EQ(c.expert_params, 512.0);
+  EXPECT_DOUBLE_EQ(c.dense_params, 64.0 + 256.0 + 256.0 + 16.0);
+  const MoeKernels k = MoeLayerKernels(m, Shape(64), 1);
+  EXPECT_DOUBLE_EQ(k.router.fwd.Flops(), c.router.fwd_flops);
+  EXPECT_DOUBLE_EQ(k.experts.fwd.Flops(), c.experts.fwd_flops);
+}
+
 // ---- YAML: the pattern and its errors ----
 
 class HybridYaml : public ::testing::Test {
