@@ -163,6 +163,86 @@ void RejectExperiment(const YamlReader& r, const std::string& what) {
            "pass the " + what + " file the experiment names");
 }
 
+// The keys of hybrid models (layer_pattern, the Mamba-2 mixer), of LatentMoE and of MTP.
+void DecodeHybridKeys(YamlReader& r, ModelSpec* m) {
+  r.GetInt64("moe_latent_size", &m->moe_latent_size);
+  r.GetString("layer_pattern", &m->layer_pattern);
+  r.GetInt("mamba_heads", &m->mamba_heads);
+  r.GetInt64("mamba_head_dim", &m->mamba_head_dim);
+  r.GetInt64("mamba_state", &m->mamba_state);
+  r.GetInt("mamba_groups", &m->mamba_groups);
+  r.GetInt("mamba_conv_kernel", &m->mamba_conv_kernel);
+  r.GetInt64("mamba_chunk", &m->mamba_chunk);
+  r.GetInt("mtp_layers", &m->mtp_layers);
+}
+
+void FailKey(YamlReader& r, const std::string& key, const std::string& message) {
+  Fail(r.sources(), r.Child(key), r.KeyPath(key), message);
+}
+
+// layer_pattern: one of M * - E per layer, layers of them; MoE layers only with experts
+// and experts only with MoE layers; the pattern, not dense_layers / moe_every, places them.
+void CheckLayerPattern(YamlReader& r, const ModelSpec& m) {
+  const std::string& p = m.layer_pattern;
+  const size_t bad = p.find_first_not_of("M*-E");
+  if (bad != std::string::npos) {
+    FailKey(r, "layer_pattern",
+            "expected one character per layer, M (Mamba-2), * (attention), - (MLP) or E (MoE), "
+            "found '" +
+                p.substr(bad, 1) + "' at position " + std::to_string(bad));
+  }
+  if (p.size() != static_cast<size_t>(m.layers)) {
+    FailKey(r, "layer_pattern",
+            "expected layers = " + std::to_string(m.layers) + " characters, found " +
+                std::to_string(p.size()));
+  }
+  const bool moe_layers = p.find('E') != std::string::npos;
+  if (moe_layers && m.experts == 0) {
+    FailKey(r, "layer_pattern", "expected experts >= 1 for its E (MoE) layers, found experts = 0");
+  }
+  if (!moe_layers && m.experts > 0) {
+    FailKey(r, "experts",
+            "expected E (MoE) layers in layer_pattern for experts = " + std::to_string(m.experts) +
+                ", found none");
+  }
+  for (const char* key : {"dense_layers", "moe_every"}) {
+    if (r.Has(key)) {
+      FailKey(r, key,
+              std::string("expected no ") + key +
+                  " with layer_pattern (the pattern places the MoE layers), found " +
+                  Describe(r.Child(key)));
+    }
+  }
+}
+
+// The Mamba-2 mixer's sizes when the pattern has M layers; MTP counts.
+void CheckHybrid(YamlReader& r, const ModelSpec& m) {
+  RequireAtLeast(r, "mtp_layers", m.mtp_layers, 0);
+  RequireAtLeast(r, "moe_latent_size", m.moe_latent_size, 0);
+  RequireAtLeast(r, "mamba_groups", m.mamba_groups, 1);
+  RequireAtLeast(r, "mamba_conv_kernel", m.mamba_conv_kernel, 1);
+  RequireAtLeast(r, "mamba_chunk", m.mamba_chunk, 1);
+  if (!m.IsHybrid()) return;
+  CheckLayerPattern(r, m);
+  if (m.layer_pattern.find('M') == std::string::npos) return;
+  const std::pair<const char*, int64_t> sizes[] = {{"mamba_heads", m.mamba_heads},
+                                                   {"mamba_head_dim", m.mamba_head_dim},
+                                                   {"mamba_state", m.mamba_state}};
+  for (const auto& [key, v] : sizes) {
+    if (v < 1) {
+      FailKey(r, key,
+              std::string("expected ") + key +
+                  " >= 1 for the M (Mamba-2) layers of layer_pattern, found " +
+                  (r.Has(key) ? Describe(r.Child(key)) : std::string("none")));
+    }
+  }
+  if (m.mamba_heads % m.mamba_groups != 0) {
+    FailKey(r, "mamba_groups",
+            "mamba_groups = " + std::to_string(m.mamba_groups) +
+                " does not divide mamba_heads = " + std::to_string(m.mamba_heads));
+  }
+}
+
 }  // namespace
 
 ModelSpec DecodeModel(YamlReader& r) {
@@ -193,6 +273,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt64("qk_rope_head_dim", &m.qk_rope_head_dim);
   r.GetInt64("sliding_window", &m.sliding_window);
   r.GetInt("sliding_window_pattern", &m.sliding_window_pattern);
+  DecodeHybridKeys(r, &m);
   r.Finish();
   RequireAtLeast(r, "layers", m.layers, 1);
   RequireAtLeast(r, "hidden", m.hidden, 1);
@@ -241,6 +322,7 @@ ModelSpec DecodeModel(YamlReader& r) {
          "a MoE model needs 1 <= top_k <= experts = " + std::to_string(m.experts) + ", found " +
              std::to_string(m.top_k));
   }
+  CheckHybrid(r, m);
   return m;
 }
 

@@ -67,6 +67,12 @@ Status CheckTensorAndPipelineSplits(const PlanSpec& p, const ModelSpec& m) {
     return BadKey("plan.tp",
                   "tp = " + N(p.tp) + " does not divide the model's kv_heads = " + N(m.kv_heads));
   }
+  // Megatron-LM's MambaMixer splits heads and groups over tp.
+  const bool mamba = m.layer_pattern.find('M') != std::string::npos;
+  if (mamba && (m.mamba_heads % p.tp != 0 || m.mamba_groups % p.tp != 0)) {
+    return BadKey("plan.tp", "tp = " + N(p.tp) + " does not divide the model's mamba_heads = " +
+                                 N(m.mamba_heads) + " and mamba_groups = " + N(m.mamba_groups));
+  }
   if (p.schedule != ScheduleKind::kInterleaved && p.virtual_stages != 1) {
     return BadKey("plan.virtual_stages",
                   "virtual_stages = " + N(p.virtual_stages) + " needs schedule: interleaved");
@@ -104,6 +110,12 @@ Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
   if (m.seq_len % p.cp != 0) {
     return BadKey("plan.cp",
                   "cp = " + N(p.cp) + " does not divide the model's seq_len = " + N(m.seq_len));
+  }
+  if (p.cp > 1 && m.layer_pattern.find('M') != std::string::npos) {
+    return BadKey("plan.cp",
+                  "expected cp = 1 with Mamba-2 layers (meshsim models context "
+                  "parallelism as ring attention only), found " +
+                      N(p.cp));
   }
   if ((p.dp * p.cp) % p.ep != 0) {
     return BadKey("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));

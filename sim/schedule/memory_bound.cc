@@ -28,32 +28,18 @@ class StageMemory {
     const PlanSpec& p = e_.plan;
     nd_ = p.dp * p.cp;
     ned_ = nd_ / p.ep;
-    const LayerCost& dense = costs_.dense_layer();
-    layers_.resize(e_.model.layers);
-    std::optional<MoeCost> moe;
-    for (int l = 0; l < e_.model.layers; ++l) {
-      LayerMemory& m = layers_[l];
-      m.stored = costs_.Attention(l).stored_act_bytes;
-      m.transient = costs_.Attention(l).transient_act_bytes;
-      const LocalParams& params = costs_.LayerParams(l);
-      m.buffer = GathersParams() ? (params.dense + params.expert) * kWeightBytesPerParam : 0;
-      if (!e_.model.IsMoeLayer(l)) {
-        m.stored += dense.mlp.stored_act_bytes;
-        m.transient += dense.mlp.transient_act_bytes;
-        continue;
-      }
-      if (!moe)
-        moe = MoeLayerCost(e_.model, costs_.shape(), p.ep, costs_.ExpertLoad(/*ep_coord=*/0));
-      m.stored += moe->router.stored_act_bytes + moe->experts.stored_act_bytes;
-      if (e_.model.shared_experts > 0) m.stored += moe->shared.stored_act_bytes;
-      m.transient += moe->experts.transient_act_bytes + moe->shared.transient_act_bytes;
-    }
+    layers_.resize(e_.model.AllLayers());
+    for (int l = 0; l < e_.model.AllLayers(); ++l) layers_[l] = LayerMemoryOf(l);
     // Per virtual stage: the activations one forward of it stores (its logits first).
     const StageSplit& split = costs_.split();
     chunk_stored_.resize(split.VirtualStages());
     for (int vs = 0; vs < split.VirtualStages(); ++vs) {
       double chunk = split.IsLast(vs) ? costs_.LogitBytes() : 0;
       for (int l = split.FirstLayer(vs); l < split.EndLayer(vs); ++l) chunk += layers_[l].stored;
+      if (split.IsLast(vs)) {  // the MTP modules: their layers and logits
+        for (int l = costs_.MtpBegin(); l < costs_.MtpEnd(); ++l)
+          chunk += layers_[l].stored + costs_.LogitBytes();
+      }
       chunk_stored_[vs] = chunk;
     }
   }
@@ -87,6 +73,30 @@ class StageMemory {
   }
 
  private:
+  // What the step program allocates for layer `l` (its blocks by kind).
+  LayerMemory LayerMemoryOf(int l) {
+    const ModelSpec& model = e_.model;
+    const LayerCost& dense = costs_.dense_layer();
+    LayerMemory m;
+    const LocalParams& params = costs_.LayerParams(l);
+    m.buffer = GathersParams() ? (params.dense + params.expert) * kWeightBytesPerParam : 0;
+    const auto add = [&m](const BlockCost& b) {
+      m.stored += b.stored_act_bytes;
+      m.transient += b.transient_act_bytes;
+    };
+    if (model.HasAttention(l)) add(costs_.Attention(l));
+    if (model.IsMambaLayer(l)) add(costs_.Mamba());
+    if (model.HasDenseMlp(l)) add(dense.mlp);
+    if (!model.IsMoeLayer(l)) return m;
+    if (!moe_) {
+      moe_ = MoeLayerCost(model, costs_.shape(), e_.plan.ep, costs_.ExpertLoad(/*ep_coord=*/0));
+    }
+    m.stored += moe_->router.stored_act_bytes + moe_->experts.stored_act_bytes;
+    if (model.shared_experts > 0) m.stored += moe_->shared.stored_act_bytes;
+    m.transient += moe_->experts.transient_act_bytes + moe_->shared.transient_act_bytes;
+    return m;
+  }
+
   // The stage's pipeline order: at each point the compute stream passes, the stored
   // activations of the chunks in flight and the buffers of the kernel running.
   void WalkActivations(int stage, MemoryBound* best) const {
@@ -113,12 +123,22 @@ class StageMemory {
         consider(running, split.IsLast(vs) ? EmbeddingBuffer()
                                            : (end > first ? layers_[end - 1].buffer : 0));
       } else {
-        // The logits' backward runs with them and the gathered embedding; the chunk's
-        // last layer's backward (its first) runs after the logits are freed, with that
-        // layer's recomputed activations and gathered parameters allocated.
-        if (split.IsLast(vs)) consider(running, EmbeddingBuffer());
+        // The logits' backward runs with them and the gathered embedding; the MTP
+        // modules' backward (last first) frees each one's logits, runs its layer with its
+        // buffers and frees its activations; the chunk's last layer's backward (its first)
+        // runs after the logits are freed, with that layer's recomputed activations and
+        // gathered parameters allocated.
+        double live = running;
+        if (split.IsLast(vs)) {
+          consider(live, EmbeddingBuffer());
+          for (int l = costs_.MtpEnd() - 1; l >= costs_.MtpBegin(); --l) {
+            live -= costs_.LogitBytes();
+            consider(live, layers_[l].transient + layers_[l].buffer);
+            live -= layers_[l].stored;
+          }
+        }
         if (end > first)
-          consider(running - logits, layers_[end - 1].transient + layers_[end - 1].buffer);
+          consider(live - logits, layers_[end - 1].transient + layers_[end - 1].buffer);
         running -= chunk;
       }
     }
@@ -133,7 +153,8 @@ class StageMemory {
   const StageCosts costs_;
   int nd_ = 1;
   int ned_ = 1;
-  std::vector<LayerMemory> layers_;
+  std::vector<LayerMemory> layers_;   // per layer, MTP layers included
+  std::optional<MoeCost> moe_;        // every MoE block's, once computed
   std::vector<double> chunk_stored_;  // per virtual stage
 };
 

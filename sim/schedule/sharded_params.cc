@@ -13,9 +13,9 @@ namespace meshsim::schedule_internal {
 // A layer's submodules in execution order, parameters on this rank: the QKV and output
 // projections and the MLP's up (with gate) and down projections, split over tp, then the
 // rest (norms: persistent under DeepSpeed's default threshold). A MoE layer's MoE block
-// counts as one submodule; the embedding (layer -1) is one.
+// counts as one submodule; the embedding (layer -1) and a hybrid model's one-block layers are one.
 std::vector<double> StepBuilder::LayerModules(double params, int layer) const {
-  if (layer < 0) return {params};
+  if (layer < 0 || m_.KindOf(layer) != LayerKind::kTransformer) return {params};
   const double h = static_cast<double>(m_.hidden), tp = p_.tp;
   const double kv = h / m_.heads * m_.kv_heads;
   std::vector<double> modules{h * (h + 2 * kv) / tp, h * h / tp};
@@ -109,8 +109,8 @@ void StepBuilder::GatherInChunks(RankState& st, Channel ch, const std::vector<in
 void StepBuilder::GatherParamBuckets(RankState& st) {
   if (!policy_.overlap_param_gather || nd_ == 1) return;
   const StageSplit& split = stages_.split();
-  st.bucket_gather.assign(m_.layers + 2, std::nullopt);  // the last: routed experts
-  std::vector<int> members;                              // slots (layer + 1) of the open bucket
+  st.bucket_gather.assign(m_.AllLayers() + 2, std::nullopt);  // the last: routed experts
+  std::vector<int> members;  // slots (layer + 1) of the open bucket
   double open = 0, experts = 0;
   const auto close = [&] {
     if (open <= 0) return;
@@ -134,6 +134,10 @@ void StepBuilder::GatherParamBuckets(RankState& st) {
       experts += stages_.LayerParams(layer).expert;
     }
     if (IsLast(vs) && stages_.HoldsOutput(st.stage)) add(0, EmbeddingParamsLocal());
+    for (int layer = stages_.MtpBegin(); IsLast(vs) && layer < stages_.MtpEnd(); ++layer) {
+      add(layer + 1, stages_.LayerParams(layer).dense);
+      experts += stages_.LayerParams(layer).expert;
+    }
   }
   close();
   if (experts > 0 && ned_ > 1) {

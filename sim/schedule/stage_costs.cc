@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/workload/mamba.h"
+
 namespace meshsim {
 namespace {
 
@@ -28,18 +30,35 @@ StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec
   windowed_shape_.window = m.sliding_window;
   windowed_attention_ = TransformerLayerCost(m, windowed_shape_).attention;
   embedding_params_ = meshsim::EmbeddingParams(m) / p.tp;
-  layer_params_.resize(m.layers);
-  std::optional<LocalParams> moe;  // every MoE layer holds the same
-  for (int l = 0; l < m.layers; ++l) {
-    if (!m.IsMoeLayer(l)) {
-      layer_params_[l] = {dense_layer_.params, 0};
-      continue;
+  if (m.IsHybrid() && m.mamba_heads > 0) mamba_ = MambaBlockCost(m, shape_);
+  layer_params_.resize(m.AllLayers());
+  const double h = static_cast<double>(m.hidden);
+  const double attention = AttentionParamsPerRank(m, p.tp);
+  // A dense MLP with its norm: a dense layer less its attention and attention norm.
+  const double mlp = dense_layer_.params - attention + h / p.tp;
+  std::optional<MoeCost> moe;  // every MoE block holds the same
+  if (m.IsMoe()) moe = MoeLayerCost(m, shape_, p.ep);
+  for (int l = 0; l < m.AllLayers(); ++l) {
+    LocalParams& lp = layer_params_[l];
+    switch (m.KindOf(l)) {
+      case LayerKind::kMamba:
+        lp.dense = MambaLayerParamsPerRank(m, p.tp);
+        break;
+      case LayerKind::kAttention:
+        lp.dense = attention - h / p.tp;
+        break;
+      case LayerKind::kMlp:
+        lp.dense = mlp;
+        break;
+      case LayerKind::kMoe:
+        lp = {moe->dense_params, moe->expert_params};
+        break;
+      case LayerKind::kTransformer:
+        lp = m.IsMoeLayer(l) ? LocalParams{attention + moe->dense_params, moe->expert_params}
+                             : LocalParams{dense_layer_.params, 0};
+        break;
     }
-    if (!moe) {
-      const MoeCost c = MoeLayerCost(m, shape_, p.ep);
-      moe = LocalParams{AttentionParamsPerRank(m, p.tp) + c.dense_params, c.expert_params};
-    }
-    layer_params_[l] = *moe;
+    if (l >= m.layers) lp.dense += MtpExtraParams(m) / p.tp;
   }
 }
 
@@ -48,6 +67,11 @@ LocalParams StageCosts::StageParams(int stage) const {
   for (int chunk = 0; chunk < p_.virtual_stages; ++chunk) {
     const int vs = split_.VirtualStage(chunk, stage);
     for (int l = split_.FirstLayer(vs); l < split_.EndLayer(vs); ++l) {
+      total.dense += layer_params_[l].dense;
+      total.expert += layer_params_[l].expert;
+    }
+    if (!split_.IsLast(vs)) continue;
+    for (int l = MtpBegin(); l < MtpEnd(); ++l) {
       total.dense += layer_params_[l].dense;
       total.expert += layer_params_[l].expert;
     }

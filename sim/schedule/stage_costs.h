@@ -34,14 +34,23 @@ class StageCosts {
   const BlockCost& Attention(int layer) const {
     return m_.IsWindowedLayer(layer) ? windowed_attention_ : dense_layer_.attention;
   }
+  // A Mamba-2 layer's block (hybrid models; empty otherwise).
+  const BlockCost& Mamba() const { return mamba_; }
   // The shape of a sliding-window layer (window set; the others use shape()).
   const LayerShape& windowed_shape() const { return windowed_shape_; }
   // Layer `layer`'s parameters on one rank (attention and MLP split by tp; a MoE layer's
-  // router and shared experts dense, its routed experts spread over ep).
+  // router and shared experts dense, its routed experts spread over ep; a Mamba-2 layer
+  // split by tp but its pre-norm). Layers layers .. AllLayers()-1 are the MTP layers.
+  // An MTP module's projection and norms (MtpExtraParams / tp) are counted with its
+  // layer: its LayerParams include them.
   const LocalParams& LayerParams(int layer) const { return layer_params_[layer]; }
   // Every layer of every chunk of `stage`, plus the embedding (stage 0) and the output
-  // layer (the last stage, unless tied to the embedding on a single stage).
+  // layer (the last stage, unless tied to the embedding on a single stage), and the MTP
+  // modules on the stage of the last virtual stage (as Megatron-LM places them).
   LocalParams StageParams(int stage) const;
+  // The MTP layers (indices model layers .. AllLayers()-1) run on the last virtual stage.
+  int MtpBegin() const { return m_.layers; }
+  int MtpEnd() const { return m_.AllLayers(); }
   // The embedding's (and the untied output layer's) parameters on one TP rank.
   double EmbeddingParams() const { return embedding_params_; }
   bool HoldsEmbedding(int stage) const { return stage == 0; }
@@ -62,6 +71,7 @@ class StageCosts {
   LayerCost dense_layer_;
   LayerShape windowed_shape_;
   BlockCost windowed_attention_;
+  BlockCost mamba_;
   std::vector<LocalParams> layer_params_;
   double embedding_params_ = 0;
 };

@@ -51,6 +51,19 @@ void StepBuilder::AddLayerShapes() {
     windowed_ring_fwd_id_ = prog_.AddShapes(w.ring_fwd);
     windowed_ring_bwd_id_ = prog_.AddShapes(w.ring_bwd);
   }
+  if (m_.IsHybrid() && m_.mamba_heads > 0)
+    mamba_ids_ = AddPassShapes(MambaLayerKernels(m_, shape_));
+  if (m_.mtp_layers > 0) {
+    // The MTP projection X[T x 2h] W[2h x h/tp]: forward; backward's dgrad and wgrad.
+    const double tokens = static_cast<double>(shape_.seq) * shape_.micro_batch;
+    const double h = static_cast<double>(m_.hidden), out = h / p_.tp;
+    KernelShapes fwd, bwd;
+    fwd.gemms.push_back({tokens, out, 2 * h});
+    bwd.gemms.push_back({tokens, 2 * h, out});
+    bwd.gemms.push_back({2 * h, out, tokens});
+    mtp_projection_id_ = prog_.AddShapes(fwd);
+    mtp_projection_bwd_id_ = prog_.AddShapes(bwd);
+  }
   if (p_.tp_comm_overlap && p_.tp > 1 && shape_.sequence_parallel) AddOverlapShapes(k);
   const LogitKernels logits = LogitLayerKernels(m_, shape_);
   logits_fwd_id_ = prog_.AddShapes(logits.fwd);
@@ -228,12 +241,7 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     const LocalParams& params = stages_.LayerParams(layer);
     AwaitParamBucket(st, layer);
     GatherParams(st, params.dense + params.expert, layer, mb, false);
-    AttentionForward(st, layer, mb, false);
-    if (m_.IsMoeLayer(layer)) {
-      MoeForward(st, layer, mb, false);
-    } else {
-      BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpFwd, layer, mb, false);
-    }
+    LayerForward(st, layer, mb, false);
     ReleaseParams(st, params.dense + params.expert, layer, false);
   }
   if (IsLast(vs)) {
@@ -242,6 +250,7 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     Memory(st, MemCategory::kActivations, LogitActBytes());
     Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
     ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
+    MtpForward(st, mb);
   }
   PipelineSend(st, true, chunk, mb);
 }
@@ -251,6 +260,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   const bool last_mb = mb == micro_batches_ - 1;
   PipelineRecv(st, false, chunk, mb);
   if (IsLast(vs)) {
+    MtpBackward(st, mb);
     KernelWork w = LogitsWork();
     w.flops *= 2;
     w.shapes = logits_bwd_id_;
@@ -262,33 +272,8 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   }
   const StageSplit& split = stages_.split();
   for (int layer = split.EndLayer(vs) - 1; layer >= split.FirstLayer(vs); --layer) {
-    const bool moe = m_.IsMoeLayer(layer);
-    const LocalParams& params = stages_.LayerParams(layer);
-    GatherParams(st, params.dense + params.expert, layer, mb, true);
-    // Recomputed activations are working memory of this layer's backward only.
-    const double transient = stages_.Attention(layer).transient_act_bytes +
-                             (moe ? MoeTransient(st) : layer_.mlp.transient_act_bytes);
-    Memory(st, MemCategory::kBuffers, transient);
-    if (p_.recompute == Recompute::kFull) {
-      AttentionForward(st, layer, mb, true);
-      if (moe) {
-        MoeForward(st, layer, mb, true);
-      } else {
-        BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpRecompute, layer, mb, true);
-      }
-    }
-    if (moe) {
-      MoeBackward(st, layer, mb);
-    } else {
-      BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
-      Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
-    }
-    AttentionBackward(st, layer, mb);
-    Memory(st, MemCategory::kBuffers, -transient);
-    ReleaseParams(st, params.dense + params.expert, layer, true);
     const bool flush = layer == split.FirstLayer(vs) && !IsFirst(vs);
-    if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
-    ReduceGradients(st, params.dense, last_mb, flush);
+    LayerBackward(st, layer, mb, flush);
   }
   if (IsFirst(vs)) {
     GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
@@ -297,6 +282,47 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
     ReduceGradients(st, EmbeddingParamsLocal(), last_mb, true);
   }
   PipelineSend(st, false, chunk, mb);
+}
+
+// One layer's blocks by kind (ModelSpec::KindOf): attention or a Mamba-2 mixer, then a
+// dense MLP or a MoE block; a hybrid model's layers hold one of them.
+void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute) {
+  if (m_.HasAttention(layer)) AttentionForward(st, layer, mb, recompute);
+  if (m_.IsMambaLayer(layer)) MambaForward(st, layer, mb, recompute);
+  if (m_.IsMoeLayer(layer)) {
+    MoeForward(st, layer, mb, recompute);
+  } else if (m_.HasDenseMlp(layer)) {
+    BlockForward(st, layer_.mlp, mlp_ids_, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
+                 recompute);
+  }
+}
+
+// One layer's backward (after its full recomputation), then its gradients' reduction;
+// `flush` reduces the open bucket (the chunk's first layer).
+void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
+  const bool moe = m_.IsMoeLayer(layer);
+  const bool last_mb = mb == micro_batches_ - 1;
+  const LocalParams& params = stages_.LayerParams(layer);
+  GatherParams(st, params.dense + params.expert, layer, mb, true);
+  // Recomputed activations are working memory of this layer's backward only.
+  double transient = moe ? MoeTransient(st) : 0;
+  if (m_.HasAttention(layer)) transient += stages_.Attention(layer).transient_act_bytes;
+  if (m_.IsMambaLayer(layer)) transient += stages_.Mamba().transient_act_bytes;
+  if (m_.HasDenseMlp(layer)) transient += layer_.mlp.transient_act_bytes;
+  Memory(st, MemCategory::kBuffers, transient);
+  if (p_.recompute == Recompute::kFull) LayerForward(st, layer, mb, true);
+  if (moe) {
+    MoeBackward(st, layer, mb);
+  } else if (m_.HasDenseMlp(layer)) {
+    BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
+    Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
+  }
+  if (m_.IsMambaLayer(layer)) MambaBackward(st, layer, mb);
+  if (m_.HasAttention(layer)) AttentionBackward(st, layer, mb);
+  Memory(st, MemCategory::kBuffers, -transient);
+  ReleaseParams(st, params.dense + params.expert, layer, true);
+  if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
+  ReduceGradients(st, params.dense, last_mb, flush);
 }
 
 void StepBuilder::Optimizer(RankState& st) {

@@ -118,6 +118,8 @@ class StepBuilder {
   double PipelineBytes() const;
   double LogitActBytes() const;
   KernelWork LogitsWork() const;
+  void LayerForward(RankState& st, int layer, int mb, bool recompute);
+  void LayerBackward(RankState& st, int layer, int mb, bool flush);
   void Forward(RankState& st, int chunk, int mb);
   void Backward(RankState& st, int chunk, int mb);
   void Optimizer(RankState& st);
@@ -156,6 +158,13 @@ class StepBuilder {
   void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
                      int mb, double recompute_flops, int32_t shapes);
 
+  // mamba_blocks.cc: a Mamba-2 layer's mixer, and the MTP modules on the last stage.
+  void MambaForward(RankState& st, int layer, int mb, bool recompute);
+  void MambaBackward(RankState& st, int layer, int mb);
+  void MtpForward(RankState& st, int mb);
+  void MtpBackward(RankState& st, int mb);
+  KernelWork MtpProjectionWork() const;
+
   // moe_blocks.cc: the MoE block of a MoE layer.
   MoeCost MoeFor(const RankState& st) const;
   const MoeShapeIds& MoeShapesFor(const RankState& st);
@@ -183,6 +192,8 @@ class StepBuilder {
   const LayerCost& layer_;   // stages_.dense_layer()
   // The kernel shapes of the layer's ops, by index in prog_'s table.
   PassShapeIds attention_ids_, mlp_ids_;
+  PassShapeIds mamba_ids_;  // a Mamba-2 layer's (hybrid models)
+  int32_t mtp_projection_id_ = -1, mtp_projection_bwd_id_ = -1;  // MTP modules' projection
   // Sliding-window layers: their attention's shapes (and its ring blocks).
   PassShapeIds windowed_attention_ids_;
   int32_t windowed_ring_fwd_id_ = -1, windowed_ring_bwd_id_ = -1;

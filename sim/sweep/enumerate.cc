@@ -314,9 +314,9 @@ Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c
 
 namespace {
 
-// The model keys beyond the dense GPT shape (MoE, head sizes, MLA, sliding window), as
-// text; empty for a model that sets none of them, so that older sweeps keep their
-// fingerprints.
+// The model keys beyond the dense GPT shape (MoE, head sizes, MLA, sliding window, MTP, the
+// hybrid layer pattern and Mamba-2 sizes), as text; empty for a model that sets none of
+// them, so that older sweeps keep their fingerprints.
 std::string ModelVariantText(const ModelSpec& m) {
   std::string t;
   const auto add = [&t](const char* key, int64_t v, int64_t unset) {
@@ -336,6 +336,17 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("qk_rope_head_dim", m.qk_rope_head_dim, 0);
   add("sliding_window", m.sliding_window, 0);
   add("sliding_window_pattern", m.sliding_window_pattern, 1);
+  add("mtp_layers", m.mtp_layers, 0);
+  add("moe_latent_size", m.moe_latent_size, 0);
+  if (m.IsHybrid()) {
+    t += "layer_pattern=" + m.layer_pattern + ";";
+    add("mamba_heads", m.mamba_heads, -1);
+    add("mamba_head_dim", m.mamba_head_dim, -1);
+    add("mamba_state", m.mamba_state, -1);
+    add("mamba_groups", m.mamba_groups, -1);
+    add("mamba_conv_kernel", m.mamba_conv_kernel, -1);
+    add("mamba_chunk", m.mamba_chunk, -1);
+  }
   return t.empty() ? t : "model|" + t;
 }
 

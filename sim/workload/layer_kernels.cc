@@ -166,15 +166,57 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   AddFwd(&k.router.fwd, router);
   AddDgrad(&k.router.dgrad, router);
   AddWgrad(&k.router.dgrad, router);
+  const double dim = static_cast<double>(m.ExpertDim());
+  if (m.moe_latent_size > 0) {  // LatentMoE's projections, with the router
+    for (const Linear& l : {Linear{tokens, h, dim}, Linear{tokens, dim, h}}) {
+      AddFwd(&k.router.fwd, l);
+      AddDgrad(&k.router.dgrad, l);
+      AddWgrad(&k.router.dgrad, l);
+    }
+  }
   const double local_experts = static_cast<double>(m.experts) / ep;
   const double received = tokens * m.top_k * load;
-  k.experts = Mlp(received / local_experts, h, static_cast<double>(m.ExpertFfnHidden()),
+  k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();
     k.shared = TransformerLayerKernels(dense, shape).mlp;
   }
+  return k;
+}
+
+namespace {
+
+// The SSD scan's GEMMs of one rank's micro-batch: Q-token chunks, N state, P head dim.
+std::vector<GemmShape> ScanGemms(const ModelSpec& m, const LayerShape& shape) {
+  const double q = static_cast<double>(std::min(m.mamba_chunk, shape.seq));
+  const double chunks = static_cast<double>(shape.seq) / q * static_cast<double>(shape.micro_batch);
+  const double n = static_cast<double>(m.mamba_state), p = static_cast<double>(m.mamba_head_dim);
+  const double heads = chunks * m.mamba_heads / shape.tp;
+  const double groups = chunks * m.mamba_groups / shape.tp;
+  return {{q, q, n, groups}, {q, p, q, heads}, {n, p, q, heads}, {q, p, n, heads}};
+}
+
+}  // namespace
+
+PassKernels MambaLayerKernels(const ModelSpec& m, const LayerShape& shape) {
+  const double tokens = static_cast<double>(shape.seq) * shape.micro_batch, t = shape.tp;
+  const double h = static_cast<double>(m.hidden);
+  const Linear in{tokens, h, static_cast<double>(m.MambaInProjDim()) / t};
+  const Linear out{tokens, static_cast<double>(m.MambaInner()) / t, h};
+  const std::vector<GemmShape> scan = ScanGemms(m, shape);
+  PassKernels k;
+  AddFwd(&k.fwd, in);
+  k.fwd.gemms.insert(k.fwd.gemms.end(), scan.begin(), scan.end());
+  AddFwd(&k.fwd, out);
+  AddDgrad(&k.dgrad, out);
+  k.dgrad.gemms.insert(k.dgrad.gemms.end(), scan.begin(), scan.end());
+  AddDgrad(&k.dgrad, in);
+  AddWgrad(&k.wgrad, out);
+  k.wgrad.gemms.insert(k.wgrad.gemms.end(), scan.begin(), scan.end());
+  AddWgrad(&k.wgrad, in);
+  if (shape.recompute == Recompute::kFull) k.recompute = k.fwd;
   return k;
 }
 

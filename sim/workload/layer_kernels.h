@@ -50,14 +50,22 @@ struct LayerKernels {
 LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape);
 
 // The MoE block (see MoeLayerCost): the router (its backward, dgrad and wgrad, is one
-// op: in `router.dgrad`), the routed experts as grouped GEMMs over the rank's experts
-// (each gets its average share of the tokens it receives), and the shared experts.
+// op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
+// grouped GEMMs over the rank's experts (each gets its average share of the tokens it
+// receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;
   PassKernels experts;
   PassKernels shared;
 };
 MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
+
+// A Mamba-2 layer (mamba.h): in_proj, the SSD scan's four batched GEMMs per chunk (C B^T
+// per group; its product with X, the chunk states B^T X and the state-to-output C h per
+// head; batch = micro_batch x chunks x heads-or-groups / tp) and out_proj. Backward: the
+// projections' dgrad and wgrad; the scan's backward, twice its forward, is one copy of
+// its GEMMs in dgrad and one in wgrad. Full recomputation re-runs the forward.
+PassKernels MambaLayerKernels(const ModelSpec& m, const LayerShape& shape);
 
 // The output layer: forward (logits = X E^T over the rank's vocabulary shard), and its
 // backward (dgrad and wgrad in one op).

@@ -8,6 +8,13 @@ namespace meshsim {
 
 enum class FfnKind { kGelu, kSwiglu };
 
+// What one layer of a model holds. kTransformer: attention + dense MLP or MoE block (every
+// layer of a model without a layer pattern). The others are the one-block layers of a
+// hybrid model's layer_pattern (Megatron-LM's hybrid_override_pattern): kMamba a Mamba-2
+// mixer ('M'), kAttention self-attention ('*'), kMlp a dense MLP ('-'), kMoe a MoE block
+// ('E'); each block has its own pre-norm.
+enum class LayerKind { kTransformer, kMamba, kAttention, kMlp, kMoe };
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -25,6 +32,11 @@ struct ModelSpec {
   int shared_experts = 0;  // MoE: experts every token goes through (each moe_ffn_hidden)
   int moe_every = 1;       // MoE: every k-th layer after the dense ones is MoE
   int dense_layers = 0;    // MoE: leading dense layers (DeepSeek's first_k_dense_replace)
+  // LatentMoE (Nemotron 3 Super / Ultra): when > 0 the routed experts work in a latent
+  // space of this size: a hidden -> latent projection before dispatch and latent -> hidden
+  // after combine (each hidden x latent), experts of latent x moe_ffn_hidden, tokens sent
+  // as latents. Router and shared experts stay on hidden. 0: experts on hidden.
+  int64_t moe_latent_size = 0;
 
   // Attention head sizes. head_dim 0: hidden / heads (then hidden must be a multiple of
   // heads); Qwen3 and GPT-OSS set it apart from hidden / heads. v_head_dim 0: head_dim.
@@ -45,10 +57,69 @@ struct ModelSpec {
   int64_t sliding_window = 0;
   int sliding_window_pattern = 1;
 
+  // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'
+  // attention, '-' dense MLP, 'E' MoE; empty: every layer is kTransformer.
+  std::string layer_pattern;
+  // Mamba-2 mixer (Dao & Gu 2024, arXiv 2405.21060; Megatron-LM megatron/core/ssm/
+  // mamba_mixer.py): mamba_heads heads of mamba_head_dim channels (d_inner = their
+  // product), an SSM state of mamba_state per head, B and C shared by the heads of each
+  // of mamba_groups groups, a depthwise causal conv1d of mamba_conv_kernel taps, and the
+  // chunked SSD scan over chunks of mamba_chunk tokens.
+  int mamba_heads = 0;
+  int64_t mamba_head_dim = 0;
+  int64_t mamba_state = 0;
+  int mamba_groups = 1;
+  int mamba_conv_kernel = 4;
+  int64_t mamba_chunk = 128;
+  // Multi-token prediction (DeepSeek-V3, arXiv 2412.19437, Sec. 2.2): mtp_layers extra
+  // modules after the last layer, each two RMSNorms, a 2*hidden -> hidden projection and
+  // one transformer layer (attention + MoE block on a MoE model, else attention + MLP),
+  // sharing the embedding and the output layer. Layer indices layers .. layers+mtp-1.
+  int mtp_layers = 0;
+
   bool IsMoe() const { return experts > 0; }
+  bool IsHybrid() const { return !layer_pattern.empty(); }
+  // The kind of layer `layer` (0-based; MTP layers, index >= layers, are kTransformer).
+  LayerKind KindOf(int layer) const {
+    if (layer_pattern.empty() || layer >= static_cast<int>(layer_pattern.size())) {
+      return LayerKind::kTransformer;
+    }
+    switch (layer_pattern[layer]) {
+      case 'M':
+        return LayerKind::kMamba;
+      case '*':
+        return LayerKind::kAttention;
+      case 'E':
+        return LayerKind::kMoe;
+      default:
+        return LayerKind::kMlp;
+    }
+  }
+  bool HasAttention(int layer) const {
+    const LayerKind k = KindOf(layer);
+    return k == LayerKind::kTransformer || k == LayerKind::kAttention;
+  }
+  bool IsMambaLayer(int layer) const { return KindOf(layer) == LayerKind::kMamba; }
+  // A dense MLP: a kMlp layer, or a kTransformer layer that is not MoE.
+  bool HasDenseMlp(int layer) const {
+    const LayerKind k = KindOf(layer);
+    return k == LayerKind::kMlp || (k == LayerKind::kTransformer && !IsMoeLayer(layer));
+  }
+  int64_t MambaInner() const { return int64_t{mamba_heads} * mamba_head_dim; }
+  // Channels of the conv1d: x, B and C.
+  int64_t MambaConvDim() const { return MambaInner() + 2 * mamba_groups * mamba_state; }
+  // Output width of in_proj: z, x, B, C and one dt per head.
+  int64_t MambaInProjDim() const {
+    return 2 * MambaInner() + 2 * mamba_groups * mamba_state + mamba_heads;
+  }
   // One expert's intermediate size: moe_ffn_hidden, or ffn_hidden when 0 (Megatron's default).
   int64_t ExpertFfnHidden() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
+  // The width routed experts read and write: moe_latent_size, or hidden.
+  int64_t ExpertDim() const { return moe_latent_size > 0 ? moe_latent_size : hidden; }
   bool IsMoeLayer(int layer) const {
+    const LayerKind k = KindOf(layer);
+    if (k != LayerKind::kTransformer) return k == LayerKind::kMoe;
+    if (IsHybrid()) return IsMoe();  // an MTP layer of a hybrid MoE model
     return IsMoe() && layer >= dense_layers &&
            (layer - dense_layers) % (moe_every > 0 ? moe_every : 1) == 0;
   }
@@ -66,6 +137,8 @@ struct ModelSpec {
   bool HasWindowedLayers() const { return sliding_window > 0 && layers > 0 && IsWindowedLayer(0); }
   // Number of weight matrices of size hidden x ffn_hidden in one MLP.
   int FfnMatrices() const { return ffn_kind == FfnKind::kSwiglu ? 3 : 2; }
+  // Layers including the MTP layers (which the last pipeline stage holds).
+  int AllLayers() const { return layers + mtp_layers; }
 };
 
 enum class Optimizer { kAdam, kSgd };

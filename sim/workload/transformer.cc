@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "sim/workload/mamba.h"
+
 namespace meshsim {
 namespace {
 
@@ -200,27 +202,61 @@ double LayerParams(const ModelSpec& m) {
 }
 
 double ExpertParams(const ModelSpec& m) {
+  return m.FfnMatrices() * static_cast<double>(m.ExpertDim()) *
+         static_cast<double>(m.ExpertFfnHidden());
+}
+
+namespace {
+// One shared expert (on hidden, LatentMoE or not).
+double SharedExpertParams(const ModelSpec& m) {
   return m.FfnMatrices() * static_cast<double>(m.hidden) * static_cast<double>(m.ExpertFfnHidden());
 }
+// LatentMoE's hidden -> latent and latent -> hidden projections (0 without).
+double LatentProjectionParams(const ModelSpec& m) {
+  return 2.0 * static_cast<double>(m.hidden) * static_cast<double>(m.moe_latent_size);
+}
+}  // namespace
 
 double MoeLayerParams(const ModelSpec& m, bool active_only) {
   const double router = static_cast<double>(m.hidden) * m.experts;
   const double routed = (active_only ? m.top_k : m.experts) * ExpertParams(m);
-  return AttentionParams(m) + router + routed + m.shared_experts * ExpertParams(m);
+  const double moe = router + routed + m.shared_experts * SharedExpertParams(m);
+  return AttentionParams(m) + (m.moe_latent_size > 0 ? moe + LatentProjectionParams(m) : moe);
 }
 
 double EmbeddingParams(const ModelSpec& m) {
   return static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
 }
 
+double LayerParamsOf(const ModelSpec& m, int layer, bool active_only) {
+  const double h = static_cast<double>(m.hidden);
+  switch (m.KindOf(layer)) {
+    case LayerKind::kMamba:
+      return MambaLayerParams(m);
+    case LayerKind::kAttention:
+      return AttentionParams(m) - h;  // one norm: AttentionParams counts the MLP's too
+    case LayerKind::kMlp:
+      return LayerParams(m) - AttentionParams(m) + h;
+    case LayerKind::kMoe:
+      return MoeLayerParams(m, active_only) - AttentionParams(m) + h;
+    case LayerKind::kTransformer:
+      break;
+  }
+  return m.IsMoeLayer(layer) ? MoeLayerParams(m, active_only) : LayerParams(m);
+}
+
+double MtpExtraParams(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  return 3 * h + 2 * h * h;
+}
+
 namespace {
 double CountParams(const ModelSpec& m, bool active_only) {
   const double output = m.tied_embeddings ? 0.0 : EmbeddingParams(m);
   double layers = 0;
-  for (int l = 0; l < m.layers; ++l) {
-    layers += m.IsMoeLayer(l) ? MoeLayerParams(m, active_only) : LayerParams(m);
-  }
-  return layers + EmbeddingParams(m) + output + static_cast<double>(m.hidden);
+  for (int l = 0; l < m.AllLayers(); ++l) layers += LayerParamsOf(m, l, active_only);
+  return layers + m.mtp_layers * MtpExtraParams(m) + EmbeddingParams(m) + output +
+         static_cast<double>(m.hidden);
 }
 }  // namespace
 
@@ -240,17 +276,26 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.router.fwd_flops = 2 * c.tokens * h * m.experts;
   c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
   c.router.stored_act_bytes = (2 * d.elt + 1) * d.s * d.b * h / sp_split + 4 * c.tokens * m.experts;
+  const double dim = static_cast<double>(m.ExpertDim());
+  if (m.moe_latent_size > 0) {
+    // LatentMoE: the hidden -> latent and latent -> hidden projections, with the router,
+    // on the rank's tokens; their inputs are kept for backward.
+    c.router.fwd_kernels += 2;
+    c.router.weight_kernels += 2;
+    c.router.fwd_flops += 4 * c.tokens * h * dim;
+    c.router.stored_act_bytes += c.tokens * (h + dim) * d.elt;
+  }
   // Routed experts: each token goes to top_k experts; this rank's experts receive, when
   // balanced, as many token copies as it sends.
   const double received = c.tokens * m.top_k * load;
   c.experts.fwd_kernels = mats + 2;  // GEMMs, activation, permute / unpermute
   c.experts.weight_kernels = mats;
-  c.experts.fwd_flops = 2 * received * h * f * mats;
-  c.experts.fwd_bytes = received * (4 * h + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
+  c.experts.fwd_flops = 2 * received * dim * f * mats;
+  c.experts.fwd_bytes = received * (4 * dim + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
   // FP8: the permuted input and FC2's input are saved in FP8.
-  c.experts.stored_act_bytes =
-      received * (h * (d.elt - d.Fp8Saving()) + f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
+  c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
+                                           f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;
@@ -258,7 +303,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     c.experts.recompute_bytes = c.experts.fwd_bytes;
     c.experts.recompute_kernels = c.experts.fwd_kernels;
   }
-  c.dispatch_bytes = c.tokens * m.top_k * h * d.elt;
+  c.dispatch_bytes = c.tokens * m.top_k * dim * d.elt;
   // Shared experts: a dense MLP of shared_experts * moe_ffn_hidden, TP-split.
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
@@ -266,7 +311,8 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     c.shared = TransformerLayerCost(dense, shape).mlp;
   }
   c.expert_params = static_cast<double>(m.experts) / ep * ExpertParams(m);
-  c.dense_params = (h * m.experts + m.shared_experts * ExpertParams(m)) / d.t + h;
+  const double dense = h * m.experts + m.shared_experts * SharedExpertParams(m);
+  c.dense_params = (m.moe_latent_size > 0 ? dense + LatentProjectionParams(m) : dense) / d.t + h;
   return c;
 }
 
@@ -281,6 +327,31 @@ double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
          static_cast<double>(m.vocab) / shape.tp;
 }
 
+namespace {
+
+// Forward FLOPs of layer `layer` for one sequence of the model's seq_len.
+double LayerForwardFlops(const ModelSpec& m, int layer, const LayerShape& one, const LayerCost& c,
+                         double windowed_attention) {
+  double fwd = 0;
+  if (m.IsMambaLayer(layer)) fwd += MambaBlockCost(m, one).fwd_flops;
+  if (m.HasAttention(layer))
+    fwd += m.IsWindowedLayer(layer) ? windowed_attention : c.attention.fwd_flops;
+  if (m.IsMoeLayer(layer)) {
+    const MoeCost moe = MoeLayerCost(m, one, 1);
+    fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;
+  } else if (m.HasDenseMlp(layer)) {
+    fwd += c.mlp.fwd_flops;
+  }
+  return fwd;
+}
+
+}  // namespace
+
+double MtpProjectionFlops(const ModelSpec& m, const LayerShape& shape) {
+  const double h = static_cast<double>(m.hidden);
+  return 2.0 * shape.seq * shape.micro_batch * 2 * h * h;
+}
+
 double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   LayerShape one;
   one.seq = m.seq_len;
@@ -288,16 +359,10 @@ double ModelFlopsPerStep(const ModelSpec& m, double sequences) {
   LayerShape windowed = one;
   windowed.window = m.sliding_window;
   const double windowed_attention = TransformerLayerCost(m, windowed).attention.fwd_flops;
-  double fwd = LogitFlops(m, one);
-  for (int l = 0; l < m.layers; ++l) {
-    fwd += m.IsWindowedLayer(l) ? windowed_attention : c.attention.fwd_flops;
-    if (m.IsMoeLayer(l)) {
-      const MoeCost moe = MoeLayerCost(m, one, 1);
-      fwd += moe.router.fwd_flops + moe.experts.fwd_flops + moe.shared.fwd_flops;
-    } else {
-      fwd += c.mlp.fwd_flops;
-    }
-  }
+  // The output layer, once more per MTP module, and each MTP module's projection.
+  double fwd = (1 + m.mtp_layers) * LogitFlops(m, one) + m.mtp_layers * MtpProjectionFlops(m, one);
+  for (int l = 0; l < m.AllLayers(); ++l)
+    fwd += LayerForwardFlops(m, l, one, c, windowed_attention);
   return 3.0 * fwd * sequences;
 }
 

@@ -70,7 +70,9 @@ struct LayerCost {
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 
 // The MoE block that replaces the MLP of a MoE layer, for one rank and one micro-batch,
-// with experts spread over `ep` ranks (not split by TP) and tokens split by TP.
+// with experts spread over `ep` ranks (not split by TP) and tokens split by TP. LatentMoE
+// (moe_latent_size > 0): the routed experts and the dispatched tokens are ExpertDim()
+// wide, and the router block also runs the hidden <-> latent projections.
 struct MoeCost {
   double tokens = 0;          // tokens this rank routes (s*b, split by TP)
   BlockCost router;           // LayerNorm + router GEMM, split by sequence parallelism
@@ -91,8 +93,8 @@ double KvBlockBytes(const ModelSpec& m, const LayerShape& shape);
 // as stored between forward and backward (16-bit).
 double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape);
 
-// Parameters of the whole model (embedding, layers, final norm, untied output layer),
-// and those a token uses (MoE: top_k routed experts and the shared ones).
+// Parameters of the whole model (embedding, layers, final norm, untied output layer, MTP
+// modules), and those a token uses (MoE: top_k routed experts and the shared ones).
 double TotalParams(const ModelSpec& m);
 double ActiveParams(const ModelSpec& m);
 // Parameters of one dense transformer layer (all TP ranks together).
@@ -103,12 +105,25 @@ double AttentionParams(const ModelSpec& m);
 double AttentionParamsPerRank(const ModelSpec& m, int tp);
 double ExpertParams(const ModelSpec& m);
 double MoeLayerParams(const ModelSpec& m, bool active_only);
+// Parameters of layer `layer` (0-based, MTP layers included), all TP ranks together, by
+// its kind (ModelSpec::KindOf): a transformer layer (LayerParams or MoeLayerParams), or a
+// hybrid model's one-block layer with its one norm: Mamba-2 (MambaLayerParams, mamba.h),
+// attention, dense MLP or MoE block. `active_only`: top_k routed experts.
+double LayerParamsOf(const ModelSpec& m, int layer, bool active_only);
+// An MTP module's parameters besides its transformer layer: the norms of the hidden state
+// and of the embedding, the module's final norm (3 x hidden) and the 2*hidden x hidden
+// projection (DeepSeek-V3's enorm, hnorm, shared_head.norm and eh_proj); the embedding
+// and output layer are shared with the main model.
+double MtpExtraParams(const ModelSpec& m);
+// FLOPs of an MTP module's projection's forward for one rank's micro-batch: 2*s*b*2h*h.
+double MtpProjectionFlops(const ModelSpec& m, const LayerShape& shape);
 // Parameters of the input embedding (vocab x hidden).
 double EmbeddingParams(const ModelSpec& m);
 
 // Model FLOPs of one training step (forward + backward, no recomputation) for
 // `sequences` sequences of the model's seq_len: 3 x forward (MoE: active experts only;
-// windowed layers: sliding_window keys per query).
+// windowed layers: sliding_window keys per query; Mamba-2 layers: projections and SSD
+// scan; each MTP module: its projection, its layer and one more output layer).
 double ModelFlopsPerStep(const ModelSpec& m, double sequences);
 
 // FLOPs of the output layer's forward for one rank: 2*s*b*h*V/tp.

@@ -318,8 +318,9 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
   // llama3-405b-128k-cp16, llama3-405b-pp16, mixtral-8x7b-ep8, llama3-70b-fp8-h100,
   // llama3-70b-mxfp8-gb200, the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b,
   // -1t, each -full and -selective), the 9 public H100 rows (public-h100-megatron-*) and
-  // maxtext-32b-v5p-128 (a TPU slice): 28 files.
-  EXPECT_EQ(checked, 28);
+  // maxtext-32b-v5p-128 (a TPU slice), the hybrid nemotron-h-8b-h100 and
+  // nemotron-3-nano-b200: 30 files.
+  EXPECT_EQ(checked, 30);
 }
 
 TEST(Cli, VersionPrintsAVersion) {

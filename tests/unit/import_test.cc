@@ -303,7 +303,30 @@ INSTANTIATE_TEST_SUITE_P(
         // 15.63B.
         PublishedFigure{"nemotron4_15b_non_embedding", "nemotron-4-15b", Count::kNonEmbedding,
                         12.5e9, 0.005},
-        PublishedFigure{"nemotron4_15b_total", "nemotron-4-15b", Count::kTotal, 15.7e9, 0.005}),
+        PublishedFigure{"nemotron4_15b_total", "nemotron-4-15b", Count::kTotal, 15.7e9, 0.005},
+        // Nemotron-H 8B: the checkpoint's 8,100,852,736 parameters (nvidia/Nemotron-H-8B-Base-8K,
+        // "8.1B"); meshsim: 24 Mamba-2 layers x 109,640,064 + 24 MLP x 176,164,864 + 4
+        // attention x 41,947,136 + 2 x 536,870,912 + 4,096 = 8,100,852,736, exactly.
+        PublishedFigure{"nemotron_h_8b_total", "nemotron-h-8b", Count::kTotal, 8.1e9, 0.005},
+        // Model cards: "This model has 47B / 56B model parameters" (two digits: half a unit
+        // is 1.1 % / 0.9 %). meshsim: 46.79B, 56.32B.
+        PublishedFigure{"nemotron_h_47b_total", "nemotron-h-47b", Count::kTotal, 47e9, 0.005},
+        PublishedFigure{"nemotron_h_56b_total", "nemotron-h-56b", Count::kTotal, 56e9, 0.009},
+        // NVIDIA-Nemotron-3-Nano-30B-A3B model card: "31.6B total parameters ... approximately
+        // 3.2B active parameters per forward pass (3.6B including embeddings)": the 3.2B
+        // leaves out the input embedding (2688 x 131072 = 352M) and the 3.6B counts both.
+        // meshsim: 31.58B; 3.23B and 3.58B (half a unit of 3.2 / 3.6: 1.6 % / 1.4 %).
+        PublishedFigure{"nemotron3_nano_total", "nemotron-3-nano", Count::kTotal, 31.6e9, 0.005},
+        PublishedFigure{"nemotron3_nano_active", "nemotron-3-nano", Count::kActiveNoInputEmbedding,
+                        3.2e9, 0.016},
+        PublishedFigure{"nemotron3_nano_active_with_embeddings", "nemotron-3-nano", Count::kActive,
+                        3.6e9, 0.014},
+        // NVIDIA-Nemotron-3-Super-120B-A12B model card: "Total Parameters 120B (12B active)".
+        // meshsim (LatentMoE, latent 1024): 120.67B, 0.56 % above "120B", so 0.6 %; active
+        // 12.23B without the input embedding (12.77B with it; "12B": half a unit, 4.2 %).
+        PublishedFigure{"nemotron3_super_total", "nemotron-3-super", Count::kTotal, 120e9, 0.006},
+        PublishedFigure{"nemotron3_super_active", "nemotron-3-super",
+                        Count::kActiveNoInputEmbedding, 12e9, 0.042}),
     [](const ::testing::TestParamInfo<PublishedFigure>& info) {
       return std::string(info.param.name);
     });
@@ -563,6 +586,60 @@ INSTANTIATE_TEST_SUITE_P(
         Promised{"deepseek_mtp", "deepseek-v3", "", "",
                  "the multi-token-prediction module (num_nextn_predict_layers 1)"}),
     [](const ::testing::TestParamInfo<Promised>& info) { return std::string(info.param.name); });
+
+// Nemotron-H: the pattern and the Mamba-2 sizes as written; the Nano's shared expert of
+// 3712 = 2 x 1856 as shared_experts 2; the YAML round trip keeps them.
+TEST(ImportHf, NemotronHHybridPattern) {
+  const HfImport import = ImportFixture("nemotron-h-8b", 8192);
+  const ModelSpec& m = import.model;
+  EXPECT_EQ(m.layer_pattern, "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+  EXPECT_EQ(m.mamba_heads, 128);
+  EXPECT_EQ(m.mamba_head_dim, 64);
+  EXPECT_EQ(m.mamba_state, 128);
+  EXPECT_EQ(m.mamba_groups, 8);
+  EXPECT_EQ(m.mamba_chunk, 128);
+  EXPECT_EQ(m.ffn_kind, FfnKind::kGelu);  // squared ReLU: two matrices
+  EXPECT_EQ(CountParams(m).total, 8100852736.0);
+  const ModelSpec back = RoundTrip(import);
+  EXPECT_EQ(back.layer_pattern, m.layer_pattern);
+  EXPECT_EQ(back.mamba_state, 128);
+  const ModelSpec nano = RoundTrip(ImportFixture("nemotron-3-nano", 8192));
+  EXPECT_EQ(nano.experts, 128);
+  EXPECT_EQ(nano.top_k, 6);
+  EXPECT_EQ(nano.shared_experts, 2);
+  EXPECT_EQ(nano.moe_ffn_hidden, 1856);
+  EXPECT_EQ(MoeLayerCount(nano), 23);
+  EXPECT_EQ(nano.head_dim, 128);
+  EXPECT_EQ(nano.kv_heads, 2);
+  EXPECT_EQ(nano.moe_latent_size, 0);
+  const ModelSpec super = RoundTrip(ImportFixture("nemotron-3-super", 8192));
+  EXPECT_EQ(super.moe_latent_size, 1024);
+  EXPECT_EQ(super.ExpertDim(), 1024);
+  EXPECT_EQ(super.top_k, 22);
+  EXPECT_EQ(MoeLayerCount(super), 40);
+}
+
+// A pattern that is not M * - E, or not num_hidden_layers long, or groups that do not
+// divide the heads fail naming the field.
+TEST(ImportHf, NemotronHErrorsNameTheField) {
+  const std::string text = ReadText(Fixture("nemotron-h-8b"));
+  const auto fail = [&](const std::string& from, const std::string& to, const std::string& key,
+                        const std::string& says) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    HfImportOptions o;
+    o.source = "config.json";
+    const Result<HfImport> r = ImportHfConfig(bad, o);
+    ASSERT_FALSE(r.ok()) << to;
+    EXPECT_EQ(r.error().key, key) << r.error().ToString();
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().ToString();
+  };
+  fail("\"M-M-M-M*", "\"M-X-M-M*", "hybrid_override_pattern", "found 'X' at position 2");
+  fail("\"M-M-M-M*", "\"M-M-M*", "hybrid_override_pattern", "expected num_hidden_layers = 52");
+  fail("\"n_groups\": 8", "\"n_groups\": 3", "n_groups", "does not divide mamba_num_heads");
+}
 
 TEST(ImportHf, LlamaHasNoApproximations) {
   for (const char* fixture : {"llama2-7b", "llama3-8b", "llama3-405b", "mixtral-8x7b"}) {
