@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Google Benchmarks and timed CLI runs, and regenerates results/bench.md.
 # Usage: scripts/bench.sh [BUILD_DIR]   (default build-bench; built RelWithDebInfo)
-# BENCH_FILTER=REGEX runs only those benchmarks (results/bench.md then lists only them).
+# BENCH_FILTER=REGEX runs only those benchmarks (results/bench.md then lists only them; the
+# BM_Scale rows run apart, one process each: SCALE_FILTER=REGEX, or - for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build-bench}
@@ -9,12 +10,27 @@ bash scripts/build.sh "$build_dir" -DMESHSIM_BUILD_TESTS=OFF -DMESHSIM_BUILD_BEN
 out=results/bench.md
 json=$(mktemp)
 export LOAD_BEFORE; LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
-"$build_dir/meshsim_bench" --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_format=json --benchmark_out="$json" \
+"$build_dir/meshsim_bench" --benchmark_filter="${BENCH_FILTER:--BM_Scale}" --benchmark_format=json --benchmark_out="$json" \
   --benchmark_out_format=json >/dev/null 2>&1
-python3 - "$json" "$build_dir" > "$out" <<'PY'
+# The scale rows (issue 14's goals), one process each, so that each row's peak memory is
+# its own and not what an earlier row left resident. SCALE_FILTER=REGEX picks some ("-"
+# none).
+scale_json=()
+if [[ ${SCALE_FILTER:-BM_Scale} != "-" ]]; then
+  for row in $("$build_dir/meshsim_bench" --benchmark_list_tests \
+                 --benchmark_filter="${SCALE_FILTER:-BM_Scale}"); do
+    f=$(mktemp)
+    "$build_dir/meshsim_bench" --benchmark_filter="^${row}\$" --benchmark_out="$f" \
+      --benchmark_out_format=json >/dev/null 2>&1 || true
+    scale_json+=("$f")
+  done
+fi
+python3 - "$json" "$build_dir" "${scale_json[@]}" > "$out" <<'PY'
 import json, os, platform, subprocess, sys, time
 data = json.load(open(sys.argv[1]))
 build = sys.argv[2]
+for extra in sys.argv[3:]:
+    data["benchmarks"] += json.load(open(extra))["benchmarks"]
 ctx = data["context"]
 print("# meshsim speed")
 print()
