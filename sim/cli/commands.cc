@@ -73,33 +73,20 @@ std::string TraceLine(const fs::path& path, size_t ranks, int gpus) {
                      ec ? 0.0 : static_cast<double>(size) / 1e6, ranks, gpus);
 }
 
-// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
-double AvailableMemory() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return 0;
-}
-
 // The resource guard: refuses a run estimated to need more memory than the host has
 // available or --max-memory allows, before anything large is built.
 Status CheckResources(const Experiment& e, const SimulationOptions& options, double max_gib) {
   const ResourceEstimate est = EstimateResources(e, options);
   spdlog::info("estimate: {:.0f} MiB, {:.1f} s ({} ops, {} links)", est.bytes / (1 << 20),
                est.seconds, est.ops, est.topology_links);
-  const double available = AvailableMemory();
+  const AvailableMemory available = ReadAvailableMemory();
   const double asked = max_gib * 1024 * 1024 * 1024;
-  const bool by_option = asked > 0 && (available <= 0 || asked <= available);
-  const double limit = by_option ? asked : available;
+  const bool by_option = asked > 0 && (available.bytes <= 0 || asked <= available.bytes);
+  const double limit = by_option ? asked : available.bytes;
   if (limit <= 0 || est.bytes <= limit) return Ok{};
   InputError err;
   err.key = "--max-memory";
-  err.message =
-      DescribeOverLimit(est, limit, by_option ? "--max-memory" : "MemAvailable of /proc/meminfo");
+  err.message = DescribeOverLimit(est, limit, by_option ? "--max-memory" : available.source);
   return err;
 }
 

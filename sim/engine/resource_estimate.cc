@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "sim/hw/topology.h"
 #include "sim/schedule/step_builder.h"
@@ -52,6 +53,29 @@ Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks) {
 
 std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
 
+// The first number in a file ("max" or no file: -1).
+double ReadNumber(const std::string& path) {
+  std::ifstream in(path);
+  double v = -1;
+  if (!(in >> v)) return -1;
+  return v;
+}
+
+// What a cgroup limit leaves (-1: no limit found). v1 writes a huge number for none.
+double CgroupLeft(const std::string& dir, std::string* source) {
+  const double v2 = ReadNumber(dir + "/memory.max");
+  if (v2 >= 0) {
+    *source = "cgroup " + dir + "/memory.max less memory.current";
+    return std::max(0.0, v2 - std::max(0.0, ReadNumber(dir + "/memory.current")));
+  }
+  const double v1 = ReadNumber(dir + "/memory/memory.limit_in_bytes");
+  if (v1 >= 0 && v1 < 1e18) {
+    *source = "cgroup " + dir + "/memory/memory.limit_in_bytes less usage";
+    return std::max(0.0, v1 - std::max(0.0, ReadNumber(dir + "/memory/memory.usage_in_bytes")));
+  }
+  return -1;
+}
+
 }  // namespace
 
 ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions& options) {
@@ -83,6 +107,35 @@ ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions&
   est.symmetric_seconds = symmetric.seconds;
   est.bytes_per_pipeline = CostOf(est.ops_per_pipeline, 0, 0, 0).bytes - kBaseBytes;
   return est;
+}
+
+AvailableMemory ReadAvailableMemory(const std::string& meminfo, const std::string& cgroup) {
+  AvailableMemory out;
+  std::ifstream in(meminfo);
+  std::string key, unit;
+  double kib = 0;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      out.bytes = kib * 1024;
+      out.source = "MemAvailable of " + meminfo;
+      break;
+    }
+  }
+  std::string source;
+  const double left = CgroupLeft(cgroup, &source);
+  if (left >= 0 && (out.bytes <= 0 || left < out.bytes)) {
+    out.bytes = left;
+    out.source = source;
+  }
+  return out;
+}
+
+std::string GuardConfiguration(const Experiment& e, double limit, const std::string& source) {
+  if (limit <= 0) return "";
+  SimulationOptions options;
+  if (!NeedsFullReplay(e, options) && Mesh(e.plan).Size() < kGuardMinRanks) return "";
+  const ResourceEstimate est = EstimateResources(e, options);
+  return est.bytes > limit ? DescribeOverLimit(est, limit, source) : "";
 }
 
 std::string DescribeOverLimit(const ResourceEstimate& est, double limit,

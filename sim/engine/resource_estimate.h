@@ -35,6 +35,26 @@ struct ResourceEstimate {
 // Preconditions: the experiment passed ValidatePlan; options' ranks are in the mesh.
 ResourceEstimate EstimateResources(const Experiment& experiment, const SimulationOptions& options);
 
+// Memory this process may still take, in bytes, and what says so: the host's MemAvailable
+// (`meminfo`, /proc/meminfo), lowered to what a cgroup memory limit leaves (cgroup v2:
+// `cgroup`/memory.max minus memory.current; v1: memory/memory.limit_in_bytes minus
+// memory.usage_in_bytes) when one is set. bytes 0: unknown (no file could be read).
+struct AvailableMemory {
+  double bytes = 0;
+  std::string source;  // "MemAvailable of /proc/meminfo" or "cgroup memory.max ..."
+};
+AvailableMemory ReadAvailableMemory(const std::string& meminfo = "/proc/meminfo",
+                                    const std::string& cgroup = "/sys/fs/cgroup");
+
+// The guard of sweeps and the planner, which simulate many configurations, most of them
+// small: the estimate is made only for a full replay or a mesh of kGuardMinRanks ranks or
+// more (it builds one pipeline's program, which a symmetric replay of a small mesh
+// builds again; such a run needs little memory). Returns why the configuration would
+// not fit in `limit_bytes` (DescribeOverLimit), or an empty string.
+constexpr int kGuardMinRanks = 1024;
+std::string GuardConfiguration(const Experiment& experiment, double limit_bytes,
+                               const std::string& limit_source);
+
 // Why `estimate` does not fit in `limit_bytes`, and what would: "expected a run that fits
 // in 2.0 GiB (available memory), found an estimate of 6.1 GiB ...; would fit: ...".
 std::string DescribeOverLimit(const ResourceEstimate& estimate, double limit_bytes,

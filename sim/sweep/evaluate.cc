@@ -32,7 +32,8 @@ bool ParseConfigStatus(const std::string& name, ConfigStatus* out) {
   return false;
 }
 
-Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid) {
+Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid,
+                    const AvailableMemory& memory) {
   Evaluation ev;
   ev.budget_gib = e.cluster.gpu.memory_gib;
   auto invalid = [&ev](const InputError& err) {
@@ -50,6 +51,12 @@ Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_
     ev.status = ConfigStatus::kOom;
     ev.message = fmt::format("pruned: needs at least {:.2f} GiB (stage {}) > budget {:.4g} GiB",
                              bound_gib, ev.bound->stage, ev.budget_gib);
+    return ev;
+  }
+  const std::string over = GuardConfiguration(e, memory.bytes, memory.source);
+  if (!over.empty()) {
+    ev.status = ConfigStatus::kError;
+    ev.message = "skipped: " + over;
     return ev;
   }
   const std::unique_ptr<Simulation> sim = Simulate(e);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/core/status.h"
+#include "sim/engine/resource_estimate.h"
 #include "sim/plan/experiment.h"
 #include "sim/report/step_summary.h"
 #include "sim/schedule/memory_bound.h"
@@ -29,6 +30,10 @@ struct Evaluation {
 };
 
 // `known_invalid`: an error the enumeration already found (a dp that is not whole).
-Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid = {});
+// `memory`: the host memory a simulation may take (ReadAvailableMemory); a configuration
+// estimated above it (GuardConfiguration) is not simulated: status error, message
+// "skipped: ..." with the estimate. bytes 0: no guard.
+Evaluation Evaluate(const Experiment& e, const std::optional<InputError>& known_invalid = {},
+                    const AvailableMemory& memory = {});
 
 }  // namespace meshsim

@@ -22,11 +22,12 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 // Evaluates one configuration; a failure inside the library becomes an `error` row
 // rather than ending the whole sweep.
-std::pair<ResultRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuration& c) {
+std::pair<ResultRow, RowInfo> EvaluateRow(const SweepSpec& spec, const Configuration& c,
+                                          const AvailableMemory& memory) {
   const auto t0 = std::chrono::steady_clock::now();
   Evaluation ev;
   try {
-    ev = Evaluate(ConfigurationExperiment(spec, c), c.invalid);
+    ev = Evaluate(ConfigurationExperiment(spec, c), c.invalid, memory);
   } catch (const std::exception& ex) {
     ev = Evaluation{};
     ev.status = ConfigStatus::kError;
@@ -165,11 +166,13 @@ void EvaluateInOrder(const SweepSpec& spec, const std::vector<Configuration>& co
   std::mutex mu;
   size_t next_out = 0;
   std::map<size_t, std::pair<ResultRow, RowInfo>> waiting;  // finished out of order
+  // Read once, so that every configuration meets the same limit whatever the threads.
+  const AvailableMemory memory = ReadAvailableMemory();
   auto work = [&] {
     while (true) {
       const size_t i = next.fetch_add(1);
       if (i >= todo.size()) return;
-      auto done = EvaluateRow(spec, configs[todo[i]]);
+      auto done = EvaluateRow(spec, configs[todo[i]], memory);
       std::lock_guard<std::mutex> lock(mu);
       if (i != next_out) {
         waiting.emplace(i, std::move(done));
