@@ -20,7 +20,15 @@ other=roofline; [ "$committed" = roofline ] && other=shapes
 python3 scripts/calibrate.py --dataset a100-korthikanti --meshsim "$build_dir/meshsim" \
   --jobs "$jobs" --set "cluster.efficiency.kernel_model=$other" \
   --json "results/calibration-$other.json" > /dev/null
-python3 scripts/calibrate.py --dataset h100-megatron --meshsim "$build_dir/meshsim" \
-  --jobs "$jobs" --json results/calibration-h100-megatron.json
+# The other data sets with a grid (scripts/validation_data.py), in its order: a GPU's FP8 set
+# before the BF16 set that reuses its kernel overhead.
+for key in $(python3 -c 'import sys; sys.path.insert(0, "scripts")
+from validation_data import DATASETS
+print(" ".join(k for k, d in DATASETS.items() if d.grids and k != "a100-korthikanti"))'); do
+  json=$(python3 -c "import sys; sys.path.insert(0, 'scripts')
+from validation_data import DATASETS; print(DATASETS['$key'].json)")
+  python3 scripts/calibrate.py --dataset "$key" --meshsim "$build_dir/meshsim" \
+    --jobs "$jobs" --json "$json"
+done
 python3 scripts/validate.py --meshsim "$build_dir/meshsim" --calibration results/calibration.json \
   --compare "results/calibration-$other.json" --out results/validation.md
