@@ -141,6 +141,14 @@ def kernel_model(sets, path=None):
     return m.group(1) if m else "shapes"
 
 
+def committed_overhead():
+    """kernel_overhead_us as the topology's efficiency block holds it, as written there."""
+    with open(topology_path()) as f:
+        text = f.read()
+    return re.search(r"^\s+kernel_overhead_us:\s*([0-9.]+)", text[text.index("\nefficiency:"):],
+                     re.M).group(1)
+
+
 def write_fit(point, path=None, matmul_key="matmul"):
     """Replaces the matmul efficiency (matmul_key) and kernel_overhead_us in the efficiency
     block of the topology; a matmul_fp8 the block lacks is added after its matmul line."""
@@ -185,6 +193,8 @@ def main():
     default = DATASET.grids.get(model, {})
     matmuls = (args.matmul or default["matmul"]).split(",")
     overheads = (args.overhead_us or default["kernel_overhead_us"]).split(",")
+    # "committed": the topology's kernel overhead as written now (another data set's fit).
+    overheads = [committed_overhead() if o == "committed" else o for o in overheads]
     grid = simulate_grid(args.meshsim, matmuls, overheads, args.set, args.jobs)
     published = [p for _, p in runs()]
     chosen, folds = fit(grid)
