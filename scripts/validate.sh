@@ -3,8 +3,8 @@
 # shared/validation (scripts/validation_data.py): per data set (GPU kind and precision) the
 # calibration grid with its leave-one-out folds (scripts/calibrate.py --dataset KEY), the
 # A100 grid again with the other kernel model (results/calibration-<model>.json, for the
-# comparison), then the validation tables (scripts/validate.py). About 25 minutes on 2
-# cores (the H100 weak-scaling rows simulate up to 6,144 GPUs).
+# comparison), then the validation tables (scripts/validate.py). About an hour on 2 busy
+# cores (the A100 grids, and the H100 weak-scaling rows simulate up to 6,144 GPUs).
 # It does not change the topologies: `scripts/calibrate.py --dataset KEY --write` does, first.
 # Usage: [HEAVY=1] scripts/validate.sh [BUILD_DIR]   (builds meshsim there first; default build)
 set -euo pipefail

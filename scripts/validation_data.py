@@ -94,15 +94,17 @@ H100_MEGATRON = Dataset(
                "Megatron-LM's FLOP count, as the table defines its TFLOP/s",
     notes="Assumed where the source is silent (each experiment's header): micro batch 1, "
           "sequence parallelism, no recomputation with flash attention, ZeRO-1 (the "
-          "distributed optimizer), bf16 gradient reduction, the 1F1B schedule, FFN 4h with "
-          "GeLU, multi-head attention, untied embeddings; --tp-comm-overlap with TP "
-          "(plan.tp_comm_overlap) and --overlap-param-gather "
-          "(plan.framework_options.overlap_param_gather), as the runs used. The residuals "
-          "are structural, not noise: the TP-1/TP-2 rows (1.7B, 7.1B) run 22-29 % faster "
-          "than measured at every grid point, and the optimum sits on the grid's cap. With "
-          "the TP overlap modelled the 32B row's exposed TP time fell from 0.20 s to 0.015 s "
-          "and its error from +23 % to +13 %; the parameter all-gather stays exposed under "
-          "the first micro-batch's forward, which is shorter than it.")
+          "distributed optimizer), bf16 gradient reduction in Megatron-Core's default bucket "
+          "(max(40M, 1M x dp) parameters), the 1F1B schedule, FFN 4h with GeLU, multi-head "
+          "attention, untied embeddings; --tp-comm-overlap with TP (plan.tp_comm_overlap) and "
+          "--overlap-param-gather (plan.framework_options.overlap_param_gather, one bucket "
+          "ahead of the forward), as the runs used. The residuals are structural, not noise: "
+          "the TP-1/TP-2 rows (1.7B, 7.1B) run 21-27 % faster than measured at every grid "
+          "point while the pipelined rows (119B-462B) run 5-15 % slower; no value of the two "
+          "parameters removes both (README \"Calibration and validation\" lists the "
+          "candidates checked). The 32B row's parameter all-gather chain (one 154 MB bucket "
+          "per layer over 48 nodes) is still longer than the first micro-batch's forward, "
+          "so part of it stays exposed.")
 
 
 def tokens_step_s(gbs, seq, tokens_per_gpu_s, gpus):
