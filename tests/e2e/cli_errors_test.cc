@@ -317,9 +317,10 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
   // default, gpt-1t-3072, llama2-70b-h100, llama2-7b-fsdp, llama2-7b-jax,
   // llama3-405b-128k-cp16, llama3-405b-pp16, mixtral-8x7b-ep8, llama3-70b-fp8-h100,
   // llama3-70b-mxfp8-gb200, the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b,
-  // -1t, each -full and -selective) and the 9 public H100 rows (public-h100-megatron-*):
-  // 27 files.
-  EXPECT_EQ(checked, 27);
+  // -1t, each -full and -selective), the 9 public H100 rows (public-h100-megatron-*) and
+  // the 44 rows of the other public data sets (scripts/validation_data.py: h100-fp8 16,
+  // h100-automodel 7, b200-fp8 7, b200-bf16 1, gb200-fp8 10, gb200-bf16 3): 71 files.
+  EXPECT_EQ(checked, 71);
 }
 
 TEST(Cli, VersionPrintsAVersion) {
