@@ -7,8 +7,13 @@ Data sets (scripts/validation_data.py; --dataset, default a100-korthikanti):
   and sequence parallel + selective recompute), topologies/selene-a100.yaml.
 - h100-megatron: the 9 rows of Megatron-LM's H100 weak-scaling table (bf16, 48-6,144
   GPUs), topologies/dgx-h100.yaml.
-Two parameters are fitted on each, once, for all its runs together:
-`cluster.efficiency.matmul` and `cluster.efficiency.kernel_overhead_us`. Everything else
+- h100-fp8, b200-fp8, gb200-fp8, gb200-bf16: the NeMo / Megatron-Bridge rows of
+  public_runs.md for that GPU and precision (dgx-h100, dgx-b200, gb200-nvl72).
+  (Data sets without a grid, e.g. h100-automodel, are predicted, not fitted.)
+Two parameters are fitted on each, once, for all its runs together: the GEMM efficiency
+(`cluster.efficiency.matmul`, or `matmul_fp8` on an FP8 data set) and
+`cluster.efficiency.kernel_overhead_us` (an FP8 or second data set of a GPU may hold the
+overhead at one value, the GPU's other fit). Everything else
 in the topology is set from datasheets or other measurements (see its header), including
 the kernel model's GPU data and the compute-communication interference (README "Kernel
 model").
@@ -28,7 +33,7 @@ topology, so it does not depend on what the topology holds; --write then replace
 `matmul:` and `kernel_overhead_us:` values of its efficiency block by the fit (one
 command: scripts/calibrate.py --write; then scripts/validate.sh regenerates the tables).
 
-Usage: scripts/calibrate.py [--dataset a100-korthikanti|h100-megatron]
+Usage: scripts/calibrate.py [--dataset a100-korthikanti|h100-megatron|h100-fp8|...]
                             [--meshsim build/meshsim] [--jobs 2] [--top 15]
                             [--matmul 0.77,0.78,...] [--overhead-us 0,5,...]
                                 (default: the grid of the kernel model in use)
@@ -56,8 +61,9 @@ DATASET = DATASETS["a100-korthikanti"]  # main() replaces it by --dataset's
 
 
 def runs():
-    """The data set's runs: (experiment stem, published step seconds), in table order."""
-    return [(r.experiment, r.published_s) for r in DATASET.rows]
+    """The data set's runs that are fitted: (experiment stem, published step seconds), in
+    table order; heavy rows (validation_data.Row.heavy) are predicted, not fitted."""
+    return [(r.experiment, r.published_s) for r in DATASET.rows if not r.heavy]
 
 
 def topology_path():
@@ -75,13 +81,14 @@ def score(errors):
 
 
 def simulate_grid(meshsim, matmuls, overheads, sets, jobs):
-    """{(matmul, overhead): [step seconds of each run]}; every (point, run) simulated once."""
+    """{(matmul, overhead): [step seconds of each run]}; every (point, run) simulated once.
+    The matmul axis sets the data set's matmul_key (matmul, or matmul_fp8)."""
     points = list(itertools.product(matmuls, overheads))
     tasks = [(p, name) for p in points for name, _ in runs()]
 
     def one(task):
         (eff, over), name = task
-        point_sets = list(sets) + [f"cluster.efficiency.matmul={eff}",
+        point_sets = list(sets) + [f"cluster.efficiency.{DATASET.matmul_key}={eff}",
                                    f"cluster.efficiency.kernel_overhead_us={over}"]
         return run(meshsim, name, point_sets)["step_time_s"]
 
@@ -134,14 +141,26 @@ def kernel_model(sets, path=None):
     return m.group(1) if m else "shapes"
 
 
-def write_fit(point, path=None):
-    """Replaces matmul and kernel_overhead_us in the efficiency block of the topology."""
+def committed_overhead():
+    """kernel_overhead_us as the topology's efficiency block holds it, as written there."""
+    with open(topology_path()) as f:
+        text = f.read()
+    return re.search(r"^\s+kernel_overhead_us:\s*([0-9.]+)", text[text.index("\nefficiency:"):],
+                     re.M).group(1)
+
+
+def write_fit(point, path=None, matmul_key="matmul"):
+    """Replaces the matmul efficiency (matmul_key) and kernel_overhead_us in the efficiency
+    block of the topology; a matmul_fp8 the block lacks is added after its matmul line."""
     path = path or topology_path()
     with open(path) as f:
         text = f.read()
     start = text.index("\nefficiency:")
     block = text[start:]
-    for key, value in (("matmul", point[0]), ("kernel_overhead_us", point[1])):
+    if not re.search(rf"^\s+{matmul_key}:", block, re.M):
+        block = re.sub(r"^(\s+)matmul:(.*)$", rf"\g<0>\n\g<1>{matmul_key}: 0", block, count=1,
+                       flags=re.M)
+    for key, value in ((matmul_key, point[0]), ("kernel_overhead_us", point[1])):
         block, n = re.subn(rf"^(\s+{key}:\s*)[0-9.]+", rf"\g<1>{value}", block, count=1,
                            flags=re.M)
         if n != 1:
@@ -153,7 +172,8 @@ def write_fit(point, path=None):
 def main():
     global DATASET
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dataset", default="a100-korthikanti", choices=sorted(DATASETS),
+    ap.add_argument("--dataset", default="a100-korthikanti",
+                    choices=sorted(k for k, d in DATASETS.items() if d.grids),
                     help="the runs to fit on and the topology they fit (default a100-korthikanti)")
     ap.add_argument("--meshsim", default=os.path.join(ROOT, "build/meshsim"))
     ap.add_argument("--top", type=int, default=15)
@@ -173,6 +193,8 @@ def main():
     default = DATASET.grids.get(model, {})
     matmuls = (args.matmul or default["matmul"]).split(",")
     overheads = (args.overhead_us or default["kernel_overhead_us"]).split(",")
+    # "committed": the topology's kernel overhead as written now (another data set's fit).
+    overheads = [committed_overhead() if o == "committed" else o for o in overheads]
     grid = simulate_grid(args.meshsim, matmuls, overheads, args.set, args.jobs)
     published = [p for _, p in runs()]
     chosen, folds = fit(grid)
@@ -187,7 +209,8 @@ def main():
         mean, mx = score(errors)
         print(f"{mean:5.2f} {mx:5.2f}   {point[0]:>6} {point[1]:>11}  " +
               " ".join(f"{e:+.1f}" for e in errors))
-    print(f"\nfit on all {n} runs: matmul {chosen[0]}, kernel_overhead_us {chosen[1]}")
+    print(f"\nfit on all {n} runs: {DATASET.matmul_key} {chosen[0]}, "
+          f"kernel_overhead_us {chosen[1]}")
     print(f"leave-one-out (refit on the other {n - 1}, predict the held-out run):")
     for f in folds:
         print(f"  {f['run']:<28} matmul {f['matmul']:<5} overhead {f['kernel_overhead_us']:>3} us"
@@ -195,8 +218,8 @@ def main():
     held = [abs(f["error_percent"]) for f in folds]
     print(f"held-out mean absolute error {sum(held) / len(held):.2f}%, max {max(held):.2f}%")
     if args.write:
-        write_fit(chosen)
-        print(f"wrote matmul {chosen[0]}, kernel_overhead_us {chosen[1]} to "
+        write_fit(chosen, matmul_key=DATASET.matmul_key)
+        print(f"wrote {DATASET.matmul_key} {chosen[0]}, kernel_overhead_us {chosen[1]} to "
               f"{DATASET.topology}")
     if args.json:
         with open(args.json, "w") as out:
@@ -207,6 +230,7 @@ def main():
                 "title": DATASET.title,
                 "topology": DATASET.topology,
                 "kernel_model": model,
+                "matmul_key": DATASET.matmul_key,
                 "grid": {"matmul": matmuls, "kernel_overhead_us": overheads},
                 "sets": args.set,
                 "runs": [{"run": n, "published_s": p} for n, p in runs()],

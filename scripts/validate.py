@@ -8,9 +8,11 @@ Data sets (scripts/validation_data.py):
   paper's Figure 1 (model states per GPU; activations of the first stage with no
   recompute and with sequence parallel + selective recompute).
 - H100, bf16: the 9 rows of Megatron-LM's H100 weak-scaling table.
+- H100 fp8 (NeMo 24.07, Megatron-Bridge), B200 and GB200 (Megatron-Bridge, fp8/mxfp8 and
+  bf16), and a held-out H100 bf16 set (NeMo-Automodel's FSDP2 runs, Megatron-Bridge GPT-OSS).
 
-The step times are in-sample: each data set fitted its GPU's matmul efficiency and kernel
-overhead (scripts/calibrate.py --dataset KEY --json, the data set's JSON in results/).
+The step times of a fitted data set are in-sample: it fitted its GPU's GEMM efficiency and
+kernel overhead (scripts/calibrate.py --dataset KEY --json, the data set's JSON in results/).
 When that JSON is there, the table also gives each run's leave-one-out error: refit on
 the other runs, predict this one. The memory values are predictions: nothing was fitted
 to them.
@@ -19,6 +21,7 @@ Usage: scripts/validate.py [--meshsim build/meshsim] [--out results/validation.m
                            [--calibration results/calibration.json]  (A100's, default)
                            [--compare results/calibration-roofline.json]
                            [--check]   (exit 1 unless the A100 accuracy goals hold)
+                           [--heavy]   (also the rows that take minutes each)
        scripts/validate.py --experiment public-h100-megatron-177b   (one public row:
                            meshsim's step time against the published one, and the error)
 """
@@ -80,14 +83,16 @@ def err(predicted, published):
     return 100.0 * (predicted - published) / published
 
 
-def committed_efficiencies(topology=KORTHIKANTI.topology):
-    """(matmul, kernel_overhead_us) as written in the calibrated topology's efficiency block."""
+def committed_efficiencies(topology=KORTHIKANTI.topology, matmul_key="matmul"):
+    """(matmul_key's value, kernel_overhead_us) as written in the topology's efficiency
+    block; a matmul_fp8 the block lacks is its matmul (meshsim's default)."""
     with open(os.path.join(ROOT, topology)) as f:
         text = f.read()
     block = text[text.index("\nefficiency:"):]
     def value(key):
-        return float(re.search(rf"^\s+{key}:\s*([0-9.]+)", block, re.M).group(1))
-    return value("matmul"), value("kernel_overhead_us")
+        m = re.search(rf"^\s+{key}:\s*([0-9.]+)", block, re.M)
+        return float(m.group(1)) if m else value("matmul")
+    return value(matmul_key), value("kernel_overhead_us")
 
 
 def committed_kernel_model(topology=KORTHIKANTI.topology):
@@ -131,7 +136,7 @@ def calibration_lines(cal, step_rows, ds=KORTHIKANTI, level="##"):
         return [err(s, p) for s, p in zip(point["step_time_s"], published)]
     def mean_max(errors):
         return sum(abs(e) for e in errors) / len(errors), max(abs(e) for e in errors)
-    matmul, overhead = committed_efficiencies(ds.topology)
+    matmul, overhead = committed_efficiencies(ds.topology, ds.matmul_key)
     committed = next((p for p in cal["points"] if float(p["matmul"]) == matmul
                       and float(p["kernel_overhead_us"]) == overhead), None)
     if committed is not None:
@@ -148,20 +153,22 @@ def calibration_lines(cal, step_rows, ds=KORTHIKANTI, level="##"):
     held_mean, held_max = mean_max(held)
     grid = cal["grid"]
     lines = [f"{level} Fit and leave-one-out", "",
-             f"scripts/calibrate.py searched matmul {', '.join(grid['matmul'])} x kernel overhead "
+             f"scripts/calibrate.py searched {ds.matmul_key} {', '.join(grid['matmul'])} x "
+             f"kernel overhead "
              f"{', '.join(grid['kernel_overhead_us'])} us; objective: {cal['objective']}.", "",
-             f"- Grid optimum on all {n} runs: matmul {fit['matmul']}, kernel overhead "
+             f"- Grid optimum on all {n} runs: {ds.matmul_key} {fit['matmul']}, kernel overhead "
              f"{fit['kernel_overhead_us']} us: mean {fit_mean:.2f}%, max {fit_max:.2f}% (in-sample)."]
     same = (float(fit["matmul"]), float(fit["kernel_overhead_us"])) == (matmul, overhead)
     if same:
         lines.append(f"- {ds.topology} holds these values.")
     else:
-        lines.append(f"- {ds.topology} holds matmul {matmul:g}, kernel overhead "
+        lines.append(f"- {ds.topology} holds {ds.matmul_key} {matmul:g}, kernel overhead "
                      f"{overhead:g} us, which is **not** this grid's optimum; the step-time table "
                      "above is for the committed values.")
     lines += [f"- Leave-one-out: for each run, the grid point best on the other {n - 1} predicts it. "
               f"Held-out error: mean **{held_mean:.2f}%**, max **{held_max:.2f}%**.", "",
-              f"| held-out run | published s | fitted on the other {n - 1}: matmul, overhead us | "
+              f"| held-out run | published s | fitted on the other {n - 1}: {ds.matmul_key}, "
+              "overhead us | "
               f"predicted s | held-out error | error at the all-{n} optimum |",
               "|---|---|---|---|---|---|"]
     for f in cal["leave_one_out"]:
@@ -173,7 +180,7 @@ def calibration_lines(cal, step_rows, ds=KORTHIKANTI, level="##"):
         return (round(m, 2), round(x, 2), float(p["kernel_overhead_us"]), float(p["matmul"]))
     ranked = sorted(cal["points"], key=rank)
     lines += ["", "Grid, best 10 by mean absolute error (in-sample):", "",
-              "| matmul | overhead us | mean | max |", "|---|---|---|---|"]
+              f"| {ds.matmul_key} | overhead us | mean | max |", "|---|---|---|---|"]
     for p in ranked[:10]:
         m, x = mean_max(errors_at(p))
         lines.append(f"| {p['matmul']} | {p['kernel_overhead_us']} | {m:.2f}% | {x:.2f}% |")
@@ -276,52 +283,84 @@ def breakdown(summary, key):
     return summary.get("time_breakdown_s", {}).get(key, 0.0)
 
 
+def dataset_header(ds, matmul, overhead):
+    """The lines before a data set's table: sources, and what was fitted on it."""
+    fitted = bool(ds.grids)
+    values = (f"{ds.matmul_key} {matmul:g}, kernel overhead {overhead:g} us, "
+              f"`{committed_kernel_model(ds.topology)}` kernel model")
+    how = (f"meshsim with {ds.topology}'s committed values ({values}), fitted on these rows: "
+           "the error column is **in-sample**; the held-out column refits both parameters on "
+           "the other rows and predicts the row (leave-one-out)." if fitted else
+           f"meshsim with {ds.topology}'s committed values ({values}). **Nothing was fitted "
+           "on these rows**: every error is a prediction.")
+    return [f"## {ds.title}", "",
+            f"Source: {ds.source}. Published step time: {ds.derivation}. Experiments: "
+            "workloads/experiments/<run>.yaml (each names its table row and what the source "
+            "leaves unstated).", "", how, ""]
+
+
 def dataset_lines(ds, args):
     """A section for a data set of another GPU kind: per-row errors, mean and max, the
     leave-one-out error beside the fit, and where meshsim's step goes."""
-    cal = load_json(os.path.join(ROOT, ds.json))
+    cal = load_json(os.path.join(ROOT, ds.json)) if ds.grids else None
     held = {f["run"]: f["error_percent"] for f in cal["leave_one_out"]} if cal else {}
-    matmul, overhead = committed_efficiencies(ds.topology)
+    matmul, overhead = committed_efficiencies(ds.topology, ds.matmul_key)
     rows = []
+    skipped = [r for r in ds.rows if r.heavy and not args.heavy]
     for r in ds.rows:
+        if r in skipped:
+            continue
         s = run(args.meshsim, r.experiment, args.set)
         rows.append((r, s, err(s["step_time_s"], r.published_s)))
     errors = [abs(e) for _, _, e in rows]
     mean, mx = sum(errors) / len(errors), max(errors)
-    lines = [f"## {ds.title}", "",
-             f"Source: {ds.source}. Published step time: {ds.derivation}. Experiments: "
-             f"workloads/experiments/{ds.rows[0].experiment.rsplit('-', 1)[0]}-*.yaml (each "
-             "names its table row and what the source leaves unstated).", "",
-             f"meshsim with {ds.topology}'s committed values (matmul {matmul:g}, kernel overhead "
-             f"{overhead:g} us, `{committed_kernel_model(ds.topology)}` kernel model), fitted on "
-             "these rows: the error column is **in-sample**; the held-out column refits both "
-             "parameters on the other rows and predicts the row (leave-one-out).", "",
-             "| run | table row | published s | meshsim s | error (fit) | held-out error | "
-             "meshsim MFU | exposed TP comm s | exposed DP comm s | bubble s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = dataset_header(ds, matmul, overhead) + [
+        "| run | table row | published s | meshsim s | error"
+        + (" (fit) | held-out error" if ds.grids else "") + " | meshsim MFU | exposed TP comm s "
+        "| exposed DP comm s | exposed EP comm s | bubble s |",
+        "|---|---|---|---|---|" + ("---|" if ds.grids else "") + "---|---|---|---|---|"]
     for r, s, e in rows:
-        h = f"{held[r.experiment]:+.2f}%" if r.experiment in held else "-"
+        h = ""
+        if ds.grids:
+            h = (f" {held[r.experiment]:+.2f}% |" if r.experiment in held else
+                 " not fitted |" if r.heavy else " - |")
         lines.append(f"| {r.experiment} | {r.note} | {r.published_s:.3f} | {s['step_time_s']:.3f} "
-                     f"| {e:+.2f}% | {h} | {100 * s['mfu']:.1f}% | "
+                     f"| {e:+.2f}% |{h} {100 * s['mfu']:.1f}% | "
                      f"{breakdown(s, 'exposed_tp_comm'):.3f} | "
-                     f"{breakdown(s, 'exposed_dp_comm'):.3f} | {breakdown(s, 'bubble'):.3f} |")
-    lines += ["", f"Fit: mean absolute error **{mean:.2f}%**, max **{mx:.2f}%**."]
+                     f"{breakdown(s, 'exposed_dp_comm'):.3f} | "
+                     f"{breakdown(s, 'exposed_ep_comm'):.3f} | {breakdown(s, 'bubble'):.3f} |")
+    lines += ["", f"{'Fit' if ds.grids else 'Predicted'}: mean absolute error **{mean:.2f}%**, "
+              f"max **{mx:.2f}%**" + (" (fitted rows and the heavy rows predicted with the fit)"
+                                      if ds.grids and any(r.heavy for r, _, _ in rows) else "")
+              + "."]
+    if skipped:
+        lines += ["", "Not simulated here (minutes each on two cores: hundreds of GPUs with expert "
+                  "parallelism, which meshsim replays rank by rank, or a thousand GPUs; not "
+                  "fitted; `scripts/validate.py --experiment RUN` simulates one, `--heavy` all): "
+                  + "; ".join(f"{r.experiment} ({r.note}; published {r.published_s:.3f} s)"
+                              for r in skipped) + "."]
     if ds.notes:
         lines += ["", ds.notes]
     held_mean = held_max = None
     if cal:
-        step_rows = [(r.experiment, r.published_s, s["step_time_s"]) for r, s, _ in rows]
+        step_rows = [(r.experiment, r.published_s, s["step_time_s"]) for r, s, _ in rows
+                     if not r.heavy]
         cal_lines, held_mean, held_max = calibration_lines(cal, step_rows, ds, level="###")
         lines += [f"Held out: mean absolute error **{held_mean:.2f}%**, max "
                   f"**{held_max:.2f}%**.", ""] + cal_lines
-    else:
+    elif ds.grids:
         lines += ["", f"(No {ds.json}: run scripts/validate.sh for the leave-one-out column.)", ""]
+    else:
+        held_mean, held_max = mean, mx  # nothing fitted: every row is held out
+        lines += [""]
     if len(rows) >= OTHER_MIN_ROWS:
         ok = mean <= OTHER_MEAN_GOAL and mx <= OTHER_MAX_GOAL
         goal = (f"mean <= {OTHER_MEAN_GOAL:g}%, max <= {OTHER_MAX_GOAL:g}%: "
                 + ("met" if ok else "**not met**"))
     else:
         goal = f"fewer than {OTHER_MIN_ROWS} rows: no goal"
+    if not ds.grids:
+        goal += " (not fitted)"
     return lines, (ds, len(rows), mean, mx, held_mean, held_max, goal)
 
 
@@ -375,6 +414,8 @@ def main():
     ap.add_argument("--experiment", help="only this public row (a bundled experiment's stem "
                     "or file): meshsim's step time, the published one and the error")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every run")
+    ap.add_argument("--heavy", action="store_true",
+                    help="also simulate the heavy rows (minutes each; validation_data.Row.heavy)")
     args = ap.parse_args()
     if args.experiment:
         reproduce(args)
@@ -391,10 +432,12 @@ def main():
     lines = ["# Validation against published runs", "",
              "Regenerated by `scripts/validate.sh` (scripts/calibrate.py per data set, then "
              "scripts/validate.py); do not edit by hand. One section per data set of "
-             "shared/validation (GPU kind and precision). Each data set fitted its GPU's "
-             "matmul efficiency and kernel overhead (scripts/calibrate.py --dataset), so the "
-             "errors are in-sample; the leave-one-out errors beside them estimate the error on "
-             "an unseen run of the same kind.", ""] + summary_lines(summaries) + body
+             "shared/validation (GPU kind and precision). A fitted data set fitted its GPU's "
+             "GEMM efficiency (`matmul`, or `matmul_fp8` for FP8 GEMMs) and kernel overhead "
+             "(scripts/calibrate.py --dataset), so its errors are in-sample; the leave-one-out "
+             "errors beside them estimate the error on an unseen run of the same kind. A data "
+             "set marked \"not fitted\" is predicted with the values fitted on another: all "
+             "its errors are held out.", ""] + summary_lines(summaries) + body
     text = "\n".join(lines)
     if args.out != "-":
         with open(args.out, "w") as f:

@@ -553,6 +553,12 @@ void DecodeInterference(YamlReader& e, CommInterference* ci) {
 void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   e.GetDouble("matmul", &eff->matmul);
   RequireFraction(e, "matmul", eff->matmul);
+  if (e.Has("matmul_fp8")) {
+    e.GetDouble("matmul_fp8", &eff->matmul_fp8);
+    RequireFraction(e, "matmul_fp8", eff->matmul_fp8);
+  } else {
+    e.Skip("matmul_fp8");
+  }
   e.GetDouble("memory", &eff->memory);
   RequireFraction(e, "memory", eff->memory);
   e.GetDouble("network", &eff->network);

@@ -282,6 +282,24 @@ void DecodeSharding(const Args& a, MegatronImport* out) {
   }
 }
 
+// --overlap-param-gather: the distributed optimizer's parameter all-gather bucket by bucket
+// under the next forward (plan.framework_options.overlap_param_gather). Megatron-LM accepts
+// it only with --use-distributed-optimizer (zero 1 here); otherwise it is not modelled.
+void DecodeParamGather(const Args& a, MegatronImport* out) {
+  if (!a.Flag("--overlap-param-gather")) return;
+  PlanSpec& p = out->plan;
+  if (p.zero == 1) {
+    p.framework = Framework::kMegatron;
+    p.framework_options.overlap_param_gather = true;
+    return;
+  }
+  out->not_modelled.push_back(
+      "--overlap-param-gather without --use-distributed-optimizer is not modelled: the "
+      "parameters are " +
+      std::string(p.zero == 0 ? "not sharded (no parameter all-gather)"
+                              : "gathered as the FSDP flavour gathers them"));
+}
+
 // --overlap-p2p-communication (older Megatron-LM: off by default) and
 // --no-overlap-p2p-communication (newer: on by default); interleaved schedule only.
 void DecodeOverlapP2p(const Args& a, MegatronImport* out) {
@@ -540,6 +558,7 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   DecodeOverlapP2p(a, out);
   DecodeTpCommOverlap(a, out);
   DecodeSharding(a, out);
+  DecodeParamGather(a, out);
   out->overlap_grad_reduce = a.Flag("--overlap-grad-reduce");
   out->ddp_bucket_params = a.Int("--ddp-bucket-size", 0, 1);
   DecodeRecompute(a, out);
@@ -817,6 +836,10 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
   o << "  dp_bucket_mb: " << Megabytes(p.dp_bucket_bytes) << "\n";
   if (p.overlap_p2p) o << "  overlap_p2p: true\n";
   if (p.tp_comm_overlap) o << "  tp_comm_overlap: true\n";
+  if (p.framework_options.overlap_param_gather) {
+    o << "  framework: megatron\n"
+      << "  framework_options: {overlap_param_gather: true}\n";
+  }
   if (p.moe_capacity_factor > 0) {
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.15g", p.moe_capacity_factor);

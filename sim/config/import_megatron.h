@@ -31,7 +31,9 @@
 //     (zero 1), --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
 //     --use-torch-fsdp2 (zero 3; 2 with --torch-fsdp2-no-reshard-after-forward),
 //     --[no-]overlap-p2p-communication (interleaved only, as Megatron), dp_bucket_mb from
-//     --overlap-grad-reduce and --ddp-bucket-size, --moe-expert-capacity-factor.
+//     --overlap-grad-reduce and --ddp-bucket-size, --overlap-param-gather (with the
+//     distributed optimizer: framework_options.overlap_param_gather),
+//     --moe-expert-capacity-factor.
 //   training: --bf16 | --fp16 | --fp8-format (dtype), --optimizer adam|sgd,
 //     grad_accum_dtype fp32 (Megatron's main_grad; same with --grad-reduce-in-bf16),
 //     flash_attention from --use-flash-attn or --attention-backend flash|fused|auto.

@@ -96,6 +96,7 @@ const std::vector<FlagInfo> kTable = {
     {"--use-custom-fsdp", kSwitch, kMapped, ""},
     {"--data-parallel-sharding-strategy", kOne, kMapped, ""},
     {"--use-torch-fsdp2", kSwitch, kMapped, ""},
+    {"--overlap-param-gather", kSwitch, kMapped, ""},
     {"--torch-fsdp2-no-reshard-after-forward", kSwitch, kMapped, ""},
     {"--overlap-grad-reduce", kSwitch, kMapped, ""},
     {"--ddp-bucket-size", kOne, kMapped, ""},
@@ -128,10 +129,9 @@ const std::vector<FlagInfo> kTable = {
     // ---- (b) not modelled: overlap and scheduling of communication ----
     {"--no-async-tensor-model-parallel-allreduce", kSwitch, kNotModelled,
      "the input gradient's TP reduction overlaps the wgrad GEMM (Megatron's default)"},
-    {"--overlap-param-gather", kSwitch, kNotModelled,
-     "the distributed optimizer's parameter all-gather runs after the optimizer step, exposed"},
     {"--overlap-param-gather-with-optimizer-step", kSwitch, kNotModelled,
-     "the distributed optimizer's parameter all-gather runs after the optimizer step, exposed"},
+     "the first parameter bucket's all-gather starts with the next step, not under the "
+     "optimizer step (with --overlap-param-gather), or after the optimizer step"},
     {"--ddp-num-buckets", kOne, kNotModelled,
      "buckets of --ddp-bucket-size parameters, or Megatron's default size"},
     {"--delay-wgrad-compute", kSwitch, kNotModelled,

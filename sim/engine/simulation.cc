@@ -23,6 +23,7 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.peak_flops_per_s = gpu.PeakTflops(fp8 ? Dtype::kBf16 : e.training.dtype) * 1e12;
   if (fp8) {
     p.fp8.peak_flops_per_s = gpu.PeakTflops(Dtype::kFp8) * 1e12;
+    p.fp8.matmul_efficiency = eff.MatmulFp8();
     p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe);
     p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
   }
@@ -55,7 +56,9 @@ std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
     return std::make_unique<ShapeComputeModel>(ShapeParams(e));
   }
   const GpuSpec& gpu = e.cluster.gpu;
-  const double flops = gpu.PeakTflops(e.training.dtype) * 1e12 * e.cluster.efficiency.matmul;
+  const EfficiencySpec& eff = e.cluster.efficiency;
+  const double flops = gpu.PeakTflops(e.training.dtype) * 1e12 *
+                       (e.training.dtype == Dtype::kFp8 ? eff.MatmulFp8() : eff.matmul);
   const double bytes = gpu.hbm_gbps * 1e9 * e.cluster.efficiency.memory;
   return std::make_unique<RooflineComputeModel>(flops, bytes,
                                                 e.cluster.efficiency.kernel_overhead_us * 1e-6);

@@ -132,6 +132,7 @@ struct CommInterference {
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
+  double matmul_fp8 = -1;  // of the fp8 peak, by FP8 GEMMs; < 0: same as matmul
   double memory = 0.85;
   double network = 0.85;          // of GPU-to-GPU links inside a node
   double nic = -1;                // of NICs and the fabric; < 0: same as network
@@ -139,6 +140,7 @@ struct EfficiencySpec {
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
   CommInterference comm_interference;
+  double MatmulFp8() const { return matmul_fp8 < 0 ? matmul : matmul_fp8; }
 };
 
 // What-if changes to the hardware. Links are named as Topology names them (both

@@ -42,10 +42,7 @@ void StepBuilder::MtpForward(RankState& st, int mb) {
 
 void StepBuilder::MtpBackward(RankState& st, int mb) {
   for (int layer = stages_.MtpEnd() - 1; layer >= stages_.MtpBegin(); --layer) {
-    KernelWork logits = LogitsWork();
-    logits.flops *= 2;
-    logits.shapes = logits_bwd_id_;
-    Compute(st, Tag::kLogitsBwd, logits, layer, mb);
+    Compute(st, Tag::kLogitsBwd, LogitsWork(/*backward=*/true), layer, mb);
     Memory(st, MemCategory::kActivations, -LogitActBytes());
     LayerBackward(st, layer, mb, /*flush=*/false);
     KernelWork projection = MtpProjectionWork();

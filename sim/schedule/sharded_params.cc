@@ -1,9 +1,11 @@
 // The DP policy's parameter all-gathers (dp_policy.h) other than Megatron's per-layer
 // ZeRO-3 gathers: DeepSpeed's per-submodule fetches and FSDP's per-unit all-gathers with
 // their prefetch windows, ZeRO-1/2's chunked all-gather after the optimizer, and
-// Megatron's overlap_param_gather buckets at the step's start.
+// Megatron's overlap_param_gather buckets, one ahead of the forward.
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "sim/schedule/model_states.h"
 #include "sim/schedule/step_builder_impl.h"
@@ -101,61 +103,117 @@ void StepBuilder::GatherInChunks(RankState& st, Channel ch, const std::vector<in
   }
 }
 
-// Megatron-Core overlap_param_gather: the parameter all-gathers of the previous step's
-// optimizer, one per bucket of the stage's parameters in forward order (the embedding
-// with the first and the output layer with the last), issued at the step's start; each
-// layer's first forward waits for its bucket. Routed experts: one all-gather over their
-// group, awaited by the first MoE layer.
+// Megatron-Core overlap_param_gather (distributed_data_parallel.py, param_and_grad_buffer.py
+// @ NVIDIA/Megatron-LM d98e8a64): the parameter all-gathers of the previous step's optimizer,
+// one per bucket, the dense parameters' and the routed experts' apart. Each model chunk
+// has its own buckets, formed as Megatron forms them: its parameters in reverse (backward)
+// order, a bucket closed once it holds param_gather_bucket_params. A layer's (or the
+// embedding's, or the output layer's) first forward waits for its bucket. When they are
+// issued:
+//  - one model chunk (no interleaving): the first bucket at the step's start; a bucket's
+//    first forward, once its gather is done, issues the next one (the forward pre-hook's
+//    finish_param_sync dispatches next_param_gather_bucket_group): the gathers run one
+//    bucket ahead of the forward;
+//  - interleaved (align_param_gather, Megatron's default there): the buckets of the first
+//    two chunks at the step's start (the schedule's param_sync_func), and those of chunk
+//    c + 1 when chunk c's first forward starts.
 void StepBuilder::GatherParamBuckets(RankState& st) {
   if (!policy_.overlap_param_gather || nd_ == 1) return;
   const StageSplit& split = stages_.split();
-  st.bucket_gather.assign(m_.AllLayers() + 2, std::nullopt);  // the last: routed experts
-  std::vector<int> members;  // slots (layer + 1) of the open bucket
-  double open = 0, experts = 0;
-  const auto close = [&] {
-    if (open <= 0) return;
-    const OpId id =
-        Collective(st, Stream::kDpGather, Channel::kZeroGather, Tag::kZeroGather,
-                   CommOp::kAllGather, st.grad_group, open * kWeightBytesPerParam, -1, -1, false);
-    for (int slot : members) st.bucket_gather[slot] = id;
-    members.clear();
-    open = 0;
-  };
-  const auto add = [&](int slot, double params) {
-    members.push_back(slot);
-    open += params;
-    if (open >= policy_.param_gather_bucket_params) close();
-  };
+  const int output_slot = m_.AllLayers() + 1;  // after the MTP layers' slots
+  const int slots = m_.AllLayers() + 2;
+  st.dense_buckets.slot_bucket.assign(slots, -1);
+  st.expert_buckets.slot_bucket.assign(slots, -1);
+  const bool tied_here =
+      m_.tied_embeddings && IsFirst(VirtualStage(0, st.stage)) && stages_.HoldsOutput(st.stage);
   for (int chunk = 0; chunk < p_.virtual_stages; ++chunk) {
     const int vs = VirtualStage(chunk, st.stage);
-    if (IsFirst(vs)) add(0, EmbeddingParamsLocal());
+    std::vector<std::pair<int, double>> dense, experts;  // (slot, parameters), forward order
+    if (IsFirst(vs)) dense.emplace_back(0, EmbeddingParamsLocal());
     for (int layer = split.FirstLayer(vs); layer < split.EndLayer(vs); ++layer) {
-      add(layer + 1, stages_.LayerParams(layer).dense);
-      experts += stages_.LayerParams(layer).expert;
+      dense.emplace_back(layer + 1, stages_.LayerParams(layer).dense);
+      experts.emplace_back(layer + 1, stages_.LayerParams(layer).expert);
     }
-    if (IsLast(vs) && stages_.HoldsOutput(st.stage)) add(0, EmbeddingParamsLocal());
+    if (IsLast(vs) && stages_.HoldsOutput(st.stage) && !tied_here) {
+      dense.emplace_back(output_slot, EmbeddingParamsLocal());
+    }
     for (int layer = stages_.MtpBegin(); IsLast(vs) && layer < stages_.MtpEnd(); ++layer) {
-      add(layer + 1, stages_.LayerParams(layer).dense);
-      experts += stages_.LayerParams(layer).expert;
+      dense.emplace_back(layer + 1, stages_.LayerParams(layer).dense);
+      experts.emplace_back(layer + 1, stages_.LayerParams(layer).expert);
     }
+    AddChunkBuckets(st.dense_buckets, chunk, dense);
+    if (ned_ > 1) AddChunkBuckets(st.expert_buckets, chunk, experts);
   }
-  close();
-  if (experts > 0 && ned_ > 1) {
-    const OpId id =
-        Collective(st, Stream::kDpGather, Channel::kExpertDp, Tag::kZeroGather, CommOp::kAllGather,
-                   st.expert_grad_group, experts * kWeightBytesPerParam, -1, -1, false);
-    st.bucket_gather.back() = id;
+  if (tied_here) st.dense_buckets.slot_bucket[output_slot] = st.dense_buckets.slot_bucket[0];
+  const int first_chunks = p_.virtual_stages > 1 ? 2 : 0;
+  for (bool expert : {false, true}) {
+    RankState::ParamBuckets& b = expert ? st.expert_buckets : st.dense_buckets;
+    int end = b.bytes.empty() ? 0 : 1;
+    while (end < static_cast<int>(b.bytes.size()) && b.chunk[end] < first_chunks) ++end;
+    IssueBuckets(st, b, end, expert);
   }
 }
 
+void StepBuilder::AddChunkBuckets(RankState::ParamBuckets& b, int chunk,
+                                  const std::vector<std::pair<int, double>>& slots) const {
+  std::vector<std::pair<double, std::vector<int>>> backward;  // buckets, backward order
+  double open = 0;
+  std::vector<int> members;
+  for (auto it = slots.rbegin(); it != slots.rend(); ++it) {
+    if (it->second <= 0) continue;
+    members.push_back(it->first);
+    open += it->second;
+    if (open >= policy_.param_gather_bucket_params) {
+      backward.emplace_back(open, std::move(members));
+      members.clear();
+      open = 0;
+    }
+  }
+  if (open > 0) backward.emplace_back(open, std::move(members));
+  for (auto it = backward.rbegin(); it != backward.rend(); ++it) {
+    const int index = static_cast<int>(b.bytes.size());
+    b.bytes.push_back(it->first * kWeightBytesPerParam);
+    b.chunk.push_back(chunk);
+    b.gather.emplace_back();
+    b.waited.push_back(false);
+    for (int slot : it->second) b.slot_bucket[slot] = index;
+  }
+}
+
+// Issues the buckets not issued yet before index `end`, in order, after the compute
+// emitted so far (the forward pre-hook runs between two kernels).
+void StepBuilder::IssueBuckets(RankState& st, RankState::ParamBuckets& b, int end, bool expert) {
+  end = std::min(end, static_cast<int>(b.bytes.size()));
+  for (; b.issued < end; ++b.issued) {
+    b.gather[b.issued] =
+        Collective(st, Stream::kDpGather, expert ? Channel::kExpertDp : Channel::kZeroGather,
+                   Tag::kZeroGather, CommOp::kAllGather,
+                   expert ? st.expert_grad_group : st.grad_group, b.bytes[b.issued], -1, -1, false);
+  }
+}
+
+// The forward pre-hook of the first module using bucket slot_bucket[slot]: issues it if
+// it is not yet, makes the next compute wait for it, then issues the next bucket (one
+// chunk) or the next chunk's buckets (interleaved).
+void StepBuilder::AwaitBucket(RankState& st, RankState::ParamBuckets& b, int slot, bool expert) {
+  if (b.slot_bucket.empty()) return;
+  const int i = b.slot_bucket[slot];
+  if (i < 0 || b.waited[i]) return;
+  IssueBuckets(st, b, i + 1, expert);
+  st.wait.push_back(*b.gather[i]);
+  b.waited[i] = true;
+  int end = i + 2;
+  if (p_.virtual_stages > 1) {
+    end = i + 1;
+    while (end < static_cast<int>(b.bytes.size()) && b.chunk[end] <= b.chunk[i] + 1) ++end;
+  }
+  IssueBuckets(st, b, end, expert);
+}
+
 void StepBuilder::AwaitParamBucket(RankState& st, int layer) {
-  if (st.bucket_gather.empty()) return;
-  for (std::optional<OpId>* gather :
-       {&st.bucket_gather[layer + 1],
-        layer >= 0 && m_.IsMoeLayer(layer) ? &st.bucket_gather.back() : nullptr}) {
-    if (gather == nullptr || !*gather) continue;
-    st.wait.push_back(**gather);
-    gather->reset();
+  AwaitBucket(st, st.dense_buckets, layer + 1, false);
+  if (layer >= 0 && layer < m_.AllLayers() && stages_.LayerParams(layer).expert > 0) {
+    AwaitBucket(st, st.expert_buckets, layer + 1, true);
   }
 }
 

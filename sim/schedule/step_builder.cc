@@ -223,8 +223,20 @@ double StepBuilder::PipelineBytes() const { return ActBytes(Sbh()) / p_.tp; }
 
 double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 
-KernelWork StepBuilder::LogitsWork() const {
-  return KernelWork{LogitFlops(m_, shape_), 2 * LogitActBytes(), 1, logits_fwd_id_};
+// The output layer and the loss over its fp32 logits (LogitActBytes: 4 bytes per logit),
+// as Megatron-Core's fused vocab-parallel cross entropy runs it
+// (megatron/core/fusions/fused_cross_entropy.py with tensor_parallel/cross_entropy.py @
+// NVIDIA/Megatron-LM 86d5aa5d, July 2024): forward, the bf16 logits cast to fp32 (2 bytes
+// read, 4 written), their max (4 read), the shifted exp and its sum (4 read, 4 written) and
+// the softmax kept for backward (4 read, 4 written): 26 bytes per logit; backward, the
+// gradient (4 read, 4 written) and its cast to bf16 for the output layer's GEMMs (4 read,
+// 2 written): 14. (The unfused default of Megatron-LM moves 12 more in forward.)
+KernelWork StepBuilder::LogitsWork(bool backward) const {
+  constexpr double kForwardBytesPerLogit = 26, kBackwardBytesPerLogit = 14;
+  const double logits = LogitActBytes() / 4;
+  const double flops = LogitFlops(m_, shape_) * (backward ? 2 : 1);
+  return KernelWork{flops, logits * (backward ? kBackwardBytesPerLogit : kForwardBytesPerLogit), 1,
+                    backward ? logits_bwd_id_ : logits_fwd_id_};
 }
 
 void StepBuilder::Forward(RankState& st, int chunk, int mb) {
@@ -245,7 +257,7 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     ReleaseParams(st, params.dense + params.expert, layer, false);
   }
   if (IsLast(vs)) {
-    AwaitParamBucket(st, -1);
+    AwaitParamBucket(st, m_.AllLayers());  // the output layer's slot
     GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
     Memory(st, MemCategory::kActivations, LogitActBytes());
     Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
@@ -261,9 +273,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   PipelineRecv(st, false, chunk, mb);
   if (IsLast(vs)) {
     MtpBackward(st, mb);
-    KernelWork w = LogitsWork();
-    w.flops *= 2;
-    w.shapes = logits_bwd_id_;
+    const KernelWork w = LogitsWork(/*backward=*/true);
     GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
     Compute(st, Tag::kLogitsBwd, w, -1, mb);
     Memory(st, MemCategory::kActivations, -LogitActBytes());

@@ -94,9 +94,19 @@ class StepBuilder {
     };
     std::deque<LiveUnit> live;
     double live_bytes = 0;
-    // overlap_param_gather: per layer + 1 (0: the embedding; the last slot: routed
-    // experts), the all-gather of its parameter bucket that its first forward waits for.
-    std::vector<std::optional<OpId>> bucket_gather;
+    // overlap_param_gather (sharded_params.cc): the parameter buckets of the previous
+    // step's optimizer, the dense parameters' and the routed experts' apart.
+    struct ParamBuckets {
+      std::vector<double> bytes;                // per bucket, in forward order
+      std::vector<int> chunk;                   // the model chunk (virtual stage) holding it
+      std::vector<std::optional<OpId>> gather;  // its all-gather, once issued
+      std::vector<bool> waited;                 // its first forward has waited for it
+      // Per slot (0: the embedding, layer + 1, layers + 1: the output layer): its bucket,
+      // -1 none.
+      std::vector<int> slot_bucket;
+      int issued = 0;  // buckets issued so far, in order
+    };
+    ParamBuckets dense_buckets, expert_buckets;
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
@@ -117,7 +127,7 @@ class StepBuilder {
   void PipelineSend(RankState& st, bool forward, int chunk, int mb);
   double PipelineBytes() const;
   double LogitActBytes() const;
-  KernelWork LogitsWork() const;
+  KernelWork LogitsWork(bool backward = false) const;
   void LayerForward(RankState& st, int layer, int mb, bool recompute);
   void LayerBackward(RankState& st, int layer, int mb, bool flush);
   void Forward(RankState& st, int chunk, int mb);
@@ -133,6 +143,11 @@ class StepBuilder {
   void WaitForRoom(RankState& st, double bytes, int max_units, OpId alloc);
   void GatherInChunks(RankState& st, Channel ch, const std::vector<int>& group, double bytes);
   void GatherParamBuckets(RankState& st);
+  void AddChunkBuckets(RankState::ParamBuckets& b, int chunk,
+                       const std::vector<std::pair<int, double>>& slots) const;
+  void IssueBuckets(RankState& st, RankState::ParamBuckets& b, int end, bool expert);
+  void AwaitBucket(RankState& st, RankState::ParamBuckets& b, int slot, bool expert);
+  // Before the first forward of `layer` (-1: the embedding; m_.layers: the output layer).
   void AwaitParamBucket(RankState& st, int layer);
 
   // tp_overlap.cc: Transformer Engine's TP communication overlap (plan.tp_comm_overlap).

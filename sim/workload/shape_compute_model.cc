@@ -46,7 +46,7 @@ SimTime ShapeComputeModel::ShapedDuration(const KernelWork& work,
 }
 
 double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double tile_n,
-                                       double peak) const {
+                                       double peak, double efficiency) const {
   // A dimension smaller than the tile gets a tile cut to it (in steps of 16, the tensor
   // cores' granularity), as libraries choose narrow kernels for skinny GEMMs.
   constexpr double kStep = 16;
@@ -62,7 +62,7 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   }
   const double k = g.k / splits;
   const double waves = std::ceil(tiles * splits / sms);
-  const double per_sm_flops = peak / sms * p_.matmul_efficiency * k / (k + p_.k_half);
+  const double per_sm_flops = peak / sms * efficiency * k / (k + p_.k_half);
   return waves * 2 * tile_m * tile_n * k / per_sm_flops;
 }
 
@@ -74,8 +74,10 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
     return g.Flops() / (*tflops * 1e12);
   }
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
-  const double compute = std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak),
-                                  TiledSeconds(g, p_.tile_n, p_.tile_m, peak));
+  const double efficiency =
+      fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency;
+  const double compute = std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak, efficiency),
+                                  TiledSeconds(g, p_.tile_n, p_.tile_m, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.
   const double bytes = fp8 ? ((g.m * g.k + g.k * g.n) + g.m * g.n * p_.bytes_per_element) * g.batch
                            : (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;

@@ -50,6 +50,7 @@ class GemmTable {
 // GEMM runs at ShapeModelParams::peak_flops_per_s with 16-bit operands.
 struct Fp8Params {
   double peak_flops_per_s = 0;        // dense FP8 tensor-core peak; 0: not FP8 training
+  double matmul_efficiency = -1;      // of that peak, as ShapeModelParams' (< 0: the same)
   double cast_bytes_per_element = 0;  // HBM traffic of casting one element (Fp8CastBytes)
   double cast_kernels = 0;            // kernels per cast (Fp8CastKernels)
   GemmTable gemm_table;               // measured FP8 GEMMs; overrides the model per shape
@@ -105,7 +106,8 @@ class ShapeComputeModel final : public ComputeModel {
   double AttentionSeconds(const AttentionShape& a) const;
 
  private:
-  double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak) const;
+  double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak,
+                      double efficiency) const;
   const ShapeModelParams p_;
 };
 

@@ -3,6 +3,7 @@
 // summary's latency/bandwidth split of the DP collectives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -142,6 +143,67 @@ TEST(Frameworks, MegatronOverlapParamGatherCutsTheGatherIntoBuckets) {
   // embedding (32.8e6) alone, each layer (12.58e6) alone, the output layer alone.
   EXPECT_EQ(Sizes(Collectives(*sim, Tag::kZeroGather), CommOp::kAllGather),
             (std::map<double, int>{{kLayerBytes, 8}, {kEmbeddingBytes, 2}}));
+}
+
+// Rank 0's ops on `stream` with `tag`, in issue order.
+std::vector<OpId> Ops(const Simulation& sim, Stream stream, Tag tag) {
+  std::vector<OpId> out;
+  for (OpId id : sim.program.StreamOps(0, stream)) {
+    if (sim.program.op(id).tag == tag) out.push_back(id);
+  }
+  return out;
+}
+
+// Megatron-Core's forward pre-hooks (distributed_data_parallel.py, finish_param_sync in
+// param_and_grad_buffer.py): the first bucket's all-gather at the step's start; a bucket's
+// first use waits for its gather, then issues the next bucket's: one bucket ahead.
+TEST(Frameworks, MegatronOverlapParamGatherRunsOneBucketAheadOfTheForward) {
+  Experiment e = Dp8(Framework::kMegatron, 1);
+  e.plan.framework_options.overlap_param_gather = true;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  const Simulation& s = *sim;
+  // Buckets (25 MB / 2 bytes = 12.5e6 parameters, each unit larger): the embedding, the 8
+  // layers, the output layer, gathered in forward order.
+  const std::vector<OpId> gathers = Ops(s, Stream::kDpGather, Tag::kZeroGather);
+  ASSERT_EQ(gathers.size(), 10u);
+  const auto bytes = [&](OpId id) { return s.program.comms()[s.program.op(id).comm].bytes; };
+  EXPECT_EQ(bytes(gathers[0]), kEmbeddingBytes);
+  for (int i = 1; i <= 8; ++i) EXPECT_EQ(bytes(gathers[i]), kLayerBytes);
+  EXPECT_EQ(bytes(gathers[9]), kEmbeddingBytes);
+  // The embedding's forward waits for its own bucket only, not for the output layer's
+  // (the same slot before); the logits wait for the output layer's.
+  const OpId embedding = Ops(s, Stream::kCompute, Tag::kEmbeddingFwd).front();
+  const OpId logits = Ops(s, Stream::kCompute, Tag::kLogitsFwd).front();
+  EXPECT_GE(s.replay.start[embedding], s.replay.end[gathers[0]]);
+  EXPECT_LT(s.replay.start[embedding], s.replay.end[gathers[9]]);
+  EXPECT_GE(s.replay.start[logits], s.replay.end[gathers[9]]);
+  // Layer l's bucket (gather l + 1) is issued by layer l - 1's pre-hook: after the compute
+  // before layer l - 1's first forward op (layer 8: the output layer's bucket). Layer 0's
+  // by the embedding's, at the start.
+  const std::vector<OpId> compute = s.program.StreamOps(0, Stream::kCompute);
+  for (int layer = 1; layer <= 8; ++layer) {
+    const auto first = std::find_if(compute.begin(), compute.end(), [&](OpId id) {
+      return s.program.op(id).layer == layer - 1 && s.program.op(id).micro_batch == 0;
+    });
+    ASSERT_NE(first, compute.begin());
+    EXPECT_GE(s.replay.start[gathers[layer + 1]], s.replay.end[*(first - 1)]) << layer;
+  }
+}
+
+// The loss over the fp32 logits as Megatron-Core's fused cross entropy runs it: Dp8's
+// micro-batch of 1 x 1024 tokens over a 32000-token vocabulary (tp 1) is 32,768,000
+// logits; forward 26 bytes each = 851,968,000, backward 14 = 458,752,000.
+TEST(Frameworks, TheLossMovesTheLogitsAsTheFusedCrossEntropyDoes) {
+  const auto sim = Simulate(Dp8(Framework::kMegatron, 1), {}, testing::FakeModels());
+  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
+  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
+  ASSERT_EQ(fwd.size(), 1u);
+  ASSERT_EQ(bwd.size(), 1u);
+  EXPECT_EQ(sim->program.op(fwd[0]).work.bytes, 851'968'000);
+  EXPECT_EQ(sim->program.op(bwd[0]).work.bytes, 458'752'000);
+  // FLOPs: 2 * 1024 * 1024 * 32000 forward, twice that backward.
+  EXPECT_EQ(sim->program.op(fwd[0]).work.flops, 67'108'864'000);
+  EXPECT_EQ(sim->program.op(bwd[0]).work.flops, 134'217'728'000);
 }
 
 TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {

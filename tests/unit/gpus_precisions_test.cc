@@ -57,6 +57,34 @@ TEST(Fp8, HalvesGemmTimeAtEqualEfficiency) {
   EXPECT_EQ(fp8.AttentionSeconds(core), bf16.AttentionSeconds(core));
 }
 
+TEST(Fp8, OwnGemmEfficiencyWhenGiven) {
+  // The same full wave as above at the FP8 peak 2e15 with matmul_fp8 0.25 instead of 0.5:
+  // 2 * 1024^3 / (2e15 * 0.25) = 4.294967296 us; BF16 GEMMs keep matmul 0.5.
+  const GemmShape linear{1024, 1024, 1024, 1, /*fp8=*/true, /*casts_a=*/false};
+  ShapeModelParams p = GemmParams();
+  p.fp8.peak_flops_per_s = 2e15;
+  p.fp8.matmul_efficiency = 0.25;
+  const ShapeComputeModel fp8(p);
+  EXPECT_NEAR(fp8.GemmSeconds(linear), 4.294967296e-6, 1e-15);
+  GemmShape other = linear;
+  other.fp8 = false;
+  EXPECT_NEAR(fp8.GemmSeconds(other), 4.294967296e-6, 1e-15);
+  // efficiency.matmul_fp8 in a cluster: absent means matmul; out of (0, 1] is bad input.
+  EfficiencySpec eff;
+  eff.matmul = 0.7;
+  EXPECT_EQ(eff.MatmulFp8(), 0.7);
+  eff.matmul_fp8 = 0.6;
+  EXPECT_EQ(eff.MatmulFp8(), 0.6);
+  const std::string text =
+      "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
+      "cluster_overrides: {nodes: 1, efficiency: {matmul_fp8: 1.5}}\n"
+      "plan: {tp: 8, global_batch: 8}\ntraining: {dtype: fp8}\n";
+  Result<Experiment> e = LoadExperimentText(text, kSource + "/workloads/experiments/test.yaml", {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().ToString().find("cluster.efficiency.matmul_fp8"), std::string::npos)
+      << e.error().ToString();
+}
+
 TEST(Fp8, CastsCostHbmTrafficAndKernels) {
   // Casting A of a 1024 x 2048 (m x k) forward GEMM: 2,097,152 elements.
   //   delayed: 4 B each (read 2, write row-wise 1 + transposed 1) = 8,388,608 B at
