@@ -22,7 +22,10 @@ inline const NameTable<ScheduleKind>& ScheduleNames() {
 
 inline const NameTable<Recompute>& RecomputeNames() {
   static const NameTable<Recompute> names = {
-      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+      {"none", Recompute::kNone},
+      {"selective", Recompute::kSelective},
+      {"full", Recompute::kFull},
+      {"projections", Recompute::kProjections}};
   return names;
 }
 

@@ -105,6 +105,19 @@ std::pair<double, double> MlpActivations(const Dims& d) {
   return {replicated, parallel};
 }
 
+// Recompute::kProjections: the attention block keeps its input and the outputs of the Q, K,
+// V and output projections, the MLP block the outputs of its input projections (gate and
+// up for SwiGLU) and of its output projection; element-wise results (norms, residual sums,
+// the activation function) and the attention core are re-run from them in backward.
+void SetProjectionsActivations(const Dims& d, double sp_split, double core, LayerCost* c) {
+  const double sbh = d.s * d.b * d.h;
+  c->attention.stored_act_bytes = 2 * sbh * d.elt / sp_split +
+                                  d.s * d.b * d.elt * ((d.q_w + d.k_w + d.v_w) / d.t + d.latent_w);
+  c->attention.transient_act_bytes = core;
+  c->mlp.stored_act_bytes =
+      sbh * d.elt / sp_split + d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
+}
+
 }  // namespace
 
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
@@ -159,6 +172,12 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       at.recompute_bytes = core_bytes;
       at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       mlp.stored_act_bytes = mlp_none;
+      break;
+    case Recompute::kProjections:
+      SetProjectionsActivations(d, sp_split, aa.core / d.t, &c);
+      at.recompute_flops = core_flops / d.t;
+      at.recompute_bytes = core_bytes;
+      at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       break;
     case Recompute::kFull:
       // Only the layer input is kept; backward re-runs the whole layer forward.
