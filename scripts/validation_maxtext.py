@@ -196,7 +196,7 @@ V5P_MAXTEXT = Dataset(
     source=_SOURCE.format("a", "configs/v5p/README.md; scripts @76bd53b0"),
     rows=rows(v5p_runs(), lambda r: synthetic_step_s(r, 6)),
     # topologies/tpu-v5p.yaml (branch h2-tpu) uses the roofline kernel model.
-    grids={"roofline": {"matmul": "0.70,0.75,0.80,0.85,0.90", "kernel_overhead_us": "0,2,5"}},
+    grids={"roofline": {"matmul": "0.80,0.85,0.90,0.95", "kernel_overhead_us": "0,2,5"}},
     json="results/calibration-tpu-v5p-maxtext.json",
     derivation="step time = (6*N*s*pdbs + 6*h*l*d*s^2*pdbs) / published TFLOP/s per chip "
                "(MaxText's calculate_training_tflops @76bd53b0, causal attention halved)",
@@ -207,7 +207,7 @@ V5E_MAXTEXT = Dataset(
     gpu="TPU v5e", precision="bf16", topology="topologies/tpu-v5e.yaml",
     source=_SOURCE.format("b", "configs/v5e/README.md; scripts @76bd53b0 = @9bc243c9"),
     rows=rows(v5e_runs(), lambda r: synthetic_step_s(r, 12)),
-    grids={"roofline": {"matmul": "0.60,0.65,0.70,0.75,0.80,0.85",
+    grids={"roofline": {"matmul": "0.75,0.80,0.85,0.90,0.95",
                         "kernel_overhead_us": "0,2,5"}},
     json="results/calibration-tpu-v5e-maxtext.json",
     derivation="step time = (6*N*s*pdbs + 12*h*l*d*s^2*pdbs) / published TFLOP/s per chip "
