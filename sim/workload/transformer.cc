@@ -113,8 +113,8 @@ std::pair<double, double> MlpActivations(const Dims& d) {
 // Element-wise results and the attention core are re-run in backward.
 void SetProjectionsActivations(const Dims& d, double sp_split, double core, LayerCost* c) {
   const double sbh = d.s * d.b * d.h;
-  c->attention.stored_act_bytes = 2 * sbh * d.elt / sp_split +
-                                  d.s * d.b * d.elt * ((d.q_w + d.k_w + d.v_w) / d.t + d.latent_w);
+  c->attention.stored_act_bytes =
+      2 * sbh * d.elt / sp_split + d.s * d.b * d.elt * ((d.q_w + d.k_w + d.v_w) / d.t + d.latent_w);
   c->attention.transient_act_bytes = core;
   c->mlp.stored_act_bytes = d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
 }
