@@ -135,10 +135,12 @@ struct RematPolicy {
 constexpr RematPolicy kRematPolicies[] = {
     {"full", Recompute::kFull, ""},
     {"none", Recompute::kNone, ""},
-    {"minimal", Recompute::kSelective,
-     "saves the outputs of the matmuls without batch dimensions (the projections) and "
-     "recomputes the attention core, as meshsim's selective does, and the element-wise work, "
-     "which meshsim does not count"},
+    // MaxText @76bd53b0 MaxText/layers/models.py: jax.checkpoint_policies.
+    // checkpoint_dots_with_no_batch_dims; @e591f30 src/maxtext/layers/decoders.py
+    // minimal_policy(): the q/k/v/out projections and mlpwi/mlpwo outputs by name.
+    {"minimal", Recompute::kProjections,
+     "recomputes the element-wise work (norms, residual sums, activation function), which "
+     "meshsim does not count"},
     {"minimal_flash", Recompute::kNone,
      "saves the projections' outputs and the attention context and recomputes the "
      "element-wise work, which meshsim does not count"},

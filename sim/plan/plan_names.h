@@ -21,8 +21,10 @@ inline const NameTable<ScheduleKind>& ScheduleNames() {
 }
 
 inline const NameTable<Recompute>& RecomputeNames() {
-  static const NameTable<Recompute> names = {
-      {"none", Recompute::kNone}, {"selective", Recompute::kSelective}, {"full", Recompute::kFull}};
+  static const NameTable<Recompute> names = {{"none", Recompute::kNone},
+                                             {"selective", Recompute::kSelective},
+                                             {"full", Recompute::kFull},
+                                             {"projections", Recompute::kProjections}};
   return names;
 }
 

@@ -132,7 +132,7 @@ AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   AddWgrad(&b.wgrad, proj);
   core.BwdSecond(&b.wgrad);
   for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&b.wgrad, *l);
-  if (shape.recompute == Recompute::kSelective) core.Fwd(&b.recompute);
+  if (RecomputesAttentionCore(shape.recompute)) core.Fwd(&b.recompute);
   if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
   for (const Linear& l : pre) AddFwd(&a.edge_fwd, l);
   AddFwd(&a.edge_fwd, proj);

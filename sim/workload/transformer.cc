@@ -107,6 +107,20 @@ std::pair<double, double> MlpActivations(const Dims& d) {
   return {replicated, parallel};
 }
 
+// Recompute::kProjections: of the weight matmuls' outputs JAX saves those the backward
+// needs: Q, K and V (the attention core's backward), the attention output projection's
+// (with the layer input, the residual sum that the MLP's norm re-runs from) and the MLP's
+// input projections' (gate and up for SwiGLU: the activation's backward); not FC2's, whose
+// only use is the residual add. The layer input is kept as with full recomputation.
+// Element-wise results and the attention core are re-run in backward.
+void SetProjectionsActivations(const Dims& d, double sp_split, double core, LayerCost* c) {
+  const double sbh = d.s * d.b * d.h;
+  c->attention.stored_act_bytes =
+      2 * sbh * d.elt / sp_split + d.s * d.b * d.elt * ((d.q_w + d.k_w + d.v_w) / d.t + d.latent_w);
+  c->attention.transient_act_bytes = core;
+  c->mlp.stored_act_bytes = d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
+}
+
 }  // namespace
 
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
@@ -161,6 +175,12 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       at.recompute_bytes = core_bytes;
       at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       mlp.stored_act_bytes = mlp_none;
+      break;
+    case Recompute::kProjections:
+      SetProjectionsActivations(d, sp_split, aa.core / d.t, &c);
+      at.recompute_flops = core_flops / d.t;
+      at.recompute_bytes = core_bytes;
+      at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       break;
     case Recompute::kFull:
       // Only the layer input is kept; backward re-runs the whole layer forward.

@@ -16,7 +16,17 @@
 
 namespace meshsim {
 
-enum class Recompute { kNone, kSelective, kFull };
+// kNone keeps every activation Korthikanti et al. count; kSelective re-runs the attention
+// core (Megatron's selective); kFull keeps only each layer's input and re-runs its forward;
+// kProjections keeps the layer input and the outputs of the weight matmuls (Q, K, V, output
+// projection, MLP input and output projections) and re-runs the attention core, as JAX's
+// checkpoint_dots_with_no_batch_dims (MaxText's remat_policy minimal) does.
+enum class Recompute { kNone, kSelective, kFull, kProjections };
+
+// Whether backward re-runs the attention core (selective and projections).
+inline bool RecomputesAttentionCore(Recompute r) {
+  return r == Recompute::kSelective || r == Recompute::kProjections;
+}
 
 // What one rank computes: the local slice of one micro-batch.
 struct LayerShape {

@@ -192,7 +192,7 @@ TEST(ImportMaxText, HsdpAcrossSlicesIsApproximatedAsFsdpOverAll) {
 
 TEST(ImportMaxText, RematPoliciesMapToRecompute) {
   EXPECT_EQ(Import(Base({"remat_policy=full"})).plan.recompute, Recompute::kFull);
-  EXPECT_EQ(Import(Base({"remat_policy=minimal"})).plan.recompute, Recompute::kSelective);
+  EXPECT_EQ(Import(Base({"remat_policy=minimal"})).plan.recompute, Recompute::kProjections);
   EXPECT_EQ(Import(Base({"remat_policy=none"})).plan.recompute, Recompute::kNone);
   EXPECT_EQ(Import(Base({"remat_policy=save_qkv_proj"})).plan.recompute, Recompute::kFull);
   const InputError e = ImportError(Base({"remat_policy=sometimes"}));

@@ -121,6 +121,14 @@ TEST_P(KorthikantiActivations, TensorParallelSelectiveRecompute) {
 TEST_P(KorthikantiActivations, TensorSequenceParallelSelectiveRecompute) {
   EXPECT_DOUBLE_EQ(Bytes(true, Recompute::kSelective), 34 * sbh() / 8);
 }
+// Recompute::kProjections (MaxText's remat minimal) keeps, in 16-bit: the layer input and
+// the attention output projection's output (2 x 2 bytes per sbh), Q, K and V (3 x 2 / t)
+// and FC1's output (4h wide, GeLU: 8 / t), not FC2's: 4 sbh + 14 sbh / t; with sequence
+// parallelism every tensor splits: 18 sbh / t.
+TEST_P(KorthikantiActivations, ProjectionsRecompute) {
+  EXPECT_DOUBLE_EQ(Bytes(false, Recompute::kProjections), sbh() * (4 + 14.0 / 8));
+  EXPECT_DOUBLE_EQ(Bytes(true, Recompute::kProjections), 18 * sbh() / 8);
+}
 TEST_P(KorthikantiActivations, FullRecompute) {
   EXPECT_DOUBLE_EQ(Bytes(false, Recompute::kFull), 2 * sbh());
 }
