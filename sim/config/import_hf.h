@@ -84,6 +84,14 @@ std::string YamlScalar(const std::string& s);
 // \xNN, so that the comment reads back as one line of valid YAML.
 std::string YamlComment(const std::string& text);
 
+// An importer's header comments: its notes, approximations, what it does not model, and
+// the unrecognised inputs listed after `unknown_label` (e.g. "Unknown flags, ignored").
+std::string ImportNotesYaml(const std::vector<std::string>& notes,
+                            const std::vector<std::string>& warnings,
+                            const std::vector<std::string>& not_modelled,
+                            const std::vector<std::string>& unknown,
+                            const std::string& unknown_label);
+
 // "405.9B", "12.88B", "124.4M", "129.0k": a parameter count for humans.
 std::string FormatParams(double params);
 

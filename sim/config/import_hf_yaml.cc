@@ -100,6 +100,23 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   return o.str();
 }
 
+std::string ImportNotesYaml(const std::vector<std::string>& notes,
+                            const std::vector<std::string>& warnings,
+                            const std::vector<std::string>& not_modelled,
+                            const std::vector<std::string>& unknown,
+                            const std::string& unknown_label) {
+  std::string o;
+  for (const std::string& n : notes) o += YamlComment(n + ".");
+  for (const std::string& w : warnings) o += YamlComment("Approximation: " + w + ".");
+  for (const std::string& f : not_modelled) o += YamlComment(f + ".");
+  if (!unknown.empty()) {
+    std::string list;
+    for (const std::string& u : unknown) list += (list.empty() ? "" : ", ") + u;
+    o += YamlComment(unknown_label + ": " + list + ".");
+  }
+  return o;
+}
+
 std::string YamlComment(const std::string& text) {
   constexpr size_t kWidth = 90;
   std::string printable;
