@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "sim/plan/plan_names.h"
 #include "sim/plan/sharding.h"
 #include "sim/plan/stages.h"
@@ -350,6 +352,91 @@ std::string ModelVariantText(const ModelSpec& m) {
   return t.empty() ? t : "model|" + t;
 }
 
+// Appends "key=value;" to a fingerprint text when value is not the default.
+struct VariantText {
+  std::string text;
+  void Add(const char* key, double v, double unset) {
+    if (v != unset) text += fmt::format("{}={:.9g};", key, v);
+  }
+};
+
+void AddEfficiencyText(const EfficiencySpec& e, VariantText* t) {
+  const EfficiencySpec e0;
+  t->Add("matmul_fp8", e.matmul_fp8, e0.matmul_fp8);
+  t->Add("memory", e.memory, e0.memory);
+  t->Add("nic", e.nic, e0.nic);
+  t->Add("kernel_overhead_us", e.kernel_overhead_us, e0.kernel_overhead_us);
+  t->Add("kernel_model", static_cast<int>(e.kernel_model), static_cast<int>(e0.kernel_model));
+  for (const GemmMeasurement& g : e.gemm_table) {
+    t->text += fmt::format("gemm={:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g};", g.m, g.n, g.k,
+                           g.batch, static_cast<int>(g.dtype), g.tflops);
+  }
+  const CommInterference& ci = e.comm_interference;
+  const CommInterference& ci0 = e0.comm_interference;
+  t->Add("interference.all_reduce", ci.all_reduce, ci0.all_reduce);
+  t->Add("interference.all_gather", ci.all_gather, ci0.all_gather);
+  t->Add("interference.reduce_scatter", ci.reduce_scatter, ci0.reduce_scatter);
+  t->Add("interference.all_to_all", ci.all_to_all, ci0.all_to_all);
+  t->Add("interference.p2p", ci.p2p, ci0.p2p);
+}
+
+void AddGpuText(const GpuSpec& g, VariantText* t) {
+  const GpuSpec g0;
+  t->Add("gpu.architecture", static_cast<int>(g.architecture), static_cast<int>(g0.architecture));
+  t->Add("gpu.peak_tflops_fp16", g.peak_tflops_fp16, g0.peak_tflops_fp16);
+  t->Add("gpu.sms", g.sms, g0.sms);
+  t->Add("gpu.gemm_tile_m", g.gemm_tile_m, g0.gemm_tile_m);
+  t->Add("gpu.gemm_tile_n", g.gemm_tile_n, g0.gemm_tile_n);
+  t->Add("gpu.gemm_k_half", g.gemm_k_half, g0.gemm_k_half);
+  const FlashAttentionSpec& fa = g.flash_attention;
+  const FlashAttentionSpec& fa0 = g0.flash_attention;
+  if (fa.seq_lens != fa0.seq_lens || fa.efficiency != fa0.efficiency) {
+    for (size_t i = 0; i < fa.seq_lens.size() && i < fa.efficiency.size(); ++i) {
+      t->text += fmt::format("flash={:.9g},{:.9g};", fa.seq_lens[i], fa.efficiency[i]);
+    }
+  }
+  t->Add("flash.backward_factor", fa.backward_factor, fa0.backward_factor);
+  t->Add("flash.causal_factor", fa.causal_factor, fa0.causal_factor);
+}
+
+void AddLinksText(const ClusterSpec& k, VariantText* t) {
+  const ClusterSpec k0;
+  const IntraNodeSpec& i = k.intra_node;
+  t->Add("intra.kind", static_cast<int>(i.kind), static_cast<int>(k0.intra_node.kind));
+  t->Add("intra.latency_us", i.latency_us, k0.intra_node.latency_us);
+  t->Add("intra.gbps_per_link", i.gbps_per_link, k0.intra_node.gbps_per_link);
+  for (size_t d = 0; d < i.torus.dims.size(); ++d) {
+    const bool wrap = d < i.torus.wraparound.size() && i.torus.wraparound[d];
+    t->text += fmt::format("torus={},{};", i.torus.dims[d], wrap ? 1 : 0);
+  }
+  const InterNodeSpec& in = k.inter_node;
+  const InterNodeSpec& in0 = k0.inter_node;
+  t->Add("inter.kind", static_cast<int>(in.kind), static_cast<int>(in0.kind));
+  t->Add("inter.nics_per_node", in.nics_per_node, in0.nics_per_node);
+  t->Add("inter.gbps_per_nic", in.gbps_per_nic, in0.gbps_per_nic);
+  t->Add("inter.latency_us", in.latency_us, in0.latency_us);
+  t->Add("inter.oversubscription", in.oversubscription, in0.oversubscription);
+  t->Add("inter.switch_ports", in.switch_ports, in0.switch_ports);
+  for (const LinkChange& l : k.what_if.links) {
+    t->text += fmt::format("link={},{:.9g},{};", l.link, l.bandwidth_factor, l.failed ? 1 : 0);
+  }
+  for (const Straggler& s : k.what_if.stragglers) {
+    t->text += fmt::format("straggler={},{:.9g};", s.gpu, s.slowdown);
+  }
+}
+
+// The cluster's keys that the fixed part of the fingerprint leaves out (efficiencies beyond
+// matmul and network, the GPU's kernel-model sizes, the links' kinds and latencies, what-if
+// changes, a measured GEMM table), as text; empty when all are at their defaults, so that
+// older sweeps keep their fingerprints.
+std::string ClusterVariantText(const ClusterSpec& k) {
+  VariantText t;
+  AddEfficiencyText(k.efficiency, &t);
+  AddGpuText(k.gpu, &t);
+  AddLinksText(k, &t);
+  return t.text.empty() ? t.text : "cluster|" + t.text;
+}
+
 // A JAX-style plan's mesh sizes, rules and XLA knobs, as text.
 std::string JaxText(const JaxPlan& jax) {
   std::string t = "jax|" + MeshSizesText(jax) + "|";
@@ -399,6 +486,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
       h = Fnv(h, "nvls|" + std::to_string(static_cast<int>(k.intra_node.nvls)));
     }
     if (const std::string variant = ModelVariantText(m); !variant.empty()) h = Fnv(h, variant);
+    if (const std::string variant = ClusterVariantText(k); !variant.empty()) h = Fnv(h, variant);
   }
   for (const Configuration& c : configs) {
     const PlanSpec& p = c.plan;

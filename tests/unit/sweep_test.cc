@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "sim/config/loader.h"
@@ -186,6 +187,39 @@ TEST(Enumerate, FingerprintSeesModelVariantsFrameworkAndTpOverlap) {
     }
     prints.push_back(print(e));
     EXPECT_NE(prints.back(), plain) << "variant " << variant;
+  }
+  EXPECT_EQ(std::set<std::string>(prints.begin(), prints.end()).size(), prints.size());
+  EXPECT_EQ(print(base), plain);
+}
+
+// A resumed sweep must see a changed cluster efficiency, kernel model, link or what-if:
+// each changes the fingerprint, and no two give the same one.
+TEST(Enumerate, FingerprintSeesClusterEfficienciesLinksAndWhatIfs) {
+  const auto print = [](const Experiment& x) {
+    const SweepSpec s = OneGroup(x, {Auto("plan.tp")});
+    return Fingerprint(s, Enumerate(s));
+  };
+  const Experiment base = SmallExperiment(8);
+  const std::string plain = print(base);
+  const std::vector<std::function<void(ClusterSpec&)>> changes = {
+      [](ClusterSpec& k) { k.efficiency.matmul_fp8 = 0.5; },
+      [](ClusterSpec& k) { k.efficiency.kernel_overhead_us = 4; },
+      [](ClusterSpec& k) { k.efficiency.nic = 0.7; },
+      [](ClusterSpec& k) { k.efficiency.kernel_model = KernelModelKind::kRoofline; },
+      [](ClusterSpec& k) { k.efficiency.comm_interference.all_to_all = 0.3; },
+      [](ClusterSpec& k) { k.efficiency.gemm_table.push_back({1024, 1024, 1024, 1, Dtype::kBf16, 500}); },
+      [](ClusterSpec& k) { k.gpu.sms = 132; },
+      [](ClusterSpec& k) { k.inter_node.latency_us = 7; },
+      [](ClusterSpec& k) { k.intra_node.latency_us = 3; },
+      [](ClusterSpec& k) { k.what_if.stragglers.push_back({3, 1.5}); },
+      [](ClusterSpec& k) { k.what_if.links.push_back({"node0.nic1", 0.5, false}); },
+  };
+  std::vector<std::string> prints;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    Experiment e = base;
+    changes[i](e.cluster);
+    prints.push_back(print(e));
+    EXPECT_NE(prints.back(), plain) << "change " << i;
   }
   EXPECT_EQ(std::set<std::string>(prints.begin(), prints.end()).size(), prints.size());
   EXPECT_EQ(print(base), plain);
