@@ -1,10 +1,10 @@
 #include "sim/sweep/enumerate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "sim/plan/plan_names.h"
 #include "sim/plan/sharding.h"
@@ -368,8 +368,8 @@ void AddEfficiencyText(const EfficiencySpec& e, VariantText* t) {
   t->Add("kernel_overhead_us", e.kernel_overhead_us, e0.kernel_overhead_us);
   t->Add("kernel_model", static_cast<int>(e.kernel_model), static_cast<int>(e0.kernel_model));
   for (const GemmMeasurement& g : e.gemm_table) {
-    t->text += fmt::format("gemm={:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g};", g.m, g.n, g.k,
-                           g.batch, static_cast<int>(g.dtype), g.tflops);
+    t->text += fmt::format("gemm={:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g};", g.m, g.n, g.k, g.batch,
+                           static_cast<int>(g.dtype), g.tflops);
   }
   const CommInterference& ci = e.comm_interference;
   const CommInterference& ci0 = e0.comm_interference;

@@ -11,13 +11,23 @@ import pytest
 import meshsim
 from conftest import ROOT, cli_summary
 
-# The bundled experiments but the speed benchmark (gpt-1t-3072: 3072 GPUs, seconds per
-# run) and the public H100 rows on 1,536 GPUs or more (up to 18 s a run), each compared with
-# the CLI key for key.
-SLOW = {"gpt-1t-3072.yaml"} | {f"public-h100-megatron-{s}.yaml"
-                               for s in ("119b", "177b", "314b", "462b")}
+# The bundled experiments, each compared with the CLI key for key, but the slow ones: the
+# speed benchmark (gpt-1t-3072: 3,072 GPUs), the Korthikanti 530B/1T and 128k-context runs
+# (4-13 s a run on a busy 2-core machine), and the public validation rows (public-*.yaml:
+# up to two minutes a run, the MoE rows on GB200/B200), which scripts/validate.sh runs;
+# of those, one small row per GPU kind stands for the family here.
+SLOW = {"gpt-1t-3072.yaml", "llama3-405b-128k-cp16.yaml"} | {
+    f"korthikanti-{s}.yaml" for s in ("530b-selective", "530b-full", "1t-selective", "1t-full")}
+PUBLIC_SAMPLE = {"public-h100-megatron-1.7b.yaml", "public-b200-bridge-llama3-8b-cs.yaml",
+                 "public-gb200-bridge-llama3-8b-mx.yaml", "public-h100-nemo-llama2-7b.yaml"}
 EXPERIMENTS = sorted(p.name for p in (ROOT / "workloads/experiments").glob("*.yaml")
-                     if p.name not in SLOW)
+                     if p.name not in SLOW
+                     and (not p.name.startswith("public-") or p.name in PUBLIC_SAMPLE))
+
+
+def test_the_public_sample_is_bundled():
+    for name in PUBLIC_SAMPLE | SLOW:
+        assert (ROOT / "workloads/experiments" / name).exists(), name
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)

@@ -207,12 +207,18 @@ TEST(Enumerate, FingerprintSeesClusterEfficienciesLinksAndWhatIfs) {
       [](ClusterSpec& k) { k.efficiency.nic = 0.7; },
       [](ClusterSpec& k) { k.efficiency.kernel_model = KernelModelKind::kRoofline; },
       [](ClusterSpec& k) { k.efficiency.comm_interference.all_to_all = 0.3; },
-      [](ClusterSpec& k) { k.efficiency.gemm_table.push_back({1024, 1024, 1024, 1, Dtype::kBf16, 500}); },
+      [](ClusterSpec& k) {
+        k.efficiency.gemm_table.push_back({1024, 1024, 1024, 1, Dtype::kBf16, 500});
+      },
       [](ClusterSpec& k) { k.gpu.sms = 132; },
       [](ClusterSpec& k) { k.inter_node.latency_us = 7; },
       [](ClusterSpec& k) { k.intra_node.latency_us = 3; },
-      [](ClusterSpec& k) { k.what_if.stragglers.push_back({3, 1.5}); },
-      [](ClusterSpec& k) { k.what_if.links.push_back({"node0.nic1", 0.5, false}); },
+      [](ClusterSpec& k) {
+        k.what_if.stragglers.push_back({3, 1.5});
+      },
+      [](ClusterSpec& k) {
+        k.what_if.links.push_back({"node0.nic1", 0.5, false});
+      },
   };
   std::vector<std::string> prints;
   for (size_t i = 0; i < changes.size(); ++i) {

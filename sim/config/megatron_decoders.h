@@ -1,0 +1,29 @@
+// The parts of the Megatron importer that read the model and the pipeline split
+// (config-layer internal, for import_megatron.cc): each a file of its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/config/megatron_args.h"
+
+namespace meshsim::megatron_internal {
+
+inline constexpr const char* kFirstLayers = "--decoder-first-pipeline-num-layers";
+inline constexpr const char* kLastLayers = "--decoder-last-pipeline-num-layers";
+inline constexpr const char* kAccountEmbedding = "--account-for-embedding-in-pipeline-split";
+inline constexpr const char* kAccountLoss = "--account-for-loss-in-pipeline-split";
+
+// The model keys: layers, hidden, heads and query groups, FFN, sequence, vocabulary and
+// MoE (megatron_model.cc).
+void DecodeModel(const Args& a, MegatronImport* out);
+
+// plan.stage_layers from Megatron's uneven-split flags (megatron_stage_split.cc). Without
+// them, Megatron needs pp*v to divide the layers; where it does not, meshsim's default
+// split is warned. Call after the plan's pp and virtual stages are set.
+void DecodeStageSplit(const Args& a, MegatronImport* out);
+
+// "[5, 6, 6, 5]".
+std::string ListText(const std::vector<int>& v);
+
+}  // namespace meshsim::megatron_internal
