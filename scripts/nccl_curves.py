@@ -283,12 +283,13 @@ The two last columns of the table above split each curve of three sizes or more,
 and simulated, into a fixed cost and an asymptotic bus bandwidth (time = fixed + size /
 bandwidth, least squares over the upper half of its sizes; printed under each curve too).
 Where the asymptotes agree (A100 one node 234 / 231 GB/s, two A100 nodes 188 / 188, two
-H100 nodes 471 / 461, two GB200 racks 835 / 747) the misfit at mid sizes is a fixed cost
+H100 nodes 471 / 461; two GB200 racks 835 / 747) the misfit at mid sizes is a fixed cost
 larger than NCCL's latency model, and it grows with scale:
 
 - **One A100 node: 124-164 us measured, 56 us in NCCL's model** (8.4 + 14 x 3.4 us, Simple
-  ring). The excess over the asymptote is not constant: about 12 us at 8 MiB, 70 us at 32
-  MiB, 124 us at 128 MiB and 170-200 us from 512 MiB, where a ring channel's chunk reaches
+  ring). What the run takes beyond size / 234 GB/s and those 56 us is not constant (note
+  run): about 12 us at 8 MiB, 70 at 32 MiB, 124 at 128 MiB and 170-200 us from 512 MiB,
+  where a ring channel's chunk reaches
   its maximum (NCCL's calcCollChunking: 4 steps of 512 KiB = 2 MiB, one loop = 24 channels
   x 8 ranks x 2 MiB = 384 MiB). One chunk step of a channel (2 MiB at 230 / 24 GB/s = 218
   us) is the order of the saturated excess; below one loop the chunk shrinks with the size
@@ -312,15 +313,19 @@ larger than NCCL's latency model, and it grows with scale:
   nccl #1649, 370-380), but on a GB200 rack NCCL's NVLS graph has 32 heads, each with its
   own NIC (src/graph/search.cc: NVLS maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs), one
   head per NIC), 32 x 47 GB/s per rack, so the network never binds and both meshsim and
-  NCCL's model stay at ~918 GB/s (NVLink-bound). The measured 410-430 GB/s per rack at
-  both scales is what ~8-9 NICs of 400 Gb/s carry. Published NVLSTree shortfalls beyond
+  NCCL's model stay at ~918 GB/s (NVLink-bound) on twenty racks. On two racks meshsim's
+  747 GB/s is not NCCL's cap either: the heads' tree flows share leaf-spine links of the
+  fat tree along their static routes (the NICs average 5.2 GB/s; with ten times the NIC
+  and spine bandwidth the same run gives 916 GB/s, the NVLS cap). The measured 410-430
+  GB/s per rack at both scales is what ~8-9 NICs of 400 Gb/s carry. Published NVLSTree shortfalls beyond
   two nodes point the same way without a rule to model: NCCL PR #1112 (8 AWS P5 nodes: 104
   GB/s with NCCL 2.19's 64 KiB NVLSTree chunk from 4 nodes, 280 with 128 KiB), nccl #2035
   (8 x B300 nodes: 800+ GB/s on 2 nodes, 200+ on 4-16, "a known issue", 380 after NCCL
   2.30.3 raised the chunk). The twenty-rack run used NCCL 2.26.2, whose NVLSTree chunk is
   64 KiB from 4 nodes (src/enqueue.cc at v2.26.2-1).
 - **1024 H100s, ring/LL128 forced: 2.2 ms fixed, 377 GB/s** against meshsim's 4.4 ms and 346
-  GB/s over 1-16 GiB; the curve is one loop at every size (a channel's LL128 step holds
+  GB/s from 4 GiB up, but 1 and 2 GiB take 19.4 and 20.2 ms; the curve is one loop at every
+  size (a channel's LL128 step holds
   576,000 bytes, more than the 32-512 KiB per rank and channel here), and its time per
   ring step (time / 2046) is 9.5, 9.9, 12.4, 23 and 46 us from 1 to 16 GiB: a floor of
   ~9.5 us per step below 4 GiB, then the per-channel bandwidth (~11.5 GB/s). That is a
@@ -335,8 +340,8 @@ chunk sizes (calcCollChunking), the
 duplication of search channels (connect.cc: 24 on one node, 16 on two 8-NIC nodes), the
 LL128 enable rules (tuning.cc: on for NVLink and PXB NICs) and NCCL 2.30's SM100 NVLSTree
 tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; the GB200
-curves ran 2.26.2's 32 channels, 128 KiB on two racks and 64 KiB from four, which meshsim
-follows). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
+curves ran 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which
+meshsim follows across racks). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
 represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
 at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
 per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes
