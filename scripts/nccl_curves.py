@@ -167,6 +167,17 @@ CURVES = [
         args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "16"],
         measured={8 * GIB: 690.07}),
     dict(
+        name="h200-1984-default", scale=1984, check=False,
+        title="all_reduce, 1984 x H200, 248 nodes, NCCL's default algorithm",
+        source="NVIDIA/nccl-tests issue #283, first post "
+               "(https://github.com/NVIDIA/nccl-tests/issues/283): all_reduce_perf --minbytes "
+               "512M --maxbytes 512M on 248 servers of 8 x H200, 'typically measuring around "
+               "350G, but occasionally dropping below 300G'. One approximate figure: not in "
+               "the acceptance",
+        hardware="248 x 8 H200, 8 NICs per node (NCCL_IB_HCA mlx5_1..8); fabric not stated",
+        args=["--cluster", "topologies/dgx-h200.yaml", "--gpus", "1984"],
+        measured={512 * MIB: 350.0}),
+    dict(
         name="gb200-72-rack", scale=72, check=False,
         title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
@@ -273,9 +284,16 @@ pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tr
 whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
 (45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
 H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring are unchanged.
-This revision adds the fixed-cost / asymptote split (columns of the table) and the
-32-GPU RoCE point (nccl #1221); meshsim's model and every simulated figure above are
-unchanged.
+This revision adds the fixed-cost / asymptote split (columns of the table), the 32-GPU
+RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixes the fabric's
+static routes: d-mod-k chose a spine by the destination's GPU number, and on a rail
+switch every destination has the same local rank, so a rail's traffic to another group
+of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now chooses by
+the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
+hosts. NCCL's tree and NVLSTree across more than one rail group (64 nodes of the DGX
+files) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
+measured ~350) to 304, 218 and 218 GB/s at 512 MiB; every other figure above is unchanged,
+as are the Korthikanti step times (mean 1.77 %, max 5.47 %, before and after).
 
 ### Where the misfits come from: fixed cost or bandwidth
 
