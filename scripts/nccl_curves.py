@@ -290,8 +290,8 @@ static routes: d-mod-k chose a spine by the destination's GPU number, and on a r
 switch every destination has the same local rank, so a rail's traffic to another group
 of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now chooses by
 the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
-hosts. NCCL's tree and NVLSTree across more than one rail group (64 nodes of the DGX
-files) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
+hosts. NCCL's tree and NVLSTree across more than one rail group (32 nodes: switch_ports'
+default) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
 measured ~350) to 304, 218 and 218 GB/s at 512 MiB; every other figure above is unchanged,
 as are the Korthikanti step times (mean 1.77 %, max 5.47 %, before and after).
 
