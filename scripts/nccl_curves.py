@@ -292,7 +292,10 @@ of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now cho
 the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
 hosts. NCCL's tree and NVLSTree across more than one rail group (32 nodes: switch_ports'
 default) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
-measured ~350) to 304, 218 and 218 GB/s at 512 MiB; every other figure above is unchanged,
+measured ~350) to 304, 218 and 218 GB/s at 512 MiB (one switch for all NICs would give
+297 on 1024 H100s, a fat tree 255: the rest is where the double binary tree's edges still
+meet on a spine under static d-mod-k routes; InfiniBand's adaptive routing, which meshsim
+does not model, spreads them); every other figure above is unchanged,
 as are the Korthikanti step times (mean 1.77 %, max 5.47 %, before and after).
 
 ### Where the misfits come from: fixed cost or bandwidth
