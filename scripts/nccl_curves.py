@@ -485,8 +485,8 @@ def plot(curves, sims, path):
             style = "-" if curve["check"] else ":"
             top.plot(xs, [curve["measured"][x] for x in xs], "o", color=color,
                      label=f"{curve['name']}: measured")
-            top.plot(xs, [sim[x][0] for x in xs], style, color=color,
-                     label=f"{curve['name']}: meshsim")
+            top.plot(xs, [sim[x][0] for x in xs], style + ("x" if len(xs) == 1 else ""),
+                     color=color, label=f"{curve['name']}: meshsim")
             bottom.plot(xs, [100 * (sim[x][0] / curve["measured"][x] - 1) for x in xs],
                         "o" + style, color=color, label=curve["name"])
         for ax in (top, bottom):
