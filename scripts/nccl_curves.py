@@ -146,6 +146,18 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
         measured={8 * GIB: 440.58}),
     dict(
+        name="h100-32-roce", scale=32, check=False,
+        title="all_reduce, 32 x H100, four nodes, RoCE (NCCL 2.19.3, NVLS on or off)",
+        source="NVIDIA/nccl issue #1221, first post (https://github.com/NVIDIA/nccl/issues/1221): "
+               "all_reduce_perf -b 4G -e 8G on 4 nodes of 8 x H100 with 8 x 400 Gb/s RoCE: "
+               "'same busbw 320GB' with NCCL_NVLS_ENABLE=0 or 1 (430 with NVLS on 1-2 nodes). "
+               "An approximate figure at both sizes; 32 GPUs: not in the acceptance. It checks "
+               "that NVLSTree beyond two nodes is bound by its double binary tree's NIC bytes "
+               "(twice those of two nodes) as on 8-GPU nodes it is",
+        hardware="4 x 8 H100, 8 x 400 Gb/s RoCE NICs per node",
+        args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "32"],
+        measured={4 * GIB: 320.0, 8 * GIB: 320.0}),
+    dict(
         name="b200-16-cw", scale=16, check=False,
         title="all_reduce, 16 x B200, two CoreWeave nodes, NCCL's default",
         source="coreweave/nccl-tests pull request #92, test plan: 'B200 8-GPU x 2-node base "
@@ -154,6 +166,17 @@ CURVES = [
         hardware="2 x 8 B200 (CoreWeave b200-8x nodes, InfiniBand)",
         args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "16"],
         measured={8 * GIB: 690.07}),
+    dict(
+        name="h200-1984-default", scale=1984, check=False,
+        title="all_reduce, 1984 x H200, 248 nodes, NCCL's default algorithm",
+        source="NVIDIA/nccl-tests issue #283, first post "
+               "(https://github.com/NVIDIA/nccl-tests/issues/283): all_reduce_perf --minbytes "
+               "512M --maxbytes 512M on 248 servers of 8 x H200, 'typically measuring around "
+               "350G, but occasionally dropping below 300G'. One approximate figure: not in "
+               "the acceptance",
+        hardware="248 x 8 H200, 8 NICs per node (NCCL_IB_HCA mlx5_1..8); fabric not stated",
+        args=["--cluster", "topologies/dgx-h200.yaml", "--gpus", "1984"],
+        measured={512 * MIB: 350.0}),
     dict(
         name="gb200-72-rack", scale=72, check=False,
         title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
@@ -261,6 +284,91 @@ pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tr
 whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
 (45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
 H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring are unchanged.
+This revision adds the fixed-cost / asymptote split (columns of the table), the 32-GPU
+RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixes the fabric's
+static routes: d-mod-k chose a spine by the destination's GPU number, and on a rail
+switch every destination has the same local rank, so a rail's traffic to another group
+of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now chooses by
+the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
+hosts. NCCL's tree and NVLSTree across more than one rail group (32 nodes: switch_ports'
+default) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
+measured ~350) to 304, 218 and 218 GB/s at 512 MiB (one switch for all NICs would give
+297 on 1024 H100s, a fat tree 255: the rest is where the double binary tree's edges still
+meet on a spine under static d-mod-k routes; InfiniBand's adaptive routing, which meshsim
+does not model, spreads them); every other figure above is unchanged,
+as are the Korthikanti step times (mean 1.77 %, max 5.47 %, before and after).
+
+### Where the misfits come from: fixed cost or bandwidth
+
+The two last columns of the table above split each curve of three sizes or more, measured
+and simulated, into a fixed cost and an asymptotic bus bandwidth (time = fixed + size /
+bandwidth, least squares over the upper half of its sizes; printed under each curve too).
+Where the asymptotes agree (A100 one node 234 / 231 GB/s, two A100 nodes 188 / 188, two
+H100 nodes 471 / 461; two GB200 racks 835 / 747) the misfit at mid sizes is a fixed cost
+larger than NCCL's latency model, and it grows with scale:
+
+- **One A100 node: 124-164 us measured, 56 us in NCCL's model** (8.4 + 14 x 3.4 us, Simple
+  ring). What the run takes beyond size / 234 GB/s and those 56 us is not constant (note
+  run): about 12 us at 8 MiB, 70 at 32 MiB, 124 at 128 MiB and 170-200 us from 512 MiB,
+  where a ring channel's chunk reaches
+  its maximum (NCCL's calcCollChunking: 4 steps of 512 KiB = 2 MiB, one loop = 24 channels
+  x 8 ranks x 2 MiB = 384 MiB). One chunk step of a channel (2 MiB at 230 / 24 GB/s = 218
+  us) is the order of the saturated excess; below one loop the chunk shrinks with the size
+  (S / 192) and the excess is 2 to 4 such steps. NCCL's kernel has no such cost in a
+  lock-step ring (each step's slice arrives before the next step needs it, and the link
+  idles only during the loop's final receive, 1 of 2n - 1 steps, a bandwidth factor the
+  topology's calibrated link efficiency already holds), so it is not modelled: a constant
+  of 100+ us would make 8-16 MiB 25 % slow.
+- **GB200 racks: 487 us on one rack (NVLS), 1.18 ms on two, 4.97 ms on twenty (NVLSTree)**,
+  against 25, 245 and 549 us in meshsim (NCCL's latencies plus NVLSTree's pipeline fill).
+  Across racks the fixed cost grows as the tree's depth: 4971 / 1184 = 4.2 for log2 20 =
+  4.3 levels against 1, about 1.2 ms per level, where two H100 nodes (one level) show 186
+  us against meshsim's 141; no NCCL constant is near it (NVLSTree's network hop is 20.9
+  us, its fill 89-178 us per level). The one-rack figure is not a fixed cost but a step:
+  512 MiB-2 GiB sit ~0.5 ms above the line through 4 and 8 GiB.
+- **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**, as a
+  double binary tree's NIC bytes double (each head's NIC carries its share once per
+  direction on two nodes, twice on more: the (nNodes <= 2 ? 2 : 1) of NCCL's NVLSTree model,
+  src/graph/tuning.cc). meshsim gets that halving on 8-GPU nodes (32 H100s: 354-366 GB/s,
+  the RoCE run of nccl #1221 320; NVIDIA's GTC 2024 figure for NVLSTree at scale, quoted in
+  nccl #1649, 370-380), but on a GB200 rack NCCL's NVLS graph has 32 heads, each with its
+  own NIC (src/graph/search.cc: NVLS maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs), one
+  head per NIC), 32 x 47 GB/s per rack, so the network never binds and both meshsim and
+  NCCL's model stay at ~918 GB/s (NVLink-bound) on twenty racks. On two racks meshsim's
+  747 GB/s is not NCCL's cap either: the heads' tree flows share leaf-spine links of the
+  fat tree along their static routes (the NICs average 5.2 GB/s; with ten times the NIC
+  and spine bandwidth the same run gives 916 GB/s, the NVLS cap). The measured 410-430
+  GB/s per rack at both scales is what ~8-9 NICs of 400 Gb/s carry. Published NVLSTree shortfalls beyond
+  two nodes point the same way without a rule to model: NCCL PR #1112 (8 AWS P5 nodes: 104
+  GB/s with NCCL 2.19's 64 KiB NVLSTree chunk from 4 nodes, 280 with 128 KiB), nccl #2035
+  (8 x B300 nodes: 800+ GB/s on 2 nodes, 200+ on 4-16, "a known issue", 380 after NCCL
+  2.30.3 raised the chunk). The twenty-rack run used NCCL 2.26.2, whose NVLSTree chunk is
+  64 KiB from 4 nodes (src/enqueue.cc at v2.26.2-1).
+- **1024 H100s, ring/LL128 forced: 2.2 ms fixed, 377 GB/s** against meshsim's 4.4 ms and 346
+  GB/s from 4 GiB up, but 1 and 2 GiB take 19.4 and 20.2 ms; the curve is one loop at every
+  size (a channel's LL128 step holds
+  576,000 bytes, more than the 32-512 KiB per rank and channel here), and its time per
+  ring step (time / 2046) is 9.5, 9.9, 12.4, 23 and 46 us from 1 to 16 GiB: a floor of
+  ~9.5 us per step below 4 GiB, then the per-channel bandwidth (~11.5 GB/s). That is a
+  max(latency, transfer) per step rather than NCCL's latency + transfer, with a per-step
+  latency 4x NCCL's LL128 figure (~2.2 us average); RoCE over 128 nodes is the likely
+  reason, and one run is not enough to model it.
+
+Structural effects that could be sourced from NCCL were checked against these curves and
+left as they are, since meshsim already follows them: the channels a size uses
+(enqueue.cc topoGetAlgoInfo: fewer while bytes < channels x threads x threshold), the
+chunk sizes (calcCollChunking), the
+duplication of search channels (connect.cc: 24 on one node, 16 on two 8-NIC nodes), the
+LL128 enable rules (tuning.cc: on for NVLink and PXB NICs) and NCCL 2.30's SM100 NVLSTree
+tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; the GB200
+curves ran 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which
+meshsim follows across racks). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
+represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
+at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
+per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes
+run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s);
+meshsim's topology attaches one NIC per GPU (sim/hw/topology.cc), so the curve runs on
+the DGX A100 file.
 
 No public all_gather or reduce_scatter curve for these machines was found, nor any full
 curve (64 KiB to 4 GiB) at 128 GPUs or more: the NVIDIA/nccl and nccl-tests issues, vendor
@@ -287,6 +395,36 @@ def human(n):
         if n >= size:
             return f"{n // size} {unit}"
     return f"{n} B"
+
+
+def fixed_and_slope(points):
+    """Least-squares line time_us = fixed + bytes / rate through (bytes, time_us) points:
+    (fixed us, rate in bytes/us)."""
+    n = len(points)
+    sx = sum(x for x, _ in points)
+    sy = sum(y for _, y in points)
+    sxx = sum(x * x for x, _ in points)
+    sxy = sum(x * y for x, y in points)
+    slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    return (sy - slope * sx) / n, 1 / slope
+
+
+def decomposition(curve, sim):
+    """Measured and meshsim time as fixed cost + bytes / asymptotic bandwidth, fitted over the
+    upper half of the curve's sizes (at least 2; curves of 3 sizes or more): ((fixed us,
+    busbw GB/s) measured, (fixed us, busbw GB/s) meshsim, first size), or None."""
+    xs = sorted(curve["measured"])
+    if len(xs) < 3:
+        return None
+    upper = xs[len(xs) // 2:]
+    factor = 2 * (curve["scale"] - 1) / curve["scale"]  # all_reduce: busbw / algbw
+    measured = [(x, x / (curve["measured"][x] / factor * 1e3)) for x in upper]
+    simulated = [(x, sim[x][1]) for x in upper]
+    out = []
+    for points in (measured, simulated):
+        fixed, rate = fixed_and_slope(points)
+        out.append((fixed, rate * 1e-3 * factor))
+    return out[0], out[1], upper[0]
 
 
 def curve_section(curve, command, sim):
@@ -321,14 +459,20 @@ def curve_section(curve, command, sim):
         summary = (f"{inside - bad} of {inside} sizes in 64 KiB-4 GiB within 15 %; mean "
                    f"absolute error {sum(errors) / len(errors):.1%}, max {max(errors):.1%}.")
     lines += ["", summary, ""]
-    return lines, (inside, bad, sum(errors) / len(errors), max(errors))
+    split = decomposition(curve, sim)
+    if split:
+        (mf, mb), (sf, sb), first = split
+        lines += [f"From {human(first)} up, time = fixed cost + size / asymptotic bandwidth "
+                  f"(least squares): measured {mf:.0f} us and {mb:.0f} GB/s busbw, meshsim "
+                  f"{sf:.0f} us and {sb:.0f} GB/s.", ""]
+    return lines, (inside, bad, sum(errors) / len(errors), max(errors), split)
 
 
 def plot(curves, sims, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    panels = [("8 GPUs", lambda n: n == 8), ("16 GPUs", lambda n: n == 16),
+    panels = [("8 GPUs", lambda n: n == 8), ("16 and 32 GPUs", lambda n: n in (16, 32)),
               ("72 GPUs (one NVL72 rack)", lambda n: n == 72),
               (">= 128 GPUs", lambda n: n >= 128)]
     fig, axes = plt.subplots(2, len(panels), figsize=(22, 9), sharex="col",
@@ -341,8 +485,8 @@ def plot(curves, sims, path):
             style = "-" if curve["check"] else ":"
             top.plot(xs, [curve["measured"][x] for x in xs], "o", color=color,
                      label=f"{curve['name']}: measured")
-            top.plot(xs, [sim[x][0] for x in xs], style, color=color,
-                     label=f"{curve['name']}: meshsim")
+            top.plot(xs, [sim[x][0] for x in xs], style + ("x" if len(xs) == 1 else ""),
+                     color=color, label=f"{curve['name']}: meshsim")
             bottom.plot(xs, [100 * (sim[x][0] / curve["measured"][x] - 1) for x in xs],
                         "o" + style, color=color, label=curve["name"])
         for ax in (top, bottom):
@@ -383,11 +527,16 @@ def main():
 def render(totals, sections, png):
     head = INTRO
     table = ["| curve | GPUs | in the acceptance | sizes within 15 % (64 KiB-4 GiB) | mean "
-             "abs. error | max abs. error |", "|---|---|---|---|---|---|"]
-    for curve, (inside, bad, mean, worst) in totals:
+             "abs. error | max abs. error | fixed cost us, measured / meshsim | asymptotic "
+             "busbw GB/s, measured / meshsim |", "|---|---|---|---|---|---|---|---|"]
+    for curve, (inside, bad, mean, worst, split) in totals:
         within = f"{inside - bad} of {inside}" if inside else "none (sizes > 4 GiB)"
+        fixed = slope = "-"
+        if split:
+            (mf, mb), (sf, sb), _ = split
+            fixed, slope = f"{mf:.0f} / {sf:.0f}", f"{mb:.0f} / {sb:.0f}"
         table.append(f"| {curve['name']} | {curve['scale']} | {'yes' if curve['check'] else 'no'}"
-                     f" | {within} | {mean:.1%} | {worst:.1%} |")
+                     f" | {within} | {mean:.1%} | {worst:.1%} | {fixed} | {slope} |")
     return (head.replace("{PNG}", png).replace("{SUMMARY}", "\n".join(table)) + "\n" +
             "\n".join(sections))
 

@@ -156,6 +156,7 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
 
 void Topology::BuildInterNode(const ClusterSpec& c) {
   nic_of_gpu_.assign(gpus_, -1);
+  port_of_gpu_.assign(gpus_, -1);
   if (c.nodes == 1) return;
   nics_ = c.inter_node.nics_per_node;
   const InterNodeSpec& in = c.inter_node;
@@ -179,9 +180,14 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   }
   nic_vertex_ = nics;
   switch_of_nic_.assign(nics.size(), -1);
+  std::unordered_map<int, int> ports;  // NICs attached so far, by switch vertex
   auto attach = [&](int nic_index, int sw) {
     const int n = nic_index / in.nics_per_node, i = nic_index % in.nics_per_node;
     switch_of_nic_[nic_index] = sw;
+    const int port = ports[sw]++;
+    for (int l = 0; l < g; ++l) {
+      if (l * in.nics_per_node / g == i) port_of_gpu_[n * g + l] = port;
+    }
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
                      LinkClass::kSwitchNic,
                      "node" + std::to_string(n) + ".nic" + std::to_string(i));
@@ -511,9 +517,13 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
     while (at != dst) {
       NextHops(at, dst, &next);
       assert(!next.empty());
-      // Destination-based choice (InfiniBand's d-mod-k static routing), shifted by the
-      // flow key: deterministic, and spreads traffic to different GPUs over the uplinks.
-      const int chosen = next[(static_cast<uint64_t>(dst) + h) % next.size()];
+      // Destination-based choice (InfiniBand's d-mod-k static routing, which numbers the
+      // destinations by their leaf port: the hosts of one leaf take different uplinks),
+      // shifted by the flow key: deterministic, and spreads traffic to different GPUs over
+      // the uplinks. By GPU number instead, the GPUs of one rail (the same local rank on
+      // every node) would share 1 / gpus_per_node of a rail switch's uplinks.
+      const uint64_t d = port_of_gpu_[dst] >= 0 ? port_of_gpu_[dst] : dst;
+      const int chosen = next[(d + h) % next.size()];
       path.push_back(chosen);
       at = links_[chosen].dst;
     }

@@ -146,6 +146,9 @@ class Topology {
   std::vector<Link> links_;
   std::vector<std::vector<int>> out_links_;  // per vertex
   std::vector<int> nic_of_gpu_;
+  // Per GPU: the port of its NIC on its leaf or rail switch (InfiniBand's d-mod-k routes
+  // by it, Route); -1 on one node.
+  std::vector<int> port_of_gpu_;
   // Structure, for structural hop counts.
   bool structural_ = false;
   int nics_ = 0;                      // per node (0 on one node)

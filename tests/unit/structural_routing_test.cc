@@ -4,6 +4,9 @@
 // and the same step on a small experiment simulated both ways.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "sim/config/loader.h"
 #include "sim/engine/resource_estimate.h"
 #include "sim/engine/simulation.h"
@@ -61,6 +64,24 @@ TEST(StructuralRouting, FatTreeNicsSharedByGpus) {
 TEST(StructuralRouting, RailOptimizedAndSingleSwitch) {
   ExpectSameAsSearches(Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kNvswitch, 6, 4, 4, 4));
   ExpectSameAsSearches(Fabric(InterNodeKind::kSingleSwitch, IntraNodeKind::kNvswitch, 3, 4, 2, 8));
+}
+
+// InfiniBand's d-mod-k routing numbers destinations by their leaf port: from one rail
+// switch, the same rail's GPUs on 4 nodes of the other group (ports 0-3 of their rail
+// switch) take 4 different spines. Numbered by GPU (8, 10, 12, 14 mod 4 spines) they
+// would share 2 of them: on a rail every destination has the same local rank.
+TEST(StructuralRouting, RailDestinationsSpreadOverTheSpines) {
+  ClusterSpec c = Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kNvswitch, 8, 2, 2, 4);
+  c.inter_node.oversubscription = 1.0;  // 4 spines
+  auto t = Topology::Build(c).value();
+  std::set<std::string> spines;
+  for (int node = 4; node < 8; ++node) {
+    for (int id : t->Route(0, 2 * node, 0)) {
+      const std::string name = t->VertexName(t->links()[id].dst);
+      if (name.starts_with("spine")) spines.insert(name);
+    }
+  }
+  EXPECT_EQ(spines.size(), 4u);
 }
 
 TEST(StructuralRouting, RingAndFullMeshNodes) {
