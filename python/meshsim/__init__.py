@@ -303,7 +303,7 @@ def rank(rows):
 # The planner and importers
 
 def plan(model, gpus, cluster, budget_gib=None, *, headroom_gib=0.0, global_batch=0,
-         overrides=None, threads=None, include_invalid=False, as_frame=None):
+         jax=False, overrides=None, threads=None, include_invalid=False, as_frame=None):
     """The device-mesh planner, as ``meshsim plan``: every TP x PP x DP split of ``gpus``
     GPUs with ZeRO 0-3 for ``model`` on ``cluster`` (resized to ``gpus`` GPUs), each
     checked against the memory bound and simulated where it may fit.
@@ -311,8 +311,11 @@ def plan(model, gpus, cluster, budget_gib=None, *, headroom_gib=0.0, global_batc
     ``model``: a model YAML path, a model mapping (dict) or a ``meshsim.Model``.
     ``cluster``: a cluster YAML path. ``budget_gib``: memory per GPU (None: the GPU's);
     ``headroom_gib`` of it is kept free. ``global_batch``: 0 for the planner's default
-    (the smallest multiple of ``gpus`` >= 64). ``overrides``: dotted keys over the
-    planner's experiment (not the axes it varies: plan.tp, pp, dp, zero).
+    (the smallest multiple of ``gpus`` >= 64). ``jax``: JAX-style plans instead, as
+    ``meshsim plan --jax`` (a mesh of stage, data and tensor axes over every ICI x DCN
+    split, with the weights replicated or FSDP over data). ``overrides``: dotted keys over
+    the planner's experiment (not the axes it varies: plan.tp, pp, dp, zero; with ``jax``
+    nothing under plan.mesh or plan.rules).
 
     Returns the planner's verdicts, as ``meshsim plan`` lists them: the valid plans, those
     that fit (status ok) fastest first, then those that do not (oom) least memory first;
@@ -325,6 +328,7 @@ def plan(model, gpus, cluster, budget_gib=None, *, headroom_gib=0.0, global_batc
     options.budget_gib = float(budget_gib or 0.0)
     options.headroom_gib = float(headroom_gib)
     options.global_batch = int(global_batch)
+    options.jax = bool(jax)
     if isinstance(model, (Model, Mapping)):
         model_ref, is_yaml = _yaml_text(model.to_dict() if isinstance(model, Model) else model), True
     else:

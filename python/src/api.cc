@@ -27,7 +27,6 @@
 namespace meshsim::python {
 namespace {
 
-
 int ThreadCount(int threads) {
   if (threads < 0) Raise(ArgumentError("threads", "expected >= 1 (or None: one per core)"));
   return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -83,16 +82,7 @@ py::list ScalarPairs(const StepSummary& s) {
 Experiment PlannerBase(const std::string& model, bool model_is_yaml,
                        const std::string& cluster_path, const PlannerOptions& options,
                        const std::vector<std::string>& sets) {
-  for (const std::string& set : sets) {
-    for (const std::string& key : PlannerAxisKeys()) {
-      if (set.rfind(key + "=", 0) != 0) continue;
-      InputError e = ArgumentError(key,
-                                   "the planner varies tp, pp, dp and zero itself; fix "
-                                   "them with meshsim.run");
-      e.file = "--set " + set;
-      Raise(e);
-    }
-  }
+  if (const Status s = CheckPlannerSets(sets, "meshsim.run"); !s.ok()) Raise(s.error());
   const ClusterSpec cluster = Unwrap(LoadClusterFile(cluster_path));
   std::vector<KeyValue> keys = Unwrap(PlannerKeys(cluster, options));
   if (model_is_yaml) keys.insert(keys.begin(), {"model", model});

@@ -58,7 +58,8 @@ void BindPlanner(py::module_& m) {
       .def_readwrite("budget_gib", &PlannerOptions::budget_gib)
       .def_readwrite("headroom_gib", &PlannerOptions::headroom_gib)
       .def_readwrite("global_batch", &PlannerOptions::global_batch)
-      .def_readwrite("micro_batch", &PlannerOptions::micro_batch);
+      .def_readwrite("micro_batch", &PlannerOptions::micro_batch)
+      .def_readwrite("jax", &PlannerOptions::jax);
   m.def("plan", &RunPlan, py::arg("model"), py::arg("model_is_yaml"), py::arg("cluster"),
         py::arg("options"), py::arg("sets"), py::arg("threads"), py::arg("include_invalid"));
 }

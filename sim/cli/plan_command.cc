@@ -114,18 +114,7 @@ std::string Verdict(const PlanRow& p, double budget, const Palette& pal) {
 // The planner's base experiment: the model and cluster files, the planner's keys and the
 // user's --set over them (which may not fix the axes the planner varies).
 Result<Experiment> PlannerBase(const PlanArgs& args) {
-  for (const std::string& set : args.sets) {
-    for (const std::string& key : PlannerAxisKeys()) {
-      if (set.rfind(key + "=", 0) != 0 && set.rfind(key + ".", 0) != 0) continue;
-      InputError e;
-      e.file = "--set " + set;
-      e.key = key;
-      e.message =
-          "the planner varies tp, pp, dp and zero (with --jax: plan.mesh and plan.rules) "
-          "itself; fix them with meshsim run";
-      return e;
-    }
-  }
+  if (const Status s = CheckPlannerSets(args.sets, "meshsim run"); !s.ok()) return s.error();
   Result<ClusterSpec> cluster = LoadClusterFile(args.cluster);
   if (!cluster.ok()) return cluster.error();
   PlannerOptions po;

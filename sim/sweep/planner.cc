@@ -69,6 +69,21 @@ const std::vector<std::string>& PlannerAxisKeys() {
   return keys;
 }
 
+Status CheckPlannerSets(const std::vector<std::string>& sets, const std::string& fix_with) {
+  for (const std::string& set : sets) {
+    for (const std::string& key : PlannerAxisKeys()) {
+      if (set.rfind(key + "=", 0) != 0 && set.rfind(key + ".", 0) != 0) continue;
+      InputError e = BadKey(key,
+                            "the planner varies tp, pp, dp and zero (JAX-style: plan.mesh and "
+                            "plan.rules) itself; fix them with " +
+                                fix_with);
+      e.file = "--set " + set;
+      return e;
+    }
+  }
+  return Ok{};
+}
+
 namespace {
 
 // The JAX-style space: every ICI and DCN size of stage, data and tensor, with the embed

@@ -54,6 +54,11 @@ Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const Plan
 // plan.rules for JAX-style plans); --set may not fix them or keys under them.
 const std::vector<std::string>& PlannerAxisKeys();
 
+// Bad input when a "KEY=VALUE" of `sets` is one of PlannerAxisKeys() or a key under one
+// (plan.rules.batch=...); the error's file is "--set KEY=VALUE", its key the axis key, and
+// its message says to fix such keys with `fix_with` (meshsim run, meshsim.run).
+Status CheckPlannerSets(const std::vector<std::string>& sets, const std::string& fix_with);
+
 struct PlannerSpace {
   SweepSpec spec;
   std::vector<Configuration> configs;

@@ -38,6 +38,29 @@ def test_plan_equals_the_cli(cli, tmp_path):
             assert same(row[column], cell), (row["config"], column, row[column], cell)
 
 
+def test_jax_plan_equals_the_cli(cli, tmp_path):
+    _, header, cells = cli_plan(cli, tmp_path, "--jax")
+    verdicts = meshsim.plan(*PLAN, budget_gib=40, jax=True, threads=2, as_frame=False,
+                            include_invalid=True)
+    assert sorted(r["config"] for r in verdicts) == [int(c[0]) for c in cells]
+    by_config = {int(c[0]): c for c in cells}
+    for row in verdicts:
+        assert list(row) == header
+        for column, cell in zip(header, by_config[row["config"]]):
+            assert same(row[column], cell), (row["config"], column, row[column], cell)
+    # JAX-style rows: each has its mesh sizes, ICI x DCN = 16 chips; the fitting ones come
+    # fastest first.
+    for r in verdicts:
+        sizes = [r[f"plan.mesh.{net}.{axis}"] for net in ("ici", "dcn")
+                 for axis in ("stage", "data", "tensor")]
+        assert eval("*".join(map(str, sizes))) == 16, r["config"]
+    ok = [r["step_time_s"] for r in verdicts if r["status"] == "ok"]
+    assert ok and ok == sorted(ok)
+    with pytest.raises(meshsim.InputError) as info:
+        meshsim.plan(*PLAN, jax=True, overrides={"plan.rules.batch": "[tensor]"})
+    assert info.value.key.startswith("plan.rules")
+
+
 def test_plan_takes_a_model_dict_and_overrides(cli, tmp_path):
     model = meshsim.import_hf(ROOT / "tests/fixtures/hf/llama2-7b.json")
     a = meshsim.plan(model, 16, PLAN[2], budget_gib=40, threads=2, as_frame=False,
