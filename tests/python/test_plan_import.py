@@ -1,6 +1,7 @@
 """meshsim.plan and meshsim.import_hf against `meshsim plan` and `meshsim import hf`."""
 import csv
 import json
+import math
 import re
 
 import pytest
@@ -29,7 +30,11 @@ def test_plan_equals_the_cli(cli, tmp_path):
     valid = [r for r in verdicts if r["status"] != "invalid"]
     # The CLI's table order, plan for plan.
     assert [(r["plan.tp"], r["plan.pp"], r["plan.dp"], r["plan.zero"]) for r in valid] == order
-    # Every row (invalid ones included) equals the --csv row of its configuration.
+    assert_rows_equal_csv(verdicts, header, cells)
+
+
+def assert_rows_equal_csv(verdicts, header, cells):
+    """Every row (invalid ones included) equals the --csv row of its configuration."""
     assert sorted(r["config"] for r in verdicts) == [int(c[0]) for c in cells]
     by_config = {int(c[0]): c for c in cells}
     for row in verdicts:
@@ -42,18 +47,13 @@ def test_jax_plan_equals_the_cli(cli, tmp_path):
     _, header, cells = cli_plan(cli, tmp_path, "--jax")
     verdicts = meshsim.plan(*PLAN, budget_gib=40, jax=True, threads=2, as_frame=False,
                             include_invalid=True)
-    assert sorted(r["config"] for r in verdicts) == [int(c[0]) for c in cells]
-    by_config = {int(c[0]): c for c in cells}
-    for row in verdicts:
-        assert list(row) == header
-        for column, cell in zip(header, by_config[row["config"]]):
-            assert same(row[column], cell), (row["config"], column, row[column], cell)
+    assert_rows_equal_csv(verdicts, header, cells)
     # JAX-style rows: each has its mesh sizes, ICI x DCN = 16 chips; the fitting ones come
     # fastest first.
     for r in verdicts:
         sizes = [r[f"plan.mesh.{net}.{axis}"] for net in ("ici", "dcn")
                  for axis in ("stage", "data", "tensor")]
-        assert eval("*".join(map(str, sizes))) == 16, r["config"]
+        assert math.prod(int(x) for x in sizes) == 16, r["config"]
     ok = [r["step_time_s"] for r in verdicts if r["status"] == "ok"]
     assert ok and ok == sorted(ok)
     with pytest.raises(meshsim.InputError) as info:
