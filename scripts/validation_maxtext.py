@@ -34,6 +34,7 @@ Usage:
 import argparse
 import collections
 import json
+import math
 import os
 import subprocess
 import sys
@@ -52,10 +53,50 @@ Dataset = collections.namedtuple(
 Run = collections.namedtuple(
     "Run", "stem args base topology slices chips_per_slice tflops note shape")
 
-# TPU slice shapes (torus, x first) by chips: v5p-N has N/2 chips in whole 4x4x4 cubes;
-# v5e-256 is a 16x16 torus.
-SHAPES = {64: "4x4x4", 128: "4x4x8", 256: "4x8x8", 512: "8x8x8", 1024: "8x8x16",
-          2048: "8x16x16"}
+# TPU slice shapes (torus, x first) by chips, most cubic first: v5p-N has N/2 chips in
+# whole 4x4x4 cubes, and the same chips can be wired in other shapes of whole cubes
+# ("TPU v5p's flexible networking lets you connect the chips in a same-sized slice in
+# multiple ways": cloud.google.com/tpu/docs/v5p, Configurations); v5e-256 is a 16x16 torus.
+SHAPES = {64: ["4x4x4"], 128: ["4x4x8"], 256: ["4x8x8"], 512: ["8x8x8", "4x8x16", "4x4x32"],
+          1024: ["8x8x16"], 2048: ["8x16x16"]}
+
+
+def jax_places(dims, sizes):
+    """Whether JAX's create_device_mesh of 2023-12 (jax/experimental/mesh_utils.py @94d58b72,
+    _create_device_mesh_for_nd_torus, what MaxText @76bd53b0 called) maps the mesh axes of
+    `sizes` (outermost first) onto a torus of `dims`: innermost axis first, each onto whole
+    unused dimensions (three, then two, then one, in itertools.combinations order). It
+    raised NotImplementedError when an axis fits no such set (splitting a dimension came with
+    allow_split_physical_axes in 2024-03), so the run used a slice shape where this holds."""
+    import itertools
+    free = list(dims)
+    for size in reversed(sizes):
+        if size == 1:
+            continue
+        for k in (3, 2, 1):
+            pick = next((c for c in itertools.combinations(range(len(free)), k)
+                         if all(free[i] for i in c) and math.prod(free[i] for i in c) == size),
+                        None)
+            if pick:
+                break
+        if not pick:
+            return False
+        for i in pick:
+            free[i] = 0
+    return True
+
+
+def slice_shape(chips, args):
+    """The first of SHAPES[chips] on which JAX placed the run's ICI mesh (data, fsdp,
+    sequence, tensor: base.yml @76bd53b0's mesh_axes; ici_fsdp_parallelism -1 the rest)."""
+    ici = [int(next((a.split("=", 1)[1] for a in args if a.startswith(f"ici_{k}_parallelism=")),
+                    "1")) for k in ("data", "fsdp", "sequence", "tensor")]
+    fill = chips // math.prod(v for v in ici if v != -1)
+    ici = [fill if v == -1 else v for v in ici]
+    for shape in SHAPES[chips]:
+        if jax_places([int(d) for d in shape.split("x")], ici):
+            return shape
+    raise ValueError(f"no slice shape of {chips} chips places {ici}")
 
 
 def individual_scales(scale):
@@ -132,7 +173,7 @@ def v5p_runs():
         runs.append(Run(f"maxtext/v5p-{slice_cores}-{size}-{slices}x", args, "base-76bd53b0.yml",
                         "tpu-v5p", slices, slice_cores // 2, tflops,
                         f"{size.upper()}: {slices}x v5p-{slice_cores}, {tflops} TFLOP/s/chip",
-                        SHAPES[slice_cores // 2]))
+                        slice_shape(slice_cores // 2, args)))
     return runs
 
 
