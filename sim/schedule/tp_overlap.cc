@@ -98,8 +98,8 @@ std::vector<OpId> StepBuilder::ShiftStep(RankState& st, double bytes, int layer,
   shifts.push_back(Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
                               st.tp_group, each, layer, mb, /*blocking=*/false));
   if (both) {
-    shifts.push_back(Collective(st, Stream::kTpBack, Channel::kTp, Tag::kTpComm,
-                                CommOp::kRingShift, st.tp_group_back, each, layer, mb, false));
+    shifts.push_back(Collective(st, Stream::kTpBack, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
+                                st.tp_group_back, each, layer, mb, false));
   }
   return shifts;
 }

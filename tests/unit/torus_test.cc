@@ -209,7 +209,8 @@ TEST(Torus, AllReduceAcrossSlicesIsHierarchical) {
 TEST(Torus, RingShiftsBothWaysRoundARingShareNoLink) {
   const ClusterSpec c = Slice({4, 8, 16});
   std::vector<int> ring;
-  for (int z = 0; z < 16; ++z) ring.push_back(static_cast<int>(c.intra_node.torus.ChipAt({0, 0, z})));
+  for (int z = 0; z < 16; ++z)
+    ring.push_back(static_cast<int>(c.intra_node.torus.ChipAt({0, 0, z})));
   const std::vector<int> back(ring.rbegin(), ring.rend());
   const double expected = kB / kIci + kHop;
   EXPECT_NEAR(expected, 0.012633257, 1e-9);

@@ -155,7 +155,8 @@ TEST(TpCommOverlap, XlaCollectiveMatmulShiftsHalvesBothWays) {
   EXPECT_EQ(forward, 8 * 6);
   EXPECT_EQ(back, 8 * 6);
   int back_ops = 0;
-  for (const OpId id : p.StreamOps(0, Stream::kTpBack)) back_ops += p.ops()[id].kind == OpKind::kComm;
+  for (const OpId id : p.StreamOps(0, Stream::kTpBack))
+    back_ops += p.ops()[id].kind == OpKind::kComm;
   EXPECT_EQ(back_ops, 8 * 6);
 }
 
