@@ -378,6 +378,12 @@ def summary_lines(summaries):
     return lines + [""]
 
 
+def tpu_pointer():
+    """The TPU data sets' section (scripts/validation_maxtext.py fits and reports them)."""
+    import validation_maxtext  # noqa: E402 (imports this module lazily: no cycle)
+    return validation_maxtext.pointer_lines()
+
+
 def anchor(title):
     """GitHub's heading anchor: lower case, punctuation dropped, spaces as hyphens."""
     kept = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
@@ -437,7 +443,7 @@ def main():
              "(scripts/calibrate.py --dataset), so its errors are in-sample; the leave-one-out "
              "errors beside them estimate the error on an unseen run of the same kind. A data "
              "set marked \"not fitted\" is predicted with the values fitted on another: all "
-             "its errors are held out.", ""] + summary_lines(summaries) + body
+             "its errors are held out.", ""] + summary_lines(summaries) + tpu_pointer() + body
     text = "\n".join(lines)
     if args.out != "-":
         with open(args.out, "w") as f:

@@ -247,6 +247,9 @@ int ImportMaxText(const ImportMaxTextArgs& args) {
   Result<ClusterSpec> spec = LoadClusterFile(cluster.string());
   if (!spec.ok()) return ReportError(spec.error());
   options.slices = args.slices;
+  options.torus = spec.value().Torus();
+  options.cluster_gpus_per_node = spec.value().gpus_per_node;
+  options.cluster_nics_per_node = spec.value().inter_node.nics_per_node;
   Result<std::vector<int>> shape = SliceShape(args.slice_shape);
   if (!shape.ok()) return ReportError(shape.error());
   options.slice_shape = shape.value();

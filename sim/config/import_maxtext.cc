@@ -362,6 +362,27 @@ void CheckSliceShape(const MaxTextImport& out) {
   throw ConfigError{e};
 }
 
+// On a TPU torus: libtpu's collective matmul, and the slice's DCN NICs at the topology's
+// NICs per chip.
+void DecodeTpuSlice(const MaxTextImportOptions& o, MaxTextImport* out) {
+  if (!o.torus) return;
+  out->plan.jax.xla.collective_matmul = true;
+  out->notes.push_back(
+      "plan.xla.collective_matmul true: libtpu decomposes a tensor-parallel all-gather or "
+      "reduce-scatter with its matmul (windowed einsum) above a size threshold by default "
+      "(MaxText benchmarks/xla_flags_library.py: DISABLE_COLLECTIVE_MATMUL raises "
+      "--xla_jf_spmd_threshold_for_windowed_einsum_mib to turn it off; the v5p/v5e scripts "
+      "do not)");
+  const int64_t gpus = o.cluster_gpus_per_node, chips = out->chips_per_slice;
+  if (gpus <= 0 || chips == gpus || o.cluster_nics_per_node <= 0) return;
+  const int64_t nics = int64_t{o.cluster_nics_per_node} * chips;
+  if (nics % gpus != 0) return;
+  out->nics_per_slice = static_cast<int>(nics / gpus);
+  out->notes.push_back("inter_node.nics_per_node " + N(out->nics_per_slice) +
+                       ": the topology's DCN NICs per chip (" + N(o.cluster_nics_per_node) +
+                       " per " + N(gpus) + ") on a slice of " + N(chips) + " chips");
+}
+
 MaxTextImport Decode(const MaxTextImportOptions& o) {
   MaxTextConfig c;
   c.AddFile(o.base.text, o.base.file);
@@ -394,6 +415,7 @@ MaxTextImport Decode(const MaxTextImportOptions& o) {
   out.plan.jax = mesh.jax;
   out.notes.insert(out.notes.end(), mesh.notes.begin(), mesh.notes.end());
   out.warnings = mesh.warnings;
+  DecodeTpuSlice(o, &out);
   DecodeModel(c, o.name, &out);
   DecodeRemat(c, &out);
   DecodeBatch(c, &out);
@@ -481,10 +503,12 @@ std::string MaxTextExperimentYaml(const MaxTextImport& run, const std::string& n
     for (const int d : run.slice_shape) shape += (shape.empty() ? "" : ", ") + N(d);
     o << ", intra_node: {torus: [" << shape << "]}";
   }
+  if (run.nics_per_slice > 0) o << ", inter_node: {nics_per_node: " << run.nics_per_slice << "}";
   o << "}\n";
   const PlanSpec& p = run.plan;
   o << "plan:\n";
   WriteJaxPlan(o, p.jax);
+  if (p.jax.xla.collective_matmul) o << "  xla: {collective_matmul: true}\n";
   o << "  recompute: " << NameOf(RecomputeNames(), p.recompute) << "\n"
     << "  schedule: " << NameOf(ScheduleNames(), p.schedule) << "\n"
     << "  micro_batch: " << p.micro_batch << "\n"

@@ -58,6 +58,12 @@ struct MaxTextImportOptions {
   std::vector<int> slice_shape;        // a TPU slice's torus ([4, 4, 8]), multiplying to
                                        // chips_per_slice; empty: the cluster's
   std::string name;                    // the model's name
+  // The topology the experiment runs on (the CLI's --topology): a TPU torus turns on
+  // collective matmul as libtpu does, and a slice of another size than its
+  // gpus_per_node keeps its DCN NICs per chip (0: unknown, nothing scaled).
+  bool torus = false;
+  int cluster_gpus_per_node = 0;
+  int cluster_nics_per_node = 0;
 };
 
 struct MaxTextImport {
@@ -67,6 +73,7 @@ struct MaxTextImport {
   int slices = 1;
   int chips_per_slice = 1;
   std::vector<int> slice_shape;           // empty: not written
+  int nics_per_slice = 0;                 // the DCN NICs of a slice; 0: not written
   std::vector<std::string> notes;         // derivations and defaults used, for the header
   std::vector<std::string> warnings;      // approximations
   std::vector<std::string> not_modelled;  // "key value is not modelled: ...", one per key
@@ -84,8 +91,9 @@ Result<std::string> MaxTextModelName(const MaxTextFile& base,
 // approximations, keys not modelled, unknown keys; every byte printable), then name, the
 // model inline, cluster (the path as given), cluster_overrides (nodes: the slices;
 // gpus_per_node: the chips of a slice unless equal to `cluster_gpus_per_node`;
-// intra_node.torus: the slice shape when given), the plan
-// (mesh, rules, recompute, schedule, micro_batch, global_batch) and training.
+// intra_node.torus: the slice shape when given; inter_node.nics_per_node: nics_per_slice
+// when > 0), the plan (mesh, rules, xla when collective_matmul is on, recompute, schedule,
+// micro_batch, global_batch) and training.
 std::string MaxTextExperimentYaml(const MaxTextImport& run, const std::string& name,
                                   const std::string& cluster_path, int cluster_gpus_per_node,
                                   const std::string& command);

@@ -15,6 +15,7 @@ Activity ActivityOf(const Op& op) {
   if (op.kind == OpKind::kCompute) return op.tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
   switch (op.stream) {
     case Stream::kTp:
+    case Stream::kTpBack:
       return kTp;
     case Stream::kCp:
       return kCp;
@@ -145,6 +146,7 @@ std::string_view CommClassName(CommClass c) {
 CommClass CommClassOf(Stream s) {
   switch (s) {
     case Stream::kTp:
+    case Stream::kTpBack:
       return CommClass::kTp;
     case Stream::kCp:
       return CommClass::kCp;

@@ -14,6 +14,7 @@ namespace {
 Axis AxisOf(Stream s) {
   switch (s) {
     case Stream::kTp:
+    case Stream::kTpBack:
       return Axis::kTp;
     case Stream::kCp:
       return Axis::kCp;

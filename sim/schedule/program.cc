@@ -26,6 +26,8 @@ std::string_view StreamName(Stream s) {
       return "pp recv prev";
     case Stream::kRecvNext:
       return "pp recv next";
+    case Stream::kTpBack:
+      return "tp comm back";
   }
   return "?";
 }

@@ -36,8 +36,9 @@ enum class Stream : uint8_t {
   kSendPrev,  // pipeline: to the previous stage
   kRecvPrev,  // pipeline: from the previous stage
   kRecvNext,  // pipeline: from the next stage
+  kTpBack,    // tensor-parallel ring shifts the other way round (bidirectional collective matmul)
 };
-constexpr int kStreamCount = 10;
+constexpr int kStreamCount = 11;
 std::string_view StreamName(Stream s);
 bool IsPipelineStream(Stream s);
 

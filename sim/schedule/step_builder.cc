@@ -365,6 +365,9 @@ void StepBuilder::EmitRank(int rank) {
   st.rank = rank;
   st.stage = mesh_.CoordsOf(rank).pp;
   st.tp_group = mesh_.Group(rank, Axis::kTp);
+  if (p_.tp_comm_overlap && !p_.jax.Empty()) {
+    st.tp_group_back.assign(st.tp_group.rbegin(), st.tp_group.rend());
+  }
   st.cp_group = mesh_.Group(rank, Axis::kCp);
   st.grad_group = mesh_.GradientGroup(rank);
   st.ep_group = mesh_.ExpertGroup(rank);

@@ -74,6 +74,9 @@ class StepBuilder {
     int stage = 0;
     double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
     std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
+    // tp_group in reverse order: a ring shift on it passes data the other way round
+    // (tp_overlap.cc, XLA's bidirectional collective matmul); empty when not used.
+    std::vector<int> tp_group_back;
     int32_t tp_group_id = -1;          // tp_group's program index, once registered
     std::optional<OpId> last_compute;  // latest op on the compute stream
     std::vector<OpId> wait;            // deps for the next compute op
@@ -153,6 +156,7 @@ class StepBuilder {
   // tp_overlap.cc: Transformer Engine's TP communication overlap (plan.tp_comm_overlap).
   void AddOverlapShapes(const LayerKernels& k);
   int32_t AddOverlapShapes(const PassKernels& k);
+  std::vector<OpId> ShiftStep(RankState& st, double bytes, int layer, int mb);
   void GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                          bool recompute);
   void ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,

@@ -15,9 +15,19 @@
 // wait for the shifts. The exposed time is what the replay leaves: about
 // (tp - 1) * max(0, shift - chunk) per exchange instead of the whole collective, and the
 // interference model slows the chunks that run beside a shift.
+//
+// XLA's collective matmul (a JAX-style plan's plan.xla.collective_matmul) is the same
+// decomposition, run bidirectionally: "to permute bidirectionally, we just split the
+// blocks in half and send each half in each direction" (JAX's shard_map notebook,
+// "Collective matmul"), so that both directions of the ring's links carry data. Each step
+// is then two ring shifts of half the slice at once, the second over the TP group in
+// reverse order on its own stream (Stream::kTpBack): half the time of a one-way shift
+// where the links run full duplex (a torus), with the same chunks.
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "sim/schedule/step_builder_impl.h"
 
@@ -78,22 +88,35 @@ int32_t StepBuilder::AddOverlapShapes(const PassKernels& k) {
   return static_cast<int32_t>(overlap_.size() - 1);
 }
 
+// One step of a ring exchange: the shift of `bytes` to the next rank of the TP group;
+// bidirectional (tp_group_back set), two shifts of half of it at once, one each way round
+// the ring, both of which the next step waits for.
+std::vector<OpId> StepBuilder::ShiftStep(RankState& st, double bytes, int layer, int mb) {
+  std::vector<OpId> shifts;
+  const bool both = !st.tp_group_back.empty();
+  const double each = both ? bytes / 2 : bytes;
+  shifts.push_back(Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
+                              st.tp_group, each, layer, mb, /*blocking=*/false));
+  if (both) {
+    shifts.push_back(Collective(st, Stream::kTpBack, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
+                                st.tp_group_back, each, layer, mb, false));
+  }
+  return shifts;
+}
+
 // The all-gather as a ring exchange under tp chunks of a GEMM: before chunk i the slice
 // held is passed on; chunk i + 1 waits for it.
 void StepBuilder::GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                                     bool recompute) {
   const int n = p_.tp;
   const double bytes = layer_.attention.tp_comm_bytes / n;
-  std::optional<OpId> delivered;
+  std::vector<OpId> delivered;
   for (int i = 0; i < n; ++i) {
-    std::optional<OpId> shift;
-    if (i + 1 < n) {
-      shift = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
-                         st.tp_group, bytes, layer, mb, /*blocking=*/false);
-    }
-    if (delivered) st.wait.push_back(*delivered);
+    std::vector<OpId> shift;
+    if (i + 1 < n) shift = ShiftStep(st, bytes, layer, mb);
+    st.wait.insert(st.wait.end(), delivered.begin(), delivered.end());
     Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
-    delivered = shift;
+    delivered = std::move(shift);
   }
 }
 
@@ -103,15 +126,12 @@ void StepBuilder::ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, in
                                     bool recompute) {
   const int n = p_.tp;
   const double bytes = layer_.attention.tp_comm_bytes / n;
-  std::optional<OpId> last;
+  std::vector<OpId> last;
   for (int i = 0; i < n; ++i) {
     Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
-    if (i + 1 < n) {
-      last = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
-                        st.tp_group, bytes, layer, mb, /*blocking=*/false);
-    }
+    if (i + 1 < n) last = ShiftStep(st, bytes, layer, mb);
   }
-  if (last) st.wait.push_back(*last);
+  st.wait.insert(st.wait.end(), last.begin(), last.end());
 }
 
 // BlockForward under overlap: kernels are one per GEMM chunk, the rest in the body; the

@@ -277,6 +277,33 @@ TEST(ImportMaxText, SliceShapeIsWrittenAsTheTorus) {
   EXPECT_EQ(ImportError(o).key, "--slice-shape");
 }
 
+// On a TPU topology (a torus of 64 chips with 16 DCN NICs, as tpu-v5p.yaml): collective
+// matmul on, as libtpu runs it, and a slice of 512 chips keeps the topology's NICs per chip:
+// 16 x 512 / 64 = 128 NICs. Elsewhere (a GPU node) neither is written.
+TEST(ImportMaxText, TpuSliceTurnsOnCollectiveMatmulAndScalesTheDcnNics) {
+  MaxTextImportOptions o = Base(kV5p32b, 2);
+  o.chips_per_slice = 512;
+  o.slice_shape = {8, 8, 8};
+  o.torus = true;
+  o.cluster_gpus_per_node = 64;
+  o.cluster_nics_per_node = 16;
+  const MaxTextImport r = Import(o);
+  EXPECT_TRUE(r.plan.jax.xla.collective_matmul);
+  EXPECT_EQ(r.nics_per_slice, 128);
+  const YAML::Node root = YAML::Load(MaxTextExperimentYaml(r, "t", "c.yaml", 64, "m"));
+  EXPECT_EQ(root["cluster_overrides"]["inter_node"]["nics_per_node"].as<int>(), 128);
+  EXPECT_TRUE(root["plan"]["xla"]["collective_matmul"].as<bool>());
+  o.chips_per_slice = 64;  // the topology's own slice: nothing to scale
+  o.slice_shape = {4, 4, 4};
+  EXPECT_EQ(Import(o).nics_per_slice, 0);
+  o.torus = false;
+  const MaxTextImport gpu = Import(o);
+  EXPECT_FALSE(gpu.plan.jax.xla.collective_matmul);
+  const YAML::Node g = YAML::Load(MaxTextExperimentYaml(gpu, "t", "c.yaml", 64, "m"));
+  EXPECT_FALSE(g["plan"]["xla"]);
+  EXPECT_FALSE(g["cluster_overrides"]["inter_node"]);
+}
+
 TEST(ImportMaxText, ModelNameWithoutAModelFileIsRefused) {
   const InputError e = ImportError(Base({"model_name=llama2-7b"}));
   EXPECT_EQ(e.key, "model_name");

@@ -84,8 +84,10 @@ int RingShifts(const Program& p) {
   return n;
 }
 
-// Collective matmul is the same decomposition as plan.tp_comm_overlap: the same
-// collectives and the same step time as the explicit plan with it.
+// Collective matmul is the decomposition of plan.tp_comm_overlap run bidirectionally
+// (tp_overlap.cc): the same collectives but each ring shift split into two of half the
+// bytes, one each way round the TP ring; on the GPUs' NVLink switch both halves share each
+// GPU's ports, so the step time stays within 0.1 % of the explicit plan with it.
 TEST(JaxXla, CollectiveMatmulEqualsTpCommOverlap) {
   const Result<Experiment> jax = Load(2, kMegatronRules + "  xla: {collective_matmul: true}\n");
   const Result<Experiment> torch = Load(2,
@@ -94,8 +96,10 @@ TEST(JaxXla, CollectiveMatmulEqualsTpCommOverlap) {
   ASSERT_TRUE(jax.ok() && torch.ok());
   const auto a = Simulate(jax.value());
   const auto b = Simulate(torch.value());
-  EXPECT_EQ(a->program.comms().size(), b->program.comms().size());
-  EXPECT_EQ(a->replay.step_time, b->replay.step_time);
+  EXPECT_EQ(RingShifts(a->program), 2 * RingShifts(b->program));
+  EXPECT_EQ(a->program.comms().size() - RingShifts(a->program),
+            b->program.comms().size() - RingShifts(b->program));
+  EXPECT_NEAR(a->replay.step_time.seconds() / b->replay.step_time.seconds(), 1.0, 1e-3);
   // Off, the all-gathers and reduce-scatters are whole; on, ring steps (ring shifts).
   const auto plain = Simulate(Load(2, kMegatronRules).value());
   EXPECT_EQ(RingShifts(plain->program), 0);

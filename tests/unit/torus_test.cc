@@ -201,6 +201,35 @@ TEST(Torus, AllReduceAcrossSlicesIsHierarchical) {
               0.06002921957647059, 1e-9);
 }
 
+// XLA's bidirectional collective matmul step (tp_overlap.cc): a ring shift over a TP ring
+// of 16 chips along z of a 4x8x16 slice and one over the same ring in reverse order, at
+// once. Each chip sends B to its + neighbour and B to its - neighbour over the wrap-around
+// ring: no directed link carries two transfers, so both end after B / kIci + 1 hop =
+// 12.633257 ms, as one shift alone (flow model). Alpha-beta prices each alone the same.
+TEST(Torus, RingShiftsBothWaysRoundARingShareNoLink) {
+  const ClusterSpec c = Slice({4, 8, 16});
+  std::vector<int> ring;
+  for (int z = 0; z < 16; ++z)
+    ring.push_back(static_cast<int>(c.intra_node.torus.ChipAt({0, 0, z})));
+  const std::vector<int> back(ring.rbegin(), ring.rend());
+  const double expected = kB / kIci + kHop;
+  EXPECT_NEAR(expected, 0.012633257, 1e-9);
+  Experiment e;
+  e.cluster = c;
+  e.cluster.network_model = NetworkModelKind::kFlow;
+  auto net = MakeNetwork(e);
+  ASSERT_TRUE(net.ok());
+  Simulator sim;
+  double ends[2] = {-1, -1};
+  net.value()->Start(sim, CommOp::kRingShift, ring, kB, [&] { ends[0] = sim.Now().seconds(); }, {});
+  net.value()->Start(sim, CommOp::kRingShift, back, kB, [&] { ends[1] = sim.Now().seconds(); }, {});
+  sim.Run();
+  EXPECT_NEAR(ends[0], expected, 1e-9);
+  EXPECT_NEAR(ends[1], expected, 1e-9);
+  EXPECT_NEAR(TimeOf(c, NetworkModelKind::kAlphaBeta, CommOp::kRingShift, back, kB), expected,
+              1e-9);
+}
+
 // The group analysis: 4 consecutive ranks of the identity placement are an x ring; 2 of a
 // 4-wide dimension a line.
 TEST(Torus, LocatesGroupsOnTheTorus) {
@@ -275,9 +304,12 @@ TEST(Torus, MaxTextExperimentRunsEndToEnd) {
 
 // The same plan written PyTorch-style (tp 4, dp 16, ZeRO-3, sequence parallel) is placed
 // the same way (tp innermost: an x ring) and takes the same step.
+// (Collective matmul off in both: XLA's runs bidirectionally, Transformer Engine's, which
+// the PyTorch-style plan names, one way round the ring.)
 TEST(Torus, PyTorchStylePlanIsPlacedAsTheJaxMesh) {
-  const Result<Experiment> jax = LoadExperimentFile(kExperiment);
+  Result<Experiment> jax = LoadExperimentFile(kExperiment);
   ASSERT_TRUE(jax.ok());
+  jax.value().plan.jax.xla.collective_matmul = jax.value().plan.tp_comm_overlap = false;
   Experiment torch = jax.value();
   torch.plan.jax = JaxPlan{};
   torch.plan.mesh_order = PlanSpec{}.mesh_order;

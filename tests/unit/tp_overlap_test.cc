@@ -128,5 +128,37 @@ TEST(TpCommOverlap, ChunksAndRingShiftsInTheProgram) {
   EXPECT_EQ(plain_gathers - gathers, 8 * 4);
 }
 
+// XLA's collective matmul (a JAX-style plan): each step is two shifts of half the slice,
+// one each way round the ring (the reverse on the tp comm back stream), at once. With 1 us
+// per MB each takes 0.524288 us, shorter than every chunk (the proj chunk 0.536871 us), so
+// no step outlasts its chunk: the step saves all 6 x 2.097152 = 12.582912 us per layer.
+Experiment TwoWayXla() {
+  Experiment e = TwoWayTp(true);
+  e.plan.jax.axes = {MeshAxisSpec{"tensor", 2, 1}};
+  e.plan.jax.xla.collective_matmul = true;
+  return e;
+}
+
+TEST(TpCommOverlap, XlaCollectiveMatmulShiftsHalvesBothWays) {
+  const StepSummary off = SimulateTp(TwoWayTp(false));
+  const StepSummary on = SimulateTp(TwoWayXla());
+  EXPECT_NEAR((off.step_time_s - on.step_time_s) * 1e6, 8 * 12.582912, 1e-3);
+  EXPECT_NEAR(on.time_breakdown_s.exposed_tp_comm, 0, 1e-12);
+  const Experiment e = TwoWayXla();
+  const Program p = BuildStepProgram(e.model, e.plan, e.training, Mesh(e.plan));
+  int forward = 0, back = 0;
+  for (const Comm& c : p.comms()) {
+    if (c.op != CommOp::kRingShift) continue;
+    EXPECT_DOUBLE_EQ(c.bytes, 2097152.0 / 2 / 2);
+    (p.groups()[c.group] == std::vector<int>{1, 0} ? back : forward)++;
+  }
+  EXPECT_EQ(forward, 8 * 6);
+  EXPECT_EQ(back, 8 * 6);
+  int back_ops = 0;
+  for (const OpId id : p.StreamOps(0, Stream::kTpBack))
+    back_ops += p.ops()[id].kind == OpKind::kComm;
+  EXPECT_EQ(back_ops, 8 * 6);
+}
+
 }  // namespace
 }  // namespace meshsim
