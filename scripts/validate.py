@@ -372,8 +372,9 @@ def summary_lines(summaries):
         held = f"{hmean:.2f}% / {hmax:.2f}%" if hmean is not None else "-"
         lines.append(f"| [{ds.title}](#{anchor(ds.title)}) | {ds.gpu} | {ds.precision} | {n} | "
                      f"{mean:.2f}% / {mx:.2f}% | {held} | {goal} |")
-    lines += ["", "Not yet expressible (rows of shared/validation/public_runs.md that meshsim "
-              "cannot write down today; section 8's uncertain rows are skipped):", ""]
+    lines += ["", "Not yet validated (rows of shared/validation/public_runs.md that meshsim "
+              "cannot write down today or has not put in a data set; section 8's uncertain "
+              "rows are skipped):", ""]
     lines += [f"- {what}: needs {needs}." for what, needs in NOT_YET]
     return lines + [""]
 
