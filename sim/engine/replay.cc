@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <tuple>
 
 #include "sim/core/simulator.h"
 
@@ -21,32 +20,25 @@ class Replayer {
   };
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr uint16_t kManyDependents = UINT16_MAX;
-  // What the event loop needs of an op, in one 32-byte record instead of the Program's
-  // 56-byte Op, its collective and its dependency lists: a program of millions of ops does
-  // not fit in cache, and one miss per op beats four. Start and end times go straight to
-  // the result's arrays (8 bytes each, dense).
+  // What the event loop needs of an op, in one 24-byte record instead of the Program's
+  // op, its work, its collective and its dependency lists: a program of millions of ops
+  // does not fit in cache, and one miss per op beats four. Start and end times go
+  // straight to the result's arrays (8 bytes each, dense).
   // kSolo: a collective with one replayed participant (symmetric replay makes most of
   // them so), started without a shared record.
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
-    union {
-      SimTime duration;  // kCompute
-      double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's bytes
-    };
+    uint32_t ref = 0;              // kCompute, kMemory: the op's work (Program::works());
+                                   // kShared, kSolo: its collective (Program::comms())
+    uint32_t next_part = kNone;    // kShared: the next part of the same collective, by op id
     uint32_t dependents = 0;       // first index into Program's dependents of this op
     uint32_t queue = 0;            // rank * kStreamCount + stream
     uint32_t pending = 0;          // dependencies not yet finished
-    int32_t comm = -1;             // kShared: index of the collective; kSolo: its group
-    uint32_t next_part = kNone;    // kShared: the next part of the same collective, by op id
     uint16_t dependent_count = 0;  // kManyDependents: as many as the program says
     Kind kind = Kind::kCompute;
-    union {
-      MemCategory category = MemCategory::kBuffers;  // kMemory
-      CommOp comm_op;                                // kSolo
-    };
-    ReplayOp() : duration() {}
+    MemCategory category = MemCategory::kBuffers;  // kMemory
   };
-  static_assert(sizeof(ReplayOp) == 32);
+  static_assert(sizeof(ReplayOp) == 24);
   // A collective: the Program's Comm, and its parts as a list through
   // ReplayOp::next_part in op id order.
   struct ReplayComm {
@@ -73,61 +65,19 @@ class Replayer {
            const ReplayOptions& options)
       : p_(p), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    // One sequential pass turns the program's ops into compact replay records; compute
-    // times are worked out here, off the event loop.
+    // One sequential pass turns the program's ops into compact replay records, a second
+    // counts each op's dependencies.
     ops_.clear();
     ops_.reserve(n);
     result_.start.resize(n);
     result_.end.resize(n);
     comms_.assign(p.comms().size(), ReplayComm());
+    work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
+    for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
     for (size_t i = 0; i < n; ++i) {
-      const Op& op = p.op(static_cast<OpId>(i));
-      ReplayOp& r = ops_.emplace_back();
-      r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
-      r.pending = p.DepCount(static_cast<OpId>(i));
-      r.dependents = p.DependentsOffset(static_cast<OpId>(i));
-      const uint32_t count = p.DependentsOffset(static_cast<OpId>(i + 1)) - r.dependents;
-      r.dependent_count = static_cast<uint16_t>(std::min<uint32_t>(count, kManyDependents));
-      switch (op.kind) {
-        case OpKind::kCompute: {
-          r.kind = Kind::kCompute;
-          SimTime d = ComputeTime(op.work, compute);
-          if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
-            d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
-          }
-          r.duration = d;
-          break;
-        }
-        case OpKind::kComm: {
-          const Comm& c = p.comms()[op.comm];
-          if (c.parts == 1) {
-            r.kind = Kind::kSolo;
-            r.bytes = c.bytes;
-            r.comm = c.group;
-            r.comm_op = c.op;
-            break;
-          }
-          r.kind = Kind::kShared;
-          r.comm = op.comm;
-          ReplayComm& rc = comms_[op.comm];
-          if (rc.first == kNone) {
-            rc.first = static_cast<uint32_t>(i);
-            rc.bytes = c.bytes;
-            rc.group = c.group;
-            rc.op = c.op;
-          } else {
-            ops_[rc.last].next_part = static_cast<uint32_t>(i);
-          }
-          rc.last = static_cast<uint32_t>(i);
-          ++rc.parts;
-          break;
-        }
-        case OpKind::kMemory:
-          r.kind = Kind::kMemory;
-          r.bytes = op.work.bytes;
-          r.category = op.category;
-          break;
-      }
+      const ReplayOp& op = ops_[i];
+      const OpId* d = p.Dependents() + op.dependents;
+      for (const OpId* e = DependentsEnd(static_cast<OpId>(i), op); d != e; ++d) ++ops_[*d].pending;
     }
     queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
     for (int r = 0; r < p.Ranks(); ++r) {
@@ -150,19 +100,62 @@ class Replayer {
     sim_.Reserve(1024);
   }
 
-  // An op's ComputeModel time. The ops of one shapes entry mostly have the same work
-  // (every layer's attention forward, ...): their time is worked out once.
-  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) {
-    const KernelShapes* shapes = p_.ShapesOf(work);
-    if (!shapes) return compute.Duration(work);
-    if (shape_times_.empty()) shape_times_.resize(p_.ShapesCount());
-    auto& [valid, last, time] = shape_times_[work.shapes];
-    if (!valid || !(last == work)) {
-      valid = true;
-      last = work;
-      time = compute.ShapedDuration(work, *shapes);
+  // Appends op `id`'s replay record; a compute op's work is timed here, off the event
+  // loop, once per distinct work.
+  void AddRecord(OpId id, const ComputeModel& compute) {
+    const Op& op = p_.op(id);
+    ReplayOp& r = ops_.emplace_back();
+    r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
+    r.dependents = p_.DependentsOffset(id);
+    const uint32_t count = p_.DependentsOffset(id + 1) - r.dependents;
+    r.dependent_count = static_cast<uint16_t>(std::min<uint32_t>(count, kManyDependents));
+    r.ref = op.work;
+    switch (op.kind) {
+      case OpKind::kCompute:
+        r.kind = Kind::kCompute;
+        if (work_times_[op.work] < SimTime::Zero()) {
+          work_times_[op.work] = ComputeTime(p_.WorkOf(op), compute);
+        }
+        return;
+      case OpKind::kComm:
+        r.ref = static_cast<uint32_t>(op.comm);
+        r.kind = p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared;
+        if (r.kind == Kind::kShared) AddPart(id, op.comm);
+        return;
+      case OpKind::kMemory:
+        r.kind = Kind::kMemory;
+        r.category = op.category;
+        return;
     }
-    return time;
+  }
+
+  // Links part `id` of a collective of several replayed parts into its list.
+  void AddPart(OpId id, int32_t comm) {
+    ReplayComm& rc = comms_[comm];
+    if (rc.first == kNone) {
+      const Comm& c = p_.comms()[comm];
+      rc.first = id;
+      rc.bytes = c.bytes;
+      rc.group = c.group;
+      rc.op = c.op;
+    } else {
+      ops_[rc.last].next_part = id;
+    }
+    rc.last = id;
+    ++rc.parts;
+  }
+
+  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) const {
+    const KernelShapes* shapes = p_.ShapesOf(work);
+    return shapes ? compute.ShapedDuration(work, *shapes) : compute.Duration(work);
+  }
+
+  // A compute op's time: its work's ComputeModel time, times its rank's slowdown.
+  SimTime Duration(const ReplayOp& op) const {
+    const SimTime d = work_times_[op.ref];
+    if (options_.compute_slowdown.empty()) return d;
+    const double s = options_.compute_slowdown[op.queue / kStreamCount];
+    return s == 1.0 ? d : SimTime::Seconds(d.seconds() * s);
   }
 
   ReplayResult Run() {
@@ -215,7 +208,7 @@ class Replayer {
           StartCompute(id, op);
           return;
         case Kind::kShared:
-          Arrive(op.comm);
+          Arrive(static_cast<int32_t>(op.ref));
           return;
         case Kind::kSolo:
           StartSolo(id, op);
@@ -245,7 +238,7 @@ class Replayer {
 
   void StartCompute(OpId id, const ReplayOp& op) {
     if (!interference_) {
-      sim_.Schedule(op.duration, [this, id] {
+      sim_.Schedule(Duration(op), [this, id] {
         Finish(id);
         Drain();
       });
@@ -255,7 +248,7 @@ class Replayer {
     RunningCompute& rc = running_[rank];
     rc.op = id;
     rc.since = sim_.Now();
-    rc.left_ps = static_cast<double>(op.duration.picoseconds());
+    rc.left_ps = static_cast<double>(Duration(op).picoseconds());
     rc.slowdown = SlowdownOf(rank);
     ScheduleCompute(rank);
   }
@@ -267,7 +260,7 @@ class Replayer {
     const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
-      const SimTime extra = sim_.Now() - result_.start[id] - ops_[id].duration;
+      const SimTime extra = sim_.Now() - result_.start[id] - Duration(ops_[id]);
       result_.interference[id] = std::max(SimTime::Zero(), extra);
       Finish(id);
       Drain();
@@ -303,16 +296,17 @@ class Replayer {
     ScheduleCompute(rank);
   }
 
+  // The callback captures only the op (16 bytes with `this`: std::function keeps it
+  // without allocating); the rest is looked up when it runs.
   void StartSolo(OpId id, const ReplayOp& op) {
+    const Comm& c = p_.comms()[op.ref];
     static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
-    const uint32_t rank = op.queue / kStreamCount;
-    const CommOp kind = op.comm_op;
-    CommChanges(rank, kind, 1);
+    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
+    CommChanges(op.queue / kStreamCount, c.op, 1);
     network_.Start(
-        sim_, kind, p_.groups()[op.comm], op.bytes,
-        [this, id, rank, kind] {
-          CommChanges(rank, kind, -1);
+        sim_, c.op, p_.groups()[c.group], c.bytes,
+        [this, id] {
+          CommChanges(ops_[id].queue / kStreamCount, p_.comms()[ops_[id].ref].op, -1);
           Finish(id);
           Drain();
         },
@@ -361,7 +355,7 @@ class Replayer {
     const uint32_t rank = op.queue / kStreamCount;
     auto& cur = current_[rank];
     DeviceMemory& mem = result_.memory[rank];
-    cur[static_cast<int>(op.category)] += op.bytes;
+    cur[static_cast<int>(op.category)] += p_.works()[op.ref].work.bytes;
     double total = 0;
     for (double b : cur) total += b;
     if (total > mem.peak_bytes) {
@@ -416,8 +410,8 @@ class Replayer {
   bool interference_ = false;
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
-  // Per entry of the program's shapes table: the last work timed with it, and its time.
-  std::vector<std::tuple<bool, KernelWork, SimTime>> shape_times_;
+  // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed).
+  std::vector<SimTime> work_times_;
   std::vector<uint8_t> record_curve_;
 };
 

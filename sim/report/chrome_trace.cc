@@ -55,7 +55,7 @@ double Us(SimTime t) { return t.microseconds(); }
 // head_dim[ causal][ bwd]; ...". The shapes to measure for a GEMM table (README "Kernel
 // model").
 std::string KernelArgs(const Program& p, const Op& op) {
-  const KernelShapes* shapes = p.ShapesOf(op.work);
+  const KernelShapes* shapes = p.ShapesOf(p.WorkOf(op));
   if (!shapes || shapes->Empty()) return {};
   std::string out;
   if (!shapes->gemms.empty()) {
@@ -109,13 +109,13 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
         const double extra = slowed.microseconds();
         w.Event(
             R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{},"comm_interference_us":{:.6f},"slowdown":{:.6f}}}}})J",
-            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes, KernelArgs(p, op), extra, dur / (dur - extra));
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, p.WorkOf(op).flops,
+            p.WorkOf(op).bytes, KernelArgs(p, op), extra, dur / (dur - extra));
       } else if (op.kind == OpKind::kCompute) {
         w.Event(
             R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{}}}}})J",
-            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes, KernelArgs(p, op));
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, p.WorkOf(op).flops,
+            p.WorkOf(op).bytes, KernelArgs(p, op));
       } else {
         const Comm& comm = p.comms()[op.comm];
         const auto& group = p.groups()[comm.group];

@@ -1,5 +1,7 @@
 #include "sim/schedule/program.h"
 
+#include <algorithm>
+#include <bit>
 #include <cassert>
 
 namespace meshsim {
@@ -171,9 +173,53 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  op.work = work;
-  op.recompute_flops = recompute_flops;
+  op.work = InternWork(OpWork{work, recompute_flops});
   return Push(op);
+}
+
+namespace {
+// A hash of a work's bits (FNV-1a over its fields, then a final mix).
+uint64_t HashOf(const OpWork& w) {
+  uint64_t h = 14695981039346656037ull;
+  for (uint64_t v : {std::bit_cast<uint64_t>(w.work.flops), std::bit_cast<uint64_t>(w.work.bytes),
+                     (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
+                         static_cast<uint32_t>(w.work.shapes),
+                     std::bit_cast<uint64_t>(w.recompute_flops)}) {
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h ^ (h >> 29);
+}
+
+bool SameBits(const OpWork& a, const OpWork& b) {
+  return std::bit_cast<uint64_t>(a.work.flops) == std::bit_cast<uint64_t>(b.work.flops) &&
+         std::bit_cast<uint64_t>(a.work.bytes) == std::bit_cast<uint64_t>(b.work.bytes) &&
+         a.work.kernels == b.work.kernels && a.work.shapes == b.work.shapes &&
+         std::bit_cast<uint64_t>(a.recompute_flops) == std::bit_cast<uint64_t>(b.recompute_flops);
+}
+}  // namespace
+
+uint32_t Program::InternWork(const OpWork& w) {
+  if (2 * (works_.size() + 1) > work_index_.size()) GrowWorkIndex();
+  const size_t mask = work_index_.size() - 1;
+  for (size_t i = HashOf(w) & mask;; i = (i + 1) & mask) {
+    uint32_t& slot = work_index_[i];
+    if (slot == kNoWork) {
+      slot = static_cast<uint32_t>(works_.size());
+      works_.push_back(w);
+      return slot;
+    }
+    if (SameBits(works_[slot], w)) return slot;
+  }
+}
+
+void Program::GrowWorkIndex() {
+  work_index_.assign(std::max<size_t>(1024, 2 * work_index_.size()), kNoWork);
+  const size_t mask = work_index_.size() - 1;
+  for (uint32_t k = 0; k < works_.size(); ++k) {
+    size_t i = HashOf(works_[k]) & mask;
+    while (work_index_[i] != kNoWork) i = (i + 1) & mask;
+    work_index_[i] = k;
+  }
 }
 
 int32_t Program::AddShapes(KernelShapes shapes) {
@@ -188,7 +234,7 @@ OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double by
   op.tag = Tag::kMemory;
   op.category = category;
   op.rank = rank;
-  op.work.bytes = bytes;
+  op.work = InternWork(OpWork{KernelWork{0, bytes}, 0});
   return Push(op);
 }
 
@@ -219,7 +265,7 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.comm = comm;
-  op.work.bytes = comms_[comm].bytes;
+  op.work = InternWork(OpWork{KernelWork{0, comms_[comm].bytes}, 0});
   ++comms_[comm].parts;
   return Push(op);
 }
@@ -242,12 +288,8 @@ void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
 
 void Program::Finalize() {
   const size_t n = ops_.size();
-  dep_count_.assign(n, 0);
   dependents_start_.assign(n + 1, 0);
-  for (const auto& [before, after] : edges_) {
-    ++dep_count_[after];
-    ++dependents_start_[before + 1];
-  }
+  for (const auto& [before, after] : edges_) ++dependents_start_[before + 1];
   for (size_t i = 0; i < n; ++i) dependents_start_[i + 1] += dependents_start_[i];
   dependents_.resize(edges_.size());
   std::vector<uint32_t> fill(dependents_start_.begin(), dependents_start_.end() - 1);
