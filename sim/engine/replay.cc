@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "sim/core/huge_pages.h"
 #include "sim/core/simulator.h"
 
 namespace meshsim {
@@ -68,8 +69,10 @@ class Replayer {
     // One sequential pass turns the program's ops into compact replay records, a second
     // counts each op's dependencies.
     ops_.clear();
-    ops_.reserve(n);
+    ReserveHuge(ops_, n);
+    ReserveHuge(result_.start, n);
     result_.start.resize(n);
+    ReserveHuge(result_.end, n);
     result_.end.resize(n);
     comms_.assign(p.comms().size(), ReplayComm());
     work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
@@ -90,6 +93,7 @@ class Replayer {
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
     if (interference_) {
+      ReserveHuge(result_.interference, n);
       result_.interference.assign(n, SimTime::Zero());
       running_.assign(p.Ranks(), RunningCompute());
       in_flight_.assign(p.Ranks(), {});

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cassert>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 
 std::string_view StreamName(Stream s) {
@@ -178,16 +180,24 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
 }
 
 namespace {
-// A hash of a work's bits (FNV-1a over its fields, then a final mix).
+// A hash of a work's bits: each field mixed by the finalizer of MurmurHash3 (fmix64), so
+// that works differing only in the high bits of a double (its exponent) spread over the
+// low bits that pick a slot.
+uint64_t Fmix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  return k ^ (k >> 33);
+}
+
 uint64_t HashOf(const OpWork& w) {
-  uint64_t h = 14695981039346656037ull;
-  for (uint64_t v : {std::bit_cast<uint64_t>(w.work.flops), std::bit_cast<uint64_t>(w.work.bytes),
-                     (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
-                         static_cast<uint32_t>(w.work.shapes),
-                     std::bit_cast<uint64_t>(w.recompute_flops)}) {
-    h = (h ^ v) * 1099511628211ull;
-  }
-  return h ^ (h >> 29);
+  const uint64_t shape = (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
+                         static_cast<uint32_t>(w.work.shapes);
+  uint64_t h = Fmix(std::bit_cast<uint64_t>(w.work.flops));
+  h = Fmix(h ^ std::bit_cast<uint64_t>(w.work.bytes));
+  h = Fmix(h ^ shape);
+  return Fmix(h ^ std::bit_cast<uint64_t>(w.recompute_flops));
 }
 
 bool SameBits(const OpWork& a, const OpWork& b) {
@@ -251,7 +261,7 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(Comm{op, group, bytes, 0});
+  comms_.push_back(Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0})});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 
@@ -265,7 +275,7 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.comm = comm;
-  op.work = InternWork(OpWork{KernelWork{0, comms_[comm].bytes}, 0});
+  op.work = comms_[comm].work;
   ++comms_[comm].parts;
   return Push(op);
 }
@@ -276,8 +286,8 @@ void Program::AddDep(OpId before, OpId after) {
 }
 
 void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
-  ops_.reserve(ops);
-  edges_.reserve(ops + ops / 2);
+  ReserveHuge(ops_, ops);
+  ReserveHuge(edges_, ops + ops / 2);
   for (int r : ranks) {
     for (int s = 0; s < kStreamCount; ++s) {
       const size_t n = streams_[like * kStreamCount + s].size();
@@ -288,9 +298,11 @@ void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
 
 void Program::Finalize() {
   const size_t n = ops_.size();
+  ReserveHuge(dependents_start_, n + 1);
   dependents_start_.assign(n + 1, 0);
   for (const auto& [before, after] : edges_) ++dependents_start_[before + 1];
   for (size_t i = 0; i < n; ++i) dependents_start_[i + 1] += dependents_start_[i];
+  ReserveHuge(dependents_, edges_.size());
   dependents_.resize(edges_.size());
   std::vector<uint32_t> fill(dependents_start_.begin(), dependents_start_.end() - 1);
   for (const auto& [before, after] : edges_) dependents_[fill[before]++] = after;

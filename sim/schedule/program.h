@@ -113,6 +113,7 @@ struct Comm {
   int32_t group = 0;  // index into Program::groups()
   double bytes = 0;   // nccl-tests convention, see CollectiveModel
   int32_t parts = 0;  // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
 };
 
 using OpId = uint32_t;
