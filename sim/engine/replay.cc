@@ -11,34 +11,37 @@ namespace meshsim {
 namespace {
 
 class Replayer {
-  // One (rank, stream) queue: its ops in order, the next to run, and whether that one
-  // has started (is computing, or waits in a collective).
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // One (rank, stream) queue: the next op to run (kNone: none left), and whether it has
+  // started (is computing, or waits in a collective). The ops after it are a list
+  // through ReplayOp::next_in_queue.
   struct Queue {
-    const OpId* ops = nullptr;
-    uint32_t size = 0;
-    uint32_t head = 0;
+    uint32_t head = kNone;
     bool started = false;
   };
-  static constexpr uint32_t kNone = UINT32_MAX;
-  static constexpr uint16_t kManyDependents = UINT16_MAX;
   // What the event loop needs of an op, in one 24-byte record instead of the Program's
-  // op, its work, its collective and its dependency lists: a program of millions of ops
-  // does not fit in cache, and one miss per op beats four. Start and end times go
-  // straight to the result's arrays (8 bytes each, dense).
+  // op, its work, its collective, its stream's op list and its dependency lists: a
+  // program of millions of ops does not fit in cache, and one miss per op beats five.
+  // Start and end times go straight to the result's arrays (8 bytes each, dense).
   // kSolo: a collective with one replayed participant (symmetric replay makes most of
   // them so), started without a shared record.
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
     uint32_t ref = 0;              // kCompute, kMemory: the op's work (Program::works());
                                    // kShared, kSolo: its collective (Program::comms())
-    uint32_t next_part = kNone;    // kShared: the next part of the same collective, by op id
-    uint32_t dependents = 0;       // first index into Program's dependents of this op
-    uint32_t queue = 0;            // rank * kStreamCount + stream
-    uint32_t pending = 0;          // dependencies not yet finished
-    uint16_t dependent_count = 0;  // kManyDependents: as many as the program says
-    Kind kind = Kind::kCompute;
-    MemCategory category = MemCategory::kBuffers;  // kMemory
+    uint32_t next_part = kNone;      // kShared: the next part of the same collective, by op id
+    uint32_t next_in_queue = kNone;  // the op after this one on its (rank, stream) queue
+    // First index into the Program's dependents of this op; its list ends where the next
+    // record's begins (ops_ ends with one record past the last op for that).
+    uint32_t dependents = 0;
+    uint32_t pending = 0;      // dependencies not yet finished
+    uint32_t queue : 27 = 0;   // rank * kStreamCount + stream (kMaxQueues)
+    uint32_t kind_bits : 2 = 0;
+    uint32_t category_bits : 3 = 0;
+    Kind kind() const { return static_cast<Kind>(kind_bits); }
+    MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
   };
+  static constexpr uint32_t kMaxQueues = uint32_t{1} << 27;
   static_assert(sizeof(ReplayOp) == 24);
   // A collective: the Program's Comm, and its parts as a list through
   // ReplayOp::next_part in op id order.
@@ -50,8 +53,6 @@ class Replayer {
     CommOp op = CommOp::kAllReduce;
   };
   static_assert(sizeof(ReplayComm) == 32);
-  // Queue positions ahead of the head whose records are prefetched when an op starts.
-  static constexpr uint32_t kLookahead = 4;
   // Interference: the compute op running on a rank and its progress.
   struct RunningCompute {
     uint32_t op = kNone;
@@ -68,8 +69,9 @@ class Replayer {
     const size_t n = p.OpCount();
     // One sequential pass turns the program's ops into compact replay records, a second
     // counts each op's dependencies.
+    assert(static_cast<uint64_t>(p.Ranks()) * kStreamCount <= kMaxQueues);
     ops_.clear();
-    ReserveHuge(ops_, n);
+    ReserveHuge(ops_, n + 1);
     ReserveHuge(result_.start, n);
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
@@ -77,19 +79,11 @@ class Replayer {
     comms_.assign(p.comms().size(), ReplayComm());
     work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
     for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
+    ops_.emplace_back().dependents = p.DependentsOffset(static_cast<OpId>(n));
     for (size_t i = 0; i < n; ++i) {
-      const ReplayOp& op = ops_[i];
-      const OpId* d = p.Dependents() + op.dependents;
-      for (const OpId* e = DependentsEnd(static_cast<OpId>(i), op); d != e; ++d) ++ops_[*d].pending;
+      for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d) ++ops_[*d].pending;
     }
-    queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
-    for (int r = 0; r < p.Ranks(); ++r) {
-      for (int s = 0; s < kStreamCount; ++s) {
-        const auto& ops = p.StreamOps(r, static_cast<Stream>(s));
-        queues_[r * kStreamCount + s] =
-            Queue{ops.data(), static_cast<uint32_t>(ops.size()), 0, false};
-      }
-    }
+    LinkQueues();
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
     if (interference_) {
@@ -111,25 +105,36 @@ class Replayer {
     ReplayOp& r = ops_.emplace_back();
     r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
     r.dependents = p_.DependentsOffset(id);
-    const uint32_t count = p_.DependentsOffset(id + 1) - r.dependents;
-    r.dependent_count = static_cast<uint16_t>(std::min<uint32_t>(count, kManyDependents));
     r.ref = op.work;
     switch (op.kind) {
       case OpKind::kCompute:
-        r.kind = Kind::kCompute;
+        r.kind_bits = static_cast<uint32_t>(Kind::kCompute);
         if (work_times_[op.work] < SimTime::Zero()) {
           work_times_[op.work] = ComputeTime(p_.WorkOf(op), compute);
         }
         return;
       case OpKind::kComm:
         r.ref = static_cast<uint32_t>(op.comm);
-        r.kind = p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared;
-        if (r.kind == Kind::kShared) AddPart(id, op.comm);
+        r.kind_bits = static_cast<uint32_t>(p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared);
+        if (r.kind() == Kind::kShared) AddPart(id, op.comm);
         return;
       case OpKind::kMemory:
-        r.kind = Kind::kMemory;
-        r.category = op.category;
+        r.kind_bits = static_cast<uint32_t>(Kind::kMemory);
+        r.category_bits = static_cast<uint32_t>(op.category);
         return;
+    }
+  }
+
+  // Points each (rank, stream) queue at its first op, and each op at the next.
+  void LinkQueues() {
+    queues_.assign(static_cast<size_t>(p_.Ranks()) * kStreamCount, Queue());
+    for (int r = 0; r < p_.Ranks(); ++r) {
+      for (int s = 0; s < kStreamCount; ++s) {
+        const std::vector<OpId>& ops = p_.StreamOps(r, static_cast<Stream>(s));
+        if (ops.empty()) continue;
+        queues_[r * kStreamCount + s].head = ops.front();
+        for (size_t k = 1; k < ops.size(); ++k) ops_[ops[k - 1]].next_in_queue = ops[k];
+      }
     }
   }
 
@@ -196,14 +201,14 @@ class Replayer {
   // Starts ops at the head of one (rank, stream) queue for as long as they can start.
   void Advance(uint32_t rs) {
     Queue& q = queues_[rs];
-    while (!q.started && q.head < q.size) {
-      const OpId id = q.ops[q.head];
+    while (!q.started && q.head != kNone) {
+      const OpId id = q.head;
       ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      Prefetch(q, op);
+      Prefetch(id, op);
       result_.start[id] = sim_.Now();
-      switch (op.kind) {
+      switch (op.kind()) {
         case Kind::kMemory:
           ApplyMemory(op);
           Finish(id);  // moves the queue on
@@ -221,24 +226,17 @@ class Replayer {
     }
   }
 
-  // The program does not fit in cache: while the head of a queue starts, fetch the
-  // record of an op a few places behind it, the queue's op ids further on, and the
-  // records of the ops that wait for this one.
-  void Prefetch(const Queue& q, const ReplayOp& op) const {
-    if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
-    if (q.head + 4 * kLookahead < q.size) __builtin_prefetch(&q.ops[q.head + 4 * kLookahead]);
-    // The ops waiting for this one are touched when it finishes.
-    const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = DependentsEnd(q.ops[q.head], op); d != e; ++d) {
+  // The program does not fit in cache: while an op starts, fetch the record of the next
+  // op of its queue and those of the ops that wait for it (touched when it finishes).
+  void Prefetch(OpId id, const ReplayOp& op) const {
+    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
+    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
       __builtin_prefetch(&ops_[*d], 1);
     }
   }
 
-  const OpId* DependentsEnd(OpId id, const ReplayOp& op) const {
-    const uint32_t end = op.dependent_count != kManyDependents ? op.dependents + op.dependent_count
-                                                               : p_.DependentsOffset(id + 1);
-    return p_.Dependents() + end;
-  }
+  const OpId* DependentsBegin(size_t id) const { return p_.Dependents() + ops_[id].dependents; }
+  const OpId* DependentsEnd(size_t id) const { return p_.Dependents() + ops_[id + 1].dependents; }
 
   void StartCompute(OpId id, const ReplayOp& op) {
     if (!interference_) {
@@ -344,12 +342,11 @@ class Replayer {
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
-    assert(q.started && q.ops[q.head] == id);
-    ++q.head;
+    assert(q.started && q.head == id);
+    q.head = op.next_in_queue;
     q.started = false;
     worklist_.push_back(rs);
-    const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = DependentsEnd(id, op); d != e; ++d) {
+    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
       ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);
     }
@@ -359,7 +356,7 @@ class Replayer {
     const uint32_t rank = op.queue / kStreamCount;
     auto& cur = current_[rank];
     DeviceMemory& mem = result_.memory[rank];
-    cur[static_cast<int>(op.category)] += p_.works()[op.ref].work.bytes;
+    cur[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
     double total = 0;
     for (double b : cur) total += b;
     if (total > mem.peak_bytes) {
@@ -374,13 +371,11 @@ class Replayer {
       for (int s = 0; s < kStreamCount; ++s) {
         const Queue& q = queues_[r * kStreamCount + s];
         const uint32_t h = q.head;
-        const auto& queue = p_.StreamOps(r, static_cast<Stream>(s));
-        if (h < q.size) {
+        if (h != kNone) {
           result_.completed = false;
           result_.stall = "rank " + std::to_string(r) + " stream '" +
                           std::string(StreamName(static_cast<Stream>(s))) + "' stuck at op " +
-                          std::to_string(queue[h]) + " (" +
-                          std::string(TagName(p_.op(queue[h]).tag)) + ")";
+                          std::to_string(h) + " (" + std::string(TagName(p_.op(h).tag)) + ")";
           return;
         }
       }
