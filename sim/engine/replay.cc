@@ -43,16 +43,13 @@ class Replayer {
   };
   static constexpr uint32_t kMaxQueues = uint32_t{1} << 27;
   static_assert(sizeof(ReplayOp) == 24);
-  // A collective: the Program's Comm, and its parts as a list through
-  // ReplayOp::next_part in op id order.
+  // A collective of several replayed parts (the rest is the Program's Comm): its parts
+  // as a list through ReplayOp::next_part in op id order, and how many have arrived.
   struct ReplayComm {
-    double bytes = 0;
-    uint32_t first = kNone, last = kNone;
+    uint32_t first = kNone;
     uint32_t parts = 0, arrived = 0;
-    int32_t group = 0;
-    CommOp op = CommOp::kAllReduce;
   };
-  static_assert(sizeof(ReplayComm) == 32);
+  static_assert(sizeof(ReplayComm) == 12);
   // Interference: the compute op running on a rank and its progress.
   struct RunningCompute {
     uint32_t op = kNone;
@@ -77,18 +74,20 @@ class Replayer {
     ReserveHuge(result_.end, n);
     result_.end.resize(n);
     comms_.assign(p.comms().size(), ReplayComm());
+    last_part_.assign(p.comms().size(), kNone);
     work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
+    result_.compute_slowdown = options.compute_slowdown;
     for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
     ops_.emplace_back().dependents = p.DependentsOffset(static_cast<OpId>(n));
     for (size_t i = 0; i < n; ++i) {
       for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d) ++ops_[*d].pending;
     }
     LinkQueues();
+    last_part_ = {};
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
+    result_.interference_on = interference_;
     if (interference_) {
-      ReserveHuge(result_.interference, n);
-      result_.interference.assign(n, SimTime::Zero());
       running_.assign(p.Ranks(), RunningCompute());
       in_flight_.assign(p.Ranks(), {});
     }
@@ -142,15 +141,11 @@ class Replayer {
   void AddPart(OpId id, int32_t comm) {
     ReplayComm& rc = comms_[comm];
     if (rc.first == kNone) {
-      const Comm& c = p_.comms()[comm];
       rc.first = id;
-      rc.bytes = c.bytes;
-      rc.group = c.group;
-      rc.op = c.op;
     } else {
-      ops_[rc.last].next_part = id;
+      ops_[last_part_[comm]].next_part = id;
     }
-    rc.last = id;
+    last_part_[comm] = id;
     ++rc.parts;
   }
 
@@ -161,10 +156,7 @@ class Replayer {
 
   // A compute op's time: its work's ComputeModel time, times its rank's slowdown.
   SimTime Duration(const ReplayOp& op) const {
-    const SimTime d = work_times_[op.ref];
-    if (options_.compute_slowdown.empty()) return d;
-    const double s = options_.compute_slowdown[op.queue / kStreamCount];
-    return s == 1.0 ? d : SimTime::Seconds(d.seconds() * s);
+    return SlowedBy(work_times_[op.ref], options_.compute_slowdown, op.queue / kStreamCount);
   }
 
   ReplayResult Run() {
@@ -176,6 +168,7 @@ class Replayer {
     sim_.Run();
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
+    result_.work_times = std::move(work_times_);
     SimTime last = SimTime::Zero();
     for (SimTime t : result_.end) last = std::max(last, t);
     result_.step_time = last;
@@ -262,8 +255,6 @@ class Replayer {
     const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
-      const SimTime extra = sim_.Now() - result_.start[id] - Duration(ops_[id]);
-      result_.interference[id] = std::max(SimTime::Zero(), extra);
       Finish(id);
       Drain();
     });
@@ -316,9 +307,10 @@ class Replayer {
   }
 
   void Arrive(int32_t comm) {
-    ReplayComm& c = comms_[comm];
-    if (++c.arrived < c.parts) return;
-    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) {
+    ReplayComm& rc = comms_[comm];
+    if (++rc.arrived < rc.parts) return;
+    const Comm& c = p_.comms()[comm];
+    for (uint32_t i = rc.first; i != kNone; i = ops_[i].next_part) {
       result_.start[i] = sim_.Now();
       CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
     }
@@ -326,7 +318,7 @@ class Replayer {
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first, kind = c.op] {
+        [this, first = rc.first, kind = c.op] {
           for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
             CommChanges(ops_[i].queue / kStreamCount, kind, -1);
             Finish(i);
@@ -402,6 +394,7 @@ class Replayer {
   }
   std::vector<ReplayOp>& ops_ = OpBuffer();
   std::vector<ReplayComm>& comms_ = CommBuffer();
+  std::vector<uint32_t> last_part_;  // per collective, while the records are built
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
@@ -409,12 +402,28 @@ class Replayer {
   bool interference_ = false;
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
-  // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed).
+  // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
+  // ReplayResult::work_times in the end.
   std::vector<SimTime> work_times_;
   std::vector<uint8_t> record_curve_;
 };
 
 }  // namespace
+
+SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank) {
+  if (slowdown.empty() || slowdown[rank] == 1.0) return t;
+  return SimTime::Seconds(t.seconds() * slowdown[rank]);
+}
+
+SimTime ReplayResult::ComputeTime(const Program& p, OpId id) const {
+  const Op& op = p.op(id);
+  return SlowedBy(work_times[op.work], compute_slowdown, op.rank);
+}
+
+SimTime ReplayResult::Interference(const Program& p, OpId id) const {
+  if (!interference_on || p.op(id).kind != OpKind::kCompute) return SimTime::Zero();
+  return std::max(SimTime::Zero(), end[id] - start[id] - ComputeTime(p, id));
+}
 
 ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
                     const ReplayOptions& options) {

@@ -242,8 +242,8 @@ void CountWork(const Program& program, const ReplayResult& replay, int rank, Ran
   for (OpId id : program.StreamOps(rank, Stream::kCompute)) {
     const Op& op = program.op(id);
     if (op.kind != OpKind::kCompute) continue;
-    if (!replay.interference.empty()) {
-      slowed[op.tag == Tag::kOptimizerStep] += replay.interference[id].picoseconds();
+    if (replay.interference_on) {
+      slowed[op.tag == Tag::kOptimizerStep] += replay.Interference(program, id).picoseconds();
     }
     stats.model_flops += program.WorkOf(op).flops - program.RecomputeFlopsOf(op);
     stats.recompute_flops += program.RecomputeFlopsOf(op);

@@ -103,7 +103,7 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
       const SimTime slowed =
-          sim.replay.interference.empty() ? SimTime::Zero() : sim.replay.interference[id];
+          sim.replay.Interference(p, id);
       if (op.kind == OpKind::kCompute && slowed > SimTime::Zero()) {
         // Slowed by communication running beside it: the extra time and the factor.
         const double extra = slowed.microseconds();
