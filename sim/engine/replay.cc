@@ -27,15 +27,15 @@ class Replayer {
   // them so), started without a shared record.
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
-    uint32_t ref = 0;              // kCompute, kMemory: the op's work (Program::works());
-                                   // kShared, kSolo: its collective (Program::comms())
+    uint32_t ref = 0;                // kCompute, kMemory: the op's work (Program::works());
+                                     // kShared, kSolo: its collective (Program::comms())
     uint32_t next_part = kNone;      // kShared: the next part of the same collective, by op id
     uint32_t next_in_queue = kNone;  // the op after this one on its (rank, stream) queue
     // First index into the Program's dependents of this op; its list ends where the next
     // record's begins (ops_ ends with one record past the last op for that).
     uint32_t dependents = 0;
-    uint32_t pending = 0;      // dependencies not yet finished
-    uint32_t queue : 27 = 0;   // rank * kStreamCount + stream (kMaxQueues)
+    uint32_t pending = 0;     // dependencies not yet finished
+    uint32_t queue : 27 = 0;  // rank * kStreamCount + stream (kMaxQueues)
     uint32_t kind_bits : 2 = 0;
     uint32_t category_bits : 3 = 0;
     Kind kind() const { return static_cast<Kind>(kind_bits); }
@@ -80,7 +80,8 @@ class Replayer {
     for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
     ops_.emplace_back().dependents = p.DependentsOffset(static_cast<OpId>(n));
     for (size_t i = 0; i < n; ++i) {
-      for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d) ++ops_[*d].pending;
+      for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d)
+        ++ops_[*d].pending;
     }
     LinkQueues();
     last_part_ = {};
@@ -104,9 +105,9 @@ class Replayer {
     ReplayOp& r = ops_.emplace_back();
     r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
     r.dependents = p_.DependentsOffset(id);
-    r.ref = op.work;
     switch (op.kind) {
       case OpKind::kCompute:
+        r.ref = op.work;
         r.kind_bits = static_cast<uint32_t>(Kind::kCompute);
         if (work_times_[op.work] < SimTime::Zero()) {
           work_times_[op.work] = ComputeTime(p_.WorkOf(op), compute);
@@ -114,10 +115,12 @@ class Replayer {
         return;
       case OpKind::kComm:
         r.ref = static_cast<uint32_t>(op.comm);
-        r.kind_bits = static_cast<uint32_t>(p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared);
+        r.kind_bits =
+            static_cast<uint32_t>(p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared);
         if (r.kind() == Kind::kShared) AddPart(id, op.comm);
         return;
       case OpKind::kMemory:
+        r.ref = op.work;
         r.kind_bits = static_cast<uint32_t>(Kind::kMemory);
         r.category_bits = static_cast<uint32_t>(op.category);
         return;

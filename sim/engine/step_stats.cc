@@ -255,8 +255,8 @@ void CountWork(const Program& program, const ReplayResult& replay, int rank, Ran
       if (op.kind != OpKind::kComm) return;
       const Comm& comm = program.comms()[op.comm];
       const auto& group = program.groups()[comm.group];
-      stats.sent_bytes[c] += SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes,
-                                       group.front() == op.rank);
+      stats.sent_bytes[c] +=
+          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == op.rank);
     });
   }
   TimeBreakdown& b = stats.breakdown;

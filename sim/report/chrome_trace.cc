@@ -102,8 +102,7 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
       if (op.kind == OpKind::kMemory) continue;
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
-      const SimTime slowed =
-          sim.replay.Interference(p, id);
+      const SimTime slowed = sim.replay.Interference(p, id);
       if (op.kind == OpKind::kCompute && slowed > SimTime::Zero()) {
         // Slowed by communication running beside it: the extra time and the factor.
         const double extra = slowed.microseconds();

@@ -138,7 +138,7 @@ Program::~Program() {
 }
 
 OpId Program::Push(const Op& op) {
-  assert(dependents_start_.empty() && "Program is finalized");
+  assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
   const OpId id = static_cast<OpId>(ops_.size());
   ops_.push_back(op);
@@ -275,7 +275,6 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.comm = comm;
-  op.work = comms_[comm].work;
   ++comms_[comm].parts;
   return Push(op);
 }
@@ -296,18 +295,24 @@ void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
   }
 }
 
+// Counts each op's dependents into Op::dependents, turns the counts into each list's end,
+// then fills the lists from the back with the edges taken last to first, which leaves
+// Op::dependents at each list's start and the lists in the order the edges were added.
 void Program::Finalize() {
-  const size_t n = ops_.size();
-  ReserveHuge(dependents_start_, n + 1);
-  dependents_start_.assign(n + 1, 0);
-  for (const auto& [before, after] : edges_) ++dependents_start_[before + 1];
-  for (size_t i = 0; i < n; ++i) dependents_start_[i + 1] += dependents_start_[i];
+  for (const auto& [before, after] : edges_) ++ops_[before].dependents;
+  uint32_t end = 0;
+  for (Op& op : ops_) {
+    end += op.dependents;
+    op.dependents = end;
+  }
   ReserveHuge(dependents_, edges_.size());
   dependents_.resize(edges_.size());
-  std::vector<uint32_t> fill(dependents_start_.begin(), dependents_start_.end() - 1);
-  for (const auto& [before, after] : edges_) dependents_[fill[before]++] = after;
+  for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
+    dependents_[--ops_[e->first].dependents] = e->second;
+  }
   edges_.clear();
   edges_.shrink_to_fit();
+  finalized_ = true;
 }
 
 }  // namespace meshsim

@@ -102,8 +102,13 @@ struct Op {
   int32_t rank = 0;
   int32_t layer = -1;        // -1: not tied to a layer
   int32_t micro_batch = -1;  // -1: not tied to a micro-batch
-  int32_t comm = -1;         // kComm: index into Program::comms()
-  uint32_t work = 0;         // index into Program::works()
+  union {
+    int32_t comm = -1;  // kComm: index into Program::comms() (its work is the collective's)
+    uint32_t work;      // kCompute, kMemory: index into Program::works()
+  };
+  // After Finalize(): where its dependents begin in Program::Dependents() (they end where
+  // the next op's begin).
+  uint32_t dependents = 0;
 };
 static_assert(sizeof(Op) <= 32, "an op record stays small: millions are replayed at once");
 
@@ -157,8 +162,11 @@ class Program {
   }
   size_t ShapesCount() const { return shapes_.size(); }
   // An op's work (OpWork), and the table of distinct works ops refer to by Op::work.
-  const KernelWork& WorkOf(const Op& op) const { return works_[op.work].work; }
-  double RecomputeFlopsOf(const Op& op) const { return works_[op.work].recompute_flops; }
+  uint32_t WorkIndexOf(const Op& op) const {
+    return op.kind == OpKind::kComm ? comms_[op.comm].work : op.work;
+  }
+  const KernelWork& WorkOf(const Op& op) const { return works_[WorkIndexOf(op)].work; }
+  double RecomputeFlopsOf(const Op& op) const { return works_[WorkIndexOf(op)].recompute_flops; }
   const std::vector<OpWork>& works() const { return works_; }
 
   // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
@@ -176,12 +184,14 @@ class Program {
     return streams_[rank * kStreamCount + static_cast<int>(s)];
   }
   // After Finalize(): the ops that wait for `id`.
-  const OpId* DependentsBegin(OpId id) const { return &dependents_[dependents_start_[id]]; }
-  const OpId* DependentsEnd(OpId id) const { return &dependents_[dependents_start_[id + 1]]; }
+  const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }
+  const OpId* DependentsEnd(OpId id) const { return Dependents() + DependentsOffset(id + 1); }
   // The same lists as one array: op `id`'s dependents are
   // Dependents()[DependentsOffset(id) .. DependentsOffset(id + 1)).
   const OpId* Dependents() const { return dependents_.data(); }
-  uint32_t DependentsOffset(OpId id) const { return dependents_start_[id]; }
+  uint32_t DependentsOffset(OpId id) const {
+    return id < ops_.size() ? ops_[id].dependents : static_cast<uint32_t>(dependents_.size());
+  }
 
  private:
   OpId Push(const Op& op);
@@ -193,6 +203,7 @@ class Program {
 
   int ranks_;
   bool serialize_collectives_ = false;
+  bool finalized_ = false;
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
   std::vector<Op> ops_;
@@ -209,7 +220,6 @@ class Program {
   std::unordered_map<std::vector<int>, int32_t, GroupHash> group_index_;
   std::vector<std::vector<OpId>> streams_;  // ranks x kStreamCount
   std::vector<std::pair<OpId, OpId>> edges_;
-  std::vector<uint32_t> dependents_start_;
   std::vector<OpId> dependents_;
 };
 
