@@ -3,62 +3,53 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <tuple>
 
+#include "sim/core/huge_pages.h"
 #include "sim/core/simulator.h"
 
 namespace meshsim {
 namespace {
 
 class Replayer {
-  // One (rank, stream) queue: its ops in order, the next to run, and whether that one
-  // has started (is computing, or waits in a collective).
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // One (rank, stream) queue: the next op to run (kNone: none left), and whether it has
+  // started (is computing, or waits in a collective). The ops after it are a list
+  // through ReplayOp::next_in_queue.
   struct Queue {
-    const OpId* ops = nullptr;
-    uint32_t size = 0;
-    uint32_t head = 0;
+    uint32_t head = kNone;
     bool started = false;
   };
-  static constexpr uint32_t kNone = UINT32_MAX;
-  static constexpr uint16_t kManyDependents = UINT16_MAX;
-  // What the event loop needs of an op, in one 32-byte record instead of the Program's
-  // 56-byte Op, its collective and its dependency lists: a program of millions of ops does
-  // not fit in cache, and one miss per op beats four. Start and end times go straight to
-  // the result's arrays (8 bytes each, dense).
+  // What the event loop needs of an op, in one 24-byte record instead of the Program's
+  // op, its work, its collective, its stream's op list and its dependency lists: a
+  // program of millions of ops does not fit in cache, and one miss per op beats five.
+  // Start and end times go straight to the result's arrays (8 bytes each, dense).
   // kSolo: a collective with one replayed participant (symmetric replay makes most of
   // them so), started without a shared record.
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   struct ReplayOp {
-    union {
-      SimTime duration;  // kCompute
-      double bytes;      // kMemory: allocated (> 0) or freed (< 0); kSolo: the collective's bytes
-    };
-    uint32_t dependents = 0;       // first index into Program's dependents of this op
-    uint32_t queue = 0;            // rank * kStreamCount + stream
-    uint32_t pending = 0;          // dependencies not yet finished
-    int32_t comm = -1;             // kShared: index of the collective; kSolo: its group
-    uint32_t next_part = kNone;    // kShared: the next part of the same collective, by op id
-    uint16_t dependent_count = 0;  // kManyDependents: as many as the program says
-    Kind kind = Kind::kCompute;
-    union {
-      MemCategory category = MemCategory::kBuffers;  // kMemory
-      CommOp comm_op;                                // kSolo
-    };
-    ReplayOp() : duration() {}
+    uint32_t ref = 0;                // kCompute, kMemory: the op's work (Program::works());
+                                     // kShared, kSolo: its collective (Program::comms())
+    uint32_t next_part = kNone;      // kShared: the next part of the same collective, by op id
+    uint32_t next_in_queue = kNone;  // the op after this one on its (rank, stream) queue
+    // First index into the Program's dependents of this op; its list ends where the next
+    // record's begins (ops_ ends with one record past the last op for that).
+    uint32_t dependents = 0;
+    uint32_t pending = 0;     // dependencies not yet finished
+    uint32_t queue : 27 = 0;  // rank * kStreamCount + stream (kMaxQueues)
+    uint32_t kind_bits : 2 = 0;
+    uint32_t category_bits : 3 = 0;
+    Kind kind() const { return static_cast<Kind>(kind_bits); }
+    MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
   };
-  static_assert(sizeof(ReplayOp) == 32);
-  // A collective: the Program's Comm, and its parts as a list through
-  // ReplayOp::next_part in op id order.
+  static constexpr uint32_t kMaxQueues = uint32_t{1} << 27;
+  static_assert(sizeof(ReplayOp) == 24);
+  // A collective of several replayed parts (the rest is the Program's Comm): its parts
+  // as a list through ReplayOp::next_part in op id order, and how many have arrived.
   struct ReplayComm {
-    double bytes = 0;
-    uint32_t first = kNone, last = kNone;
+    uint32_t first = kNone;
     uint32_t parts = 0, arrived = 0;
-    int32_t group = 0;
-    CommOp op = CommOp::kAllReduce;
   };
-  static_assert(sizeof(ReplayComm) == 32);
-  // Queue positions ahead of the head whose records are prefetched when an op starts.
-  static constexpr uint32_t kLookahead = 4;
+  static_assert(sizeof(ReplayComm) == 12);
   // Interference: the compute op running on a rank and its progress.
   struct RunningCompute {
     uint32_t op = kNone;
@@ -73,74 +64,31 @@ class Replayer {
            const ReplayOptions& options)
       : p_(p), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    // One sequential pass turns the program's ops into compact replay records; compute
-    // times are worked out here, off the event loop.
+    // One sequential pass turns the program's ops into compact replay records, a second
+    // counts each op's dependencies.
+    assert(static_cast<uint64_t>(p.Ranks()) * kStreamCount <= kMaxQueues);
     ops_.clear();
-    ops_.reserve(n);
+    ReserveHuge(ops_, n + 1);
+    ReserveHuge(result_.start, n);
     result_.start.resize(n);
+    ReserveHuge(result_.end, n);
     result_.end.resize(n);
     comms_.assign(p.comms().size(), ReplayComm());
+    last_part_.assign(p.comms().size(), kNone);
+    work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
+    result_.compute_slowdown = options.compute_slowdown;
+    for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
+    ops_.emplace_back().dependents = p.DependentsOffset(static_cast<OpId>(n));
     for (size_t i = 0; i < n; ++i) {
-      const Op& op = p.op(static_cast<OpId>(i));
-      ReplayOp& r = ops_.emplace_back();
-      r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
-      r.pending = p.DepCount(static_cast<OpId>(i));
-      r.dependents = p.DependentsOffset(static_cast<OpId>(i));
-      const uint32_t count = p.DependentsOffset(static_cast<OpId>(i + 1)) - r.dependents;
-      r.dependent_count = static_cast<uint16_t>(std::min<uint32_t>(count, kManyDependents));
-      switch (op.kind) {
-        case OpKind::kCompute: {
-          r.kind = Kind::kCompute;
-          SimTime d = ComputeTime(op.work, compute);
-          if (!options.compute_slowdown.empty() && options.compute_slowdown[op.rank] != 1.0) {
-            d = SimTime::Seconds(d.seconds() * options.compute_slowdown[op.rank]);
-          }
-          r.duration = d;
-          break;
-        }
-        case OpKind::kComm: {
-          const Comm& c = p.comms()[op.comm];
-          if (c.parts == 1) {
-            r.kind = Kind::kSolo;
-            r.bytes = c.bytes;
-            r.comm = c.group;
-            r.comm_op = c.op;
-            break;
-          }
-          r.kind = Kind::kShared;
-          r.comm = op.comm;
-          ReplayComm& rc = comms_[op.comm];
-          if (rc.first == kNone) {
-            rc.first = static_cast<uint32_t>(i);
-            rc.bytes = c.bytes;
-            rc.group = c.group;
-            rc.op = c.op;
-          } else {
-            ops_[rc.last].next_part = static_cast<uint32_t>(i);
-          }
-          rc.last = static_cast<uint32_t>(i);
-          ++rc.parts;
-          break;
-        }
-        case OpKind::kMemory:
-          r.kind = Kind::kMemory;
-          r.bytes = op.work.bytes;
-          r.category = op.category;
-          break;
-      }
+      for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d)
+        ++ops_[*d].pending;
     }
-    queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
-    for (int r = 0; r < p.Ranks(); ++r) {
-      for (int s = 0; s < kStreamCount; ++s) {
-        const auto& ops = p.StreamOps(r, static_cast<Stream>(s));
-        queues_[r * kStreamCount + s] =
-            Queue{ops.data(), static_cast<uint32_t>(ops.size()), 0, false};
-      }
-    }
+    LinkQueues();
+    last_part_ = {};
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
+    result_.interference_on = interference_;
     if (interference_) {
-      result_.interference.assign(n, SimTime::Zero());
       running_.assign(p.Ranks(), RunningCompute());
       in_flight_.assign(p.Ranks(), {});
     }
@@ -150,19 +98,68 @@ class Replayer {
     sim_.Reserve(1024);
   }
 
-  // An op's ComputeModel time. The ops of one shapes entry mostly have the same work
-  // (every layer's attention forward, ...): their time is worked out once.
-  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) {
-    const KernelShapes* shapes = p_.ShapesOf(work);
-    if (!shapes) return compute.Duration(work);
-    if (shape_times_.empty()) shape_times_.resize(p_.ShapesCount());
-    auto& [valid, last, time] = shape_times_[work.shapes];
-    if (!valid || !(last == work)) {
-      valid = true;
-      last = work;
-      time = compute.ShapedDuration(work, *shapes);
+  // Appends op `id`'s replay record; a compute op's work is timed here, off the event
+  // loop, once per distinct work.
+  void AddRecord(OpId id, const ComputeModel& compute) {
+    const Op& op = p_.op(id);
+    ReplayOp& r = ops_.emplace_back();
+    r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
+    r.dependents = p_.DependentsOffset(id);
+    switch (op.kind) {
+      case OpKind::kCompute:
+        r.ref = op.work;
+        r.kind_bits = static_cast<uint32_t>(Kind::kCompute);
+        if (work_times_[op.work] < SimTime::Zero()) {
+          work_times_[op.work] = ComputeTime(p_.WorkOf(op), compute);
+        }
+        return;
+      case OpKind::kComm:
+        r.ref = static_cast<uint32_t>(op.comm);
+        r.kind_bits =
+            static_cast<uint32_t>(p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared);
+        if (r.kind() == Kind::kShared) AddPart(id, op.comm);
+        return;
+      case OpKind::kMemory:
+        r.ref = op.work;
+        r.kind_bits = static_cast<uint32_t>(Kind::kMemory);
+        r.category_bits = static_cast<uint32_t>(op.category);
+        return;
     }
-    return time;
+  }
+
+  // Points each (rank, stream) queue at its first op, and each op at the next.
+  void LinkQueues() {
+    queues_.assign(static_cast<size_t>(p_.Ranks()) * kStreamCount, Queue());
+    for (int r = 0; r < p_.Ranks(); ++r) {
+      for (int s = 0; s < kStreamCount; ++s) {
+        const std::vector<OpId>& ops = p_.StreamOps(r, static_cast<Stream>(s));
+        if (ops.empty()) continue;
+        queues_[r * kStreamCount + s].head = ops.front();
+        for (size_t k = 1; k < ops.size(); ++k) ops_[ops[k - 1]].next_in_queue = ops[k];
+      }
+    }
+  }
+
+  // Links part `id` of a collective of several replayed parts into its list.
+  void AddPart(OpId id, int32_t comm) {
+    ReplayComm& rc = comms_[comm];
+    if (rc.first == kNone) {
+      rc.first = id;
+    } else {
+      ops_[last_part_[comm]].next_part = id;
+    }
+    last_part_[comm] = id;
+    ++rc.parts;
+  }
+
+  SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) const {
+    const KernelShapes* shapes = p_.ShapesOf(work);
+    return shapes ? compute.ShapedDuration(work, *shapes) : compute.Duration(work);
+  }
+
+  // A compute op's time: its work's ComputeModel time, times its rank's slowdown.
+  SimTime Duration(const ReplayOp& op) const {
+    return SlowedBy(work_times_[op.ref], options_.compute_slowdown, op.queue / kStreamCount);
   }
 
   ReplayResult Run() {
@@ -174,6 +171,7 @@ class Replayer {
     sim_.Run();
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
+    result_.work_times = std::move(work_times_);
     SimTime last = SimTime::Zero();
     for (SimTime t : result_.end) last = std::max(last, t);
     result_.step_time = last;
@@ -199,14 +197,14 @@ class Replayer {
   // Starts ops at the head of one (rank, stream) queue for as long as they can start.
   void Advance(uint32_t rs) {
     Queue& q = queues_[rs];
-    while (!q.started && q.head < q.size) {
-      const OpId id = q.ops[q.head];
+    while (!q.started && q.head != kNone) {
+      const OpId id = q.head;
       ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      Prefetch(q, op);
+      Prefetch(id, op);
       result_.start[id] = sim_.Now();
-      switch (op.kind) {
+      switch (op.kind()) {
         case Kind::kMemory:
           ApplyMemory(op);
           Finish(id);  // moves the queue on
@@ -215,7 +213,7 @@ class Replayer {
           StartCompute(id, op);
           return;
         case Kind::kShared:
-          Arrive(op.comm);
+          Arrive(static_cast<int32_t>(op.ref));
           return;
         case Kind::kSolo:
           StartSolo(id, op);
@@ -224,28 +222,21 @@ class Replayer {
     }
   }
 
-  // The program does not fit in cache: while the head of a queue starts, fetch the
-  // record of an op a few places behind it, the queue's op ids further on, and the
-  // records of the ops that wait for this one.
-  void Prefetch(const Queue& q, const ReplayOp& op) const {
-    if (q.head + kLookahead < q.size) __builtin_prefetch(&ops_[q.ops[q.head + kLookahead]]);
-    if (q.head + 4 * kLookahead < q.size) __builtin_prefetch(&q.ops[q.head + 4 * kLookahead]);
-    // The ops waiting for this one are touched when it finishes.
-    const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = DependentsEnd(q.ops[q.head], op); d != e; ++d) {
+  // The program does not fit in cache: while an op starts, fetch the record of the next
+  // op of its queue and those of the ops that wait for it (touched when it finishes).
+  void Prefetch(OpId id, const ReplayOp& op) const {
+    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
+    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
       __builtin_prefetch(&ops_[*d], 1);
     }
   }
 
-  const OpId* DependentsEnd(OpId id, const ReplayOp& op) const {
-    const uint32_t end = op.dependent_count != kManyDependents ? op.dependents + op.dependent_count
-                                                               : p_.DependentsOffset(id + 1);
-    return p_.Dependents() + end;
-  }
+  const OpId* DependentsBegin(size_t id) const { return p_.Dependents() + ops_[id].dependents; }
+  const OpId* DependentsEnd(size_t id) const { return p_.Dependents() + ops_[id + 1].dependents; }
 
   void StartCompute(OpId id, const ReplayOp& op) {
     if (!interference_) {
-      sim_.Schedule(op.duration, [this, id] {
+      sim_.Schedule(Duration(op), [this, id] {
         Finish(id);
         Drain();
       });
@@ -255,7 +246,7 @@ class Replayer {
     RunningCompute& rc = running_[rank];
     rc.op = id;
     rc.since = sim_.Now();
-    rc.left_ps = static_cast<double>(op.duration.picoseconds());
+    rc.left_ps = static_cast<double>(Duration(op).picoseconds());
     rc.slowdown = SlowdownOf(rank);
     ScheduleCompute(rank);
   }
@@ -267,8 +258,6 @@ class Replayer {
     const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
-      const SimTime extra = sim_.Now() - result_.start[id] - ops_[id].duration;
-      result_.interference[id] = std::max(SimTime::Zero(), extra);
       Finish(id);
       Drain();
     });
@@ -303,16 +292,17 @@ class Replayer {
     ScheduleCompute(rank);
   }
 
+  // The callback captures only the op (16 bytes with `this`: std::function keeps it
+  // without allocating); the rest is looked up when it runs.
   void StartSolo(OpId id, const ReplayOp& op) {
+    const Comm& c = p_.comms()[op.ref];
     static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[op.comm];
-    const uint32_t rank = op.queue / kStreamCount;
-    const CommOp kind = op.comm_op;
-    CommChanges(rank, kind, 1);
+    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
+    CommChanges(op.queue / kStreamCount, c.op, 1);
     network_.Start(
-        sim_, kind, p_.groups()[op.comm], op.bytes,
-        [this, id, rank, kind] {
-          CommChanges(rank, kind, -1);
+        sim_, c.op, p_.groups()[c.group], c.bytes,
+        [this, id] {
+          CommChanges(ops_[id].queue / kStreamCount, p_.comms()[ops_[id].ref].op, -1);
           Finish(id);
           Drain();
         },
@@ -320,9 +310,10 @@ class Replayer {
   }
 
   void Arrive(int32_t comm) {
-    ReplayComm& c = comms_[comm];
-    if (++c.arrived < c.parts) return;
-    for (uint32_t i = c.first; i != kNone; i = ops_[i].next_part) {
+    ReplayComm& rc = comms_[comm];
+    if (++rc.arrived < rc.parts) return;
+    const Comm& c = p_.comms()[comm];
+    for (uint32_t i = rc.first; i != kNone; i = ops_[i].next_part) {
       result_.start[i] = sim_.Now();
       CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
     }
@@ -330,7 +321,7 @@ class Replayer {
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first, kind = c.op] {
+        [this, first = rc.first, kind = c.op] {
           for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
             CommChanges(ops_[i].queue / kStreamCount, kind, -1);
             Finish(i);
@@ -346,12 +337,11 @@ class Replayer {
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
-    assert(q.started && q.ops[q.head] == id);
-    ++q.head;
+    assert(q.started && q.head == id);
+    q.head = op.next_in_queue;
     q.started = false;
     worklist_.push_back(rs);
-    const OpId* d = p_.Dependents() + op.dependents;
-    for (const OpId* e = DependentsEnd(id, op); d != e; ++d) {
+    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
       ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);
     }
@@ -361,7 +351,7 @@ class Replayer {
     const uint32_t rank = op.queue / kStreamCount;
     auto& cur = current_[rank];
     DeviceMemory& mem = result_.memory[rank];
-    cur[static_cast<int>(op.category)] += op.bytes;
+    cur[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
     double total = 0;
     for (double b : cur) total += b;
     if (total > mem.peak_bytes) {
@@ -376,13 +366,11 @@ class Replayer {
       for (int s = 0; s < kStreamCount; ++s) {
         const Queue& q = queues_[r * kStreamCount + s];
         const uint32_t h = q.head;
-        const auto& queue = p_.StreamOps(r, static_cast<Stream>(s));
-        if (h < q.size) {
+        if (h != kNone) {
           result_.completed = false;
           result_.stall = "rank " + std::to_string(r) + " stream '" +
                           std::string(StreamName(static_cast<Stream>(s))) + "' stuck at op " +
-                          std::to_string(queue[h]) + " (" +
-                          std::string(TagName(p_.op(queue[h]).tag)) + ")";
+                          std::to_string(h) + " (" + std::string(TagName(p_.op(h).tag)) + ")";
           return;
         }
       }
@@ -409,6 +397,7 @@ class Replayer {
   }
   std::vector<ReplayOp>& ops_ = OpBuffer();
   std::vector<ReplayComm>& comms_ = CommBuffer();
+  std::vector<uint32_t> last_part_;  // per collective, while the records are built
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
@@ -416,12 +405,28 @@ class Replayer {
   bool interference_ = false;
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
-  // Per entry of the program's shapes table: the last work timed with it, and its time.
-  std::vector<std::tuple<bool, KernelWork, SimTime>> shape_times_;
+  // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
+  // ReplayResult::work_times in the end.
+  std::vector<SimTime> work_times_;
   std::vector<uint8_t> record_curve_;
 };
 
 }  // namespace
+
+SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank) {
+  if (slowdown.empty() || slowdown[rank] == 1.0) return t;
+  return SimTime::Seconds(t.seconds() * slowdown[rank]);
+}
+
+SimTime ReplayResult::ComputeTime(const Program& p, OpId id) const {
+  const Op& op = p.op(id);
+  return SlowedBy(work_times[op.work], compute_slowdown, op.rank);
+}
+
+SimTime ReplayResult::Interference(const Program& p, OpId id) const {
+  if (!interference_on || p.op(id).kind != OpKind::kCompute) return SimTime::Zero();
+  return std::max(SimTime::Zero(), end[id] - start[id] - ComputeTime(p, id));
+}
 
 ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
                     const ReplayOptions& options) {

@@ -54,9 +54,20 @@ struct ReplayResult {
   std::vector<SimTime> start;        // per op: when it began running (collectives: all arrived)
   std::vector<SimTime> end;          // per op: when it finished
   std::vector<DeviceMemory> memory;  // per rank
-  // Per op: how much longer a compute op ran than its ComputeModel time because
-  // communication ran beside it (ReplayOptions::comm_interference); empty when off.
-  std::vector<SimTime> interference;
+  // Compute-communication interference (ReplayOptions::comm_interference): whether it was
+  // modelled, and what ComputeTime needs: per entry of the program's works its
+  // ComputeModel time (-1 ps where no compute op has it), and per rank its compute
+  // slowdown (ReplayOptions::compute_slowdown; empty: all 1).
+  bool interference_on = false;
+  std::vector<SimTime> work_times;
+  std::vector<double> compute_slowdown;
+  // The time compute op `id` of the replayed program takes alone: its work's
+  // ComputeModel time, times its rank's slowdown.
+  SimTime ComputeTime(const Program& program, OpId id) const;
+  // How much longer op `id` ran than ComputeTime because communication ran beside it:
+  // zero for other ops and when interference is off. Worked out from the op's start and
+  // end, so that a full replay keeps no array for it.
+  SimTime Interference(const Program& program, OpId id) const;
   double intra_node_bytes = 0;
   double inter_node_bytes = 0;
   std::vector<LinkUsage> links;  // per link class, then the busiest links
@@ -69,6 +80,9 @@ struct ReplayResult {
   std::vector<NicSample> nic_samples;  // NIC throughput changes of options.nic_nodes
   uint64_t events = 0;
 };
+
+// `t` times rank's entry of `slowdown` (empty: 1), as the replay times a compute op.
+SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank);
 
 ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
                     const ReplayOptions& options = {});

@@ -178,6 +178,99 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
   return 0;
 }
 
+namespace {
+
+// Runs fn(id) on each of `rank`'s ops on the streams where keep(stream), in op id order:
+// the program's order, in which per-rank sums were always taken (floating-point sums
+// depend on their order). Each stream lists its ops in id order already.
+template <typename Keep, typename Fn>
+void ForEachInIdOrder(const Program& p, int rank, Keep keep, Fn fn) {
+  std::array<const OpId*, kStreamCount> next, end;
+  int open = 0;
+  for (int st = 0; st < kStreamCount; ++st) {
+    const std::vector<OpId>& q = p.StreamOps(rank, static_cast<Stream>(st));
+    if (q.empty() || !keep(static_cast<Stream>(st))) continue;
+    next[open] = q.data();
+    end[open++] = q.data() + q.size();
+  }
+  while (open > 0) {
+    int k = 0;
+    for (int i = 1; i < open; ++i) {
+      if (*next[i] < *next[k]) k = i;
+    }
+    fn(*next[k]);
+    if (++next[k] == end[k]) {
+      --open;
+      next[k] = next[open];
+      end[k] = end[open];
+    }
+  }
+}
+
+// End of the last forward/backward kernel of each rank, ps.
+std::vector<int64_t> LastPassEnds(const Program& program, const ReplayResult& replay) {
+  std::vector<int64_t> last(program.Ranks(), 0);
+  for (int r = 0; r < program.Ranks(); ++r) {
+    for (OpId id : program.StreamOps(r, Stream::kCompute)) {
+      const Op& op = program.op(id);
+      if (op.kind == OpKind::kCompute && op.tag != Tag::kOptimizerStep) {
+        last[r] = std::max(last[r], replay.end[id].picoseconds());
+      }
+    }
+  }
+  return last;
+}
+
+// Fills `edges` with `rank`'s busy intervals, per stream.
+void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
+                  StreamEdges& edges) {
+  for (int st = 0; st < kStreamCount; ++st) {
+    std::vector<Edge>& run = edges[st];
+    run.clear();
+    for (OpId id : program.StreamOps(rank, static_cast<Stream>(st))) {
+      const Op& op = program.op(id);
+      if (op.kind == OpKind::kMemory) continue;
+      const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
+      if (e <= b) continue;
+      run.push_back(MakeEdge(b, true, ActivityOf(op)));
+      run.push_back(MakeEdge(e, false, ActivityOf(op)));
+    }
+  }
+}
+
+// One rank's FLOPs, bytes sent and interference, added to `stats`.
+void CountWork(const Program& program, const ReplayResult& replay, int rank, RankStats& stats) {
+  int64_t slowed[2] = {0, 0};  // compute and optimizer kernels' extra time, ps
+  for (OpId id : program.StreamOps(rank, Stream::kCompute)) {
+    const Op& op = program.op(id);
+    if (op.kind != OpKind::kCompute) continue;
+    if (replay.interference_on) {
+      slowed[op.tag == Tag::kOptimizerStep] += replay.Interference(program, id).picoseconds();
+    }
+    stats.model_flops += program.WorkOf(op).flops - program.RecomputeFlopsOf(op);
+    stats.recompute_flops += program.RecomputeFlopsOf(op);
+  }
+  for (int c = 0; c < kCommClassCount; ++c) {
+    const auto in_class = [c](Stream s) { return static_cast<int>(CommClassOf(s)) == c; };
+    ForEachInIdOrder(program, rank, in_class, [&](OpId id) {
+      const Op& op = program.op(id);
+      if (op.kind != OpKind::kComm) return;
+      const Comm& comm = program.comms()[op.comm];
+      const auto& group = program.groups()[comm.group];
+      stats.sent_bytes[c] +=
+          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == op.rank);
+    });
+  }
+  TimeBreakdown& b = stats.breakdown;
+  b.compute_s -= static_cast<double>(slowed[0]) * 1e-12;
+  b.optimizer_s -= static_cast<double>(slowed[1]) * 1e-12;
+  b.interference_s = static_cast<double>(slowed[0] + slowed[1]) * 1e-12;
+}
+
+}  // namespace
+
+// Each analysed rank in turn: its edges (in arrays kept per thread and reused, like the
+// replay's records: a sweep analyses thousands of steps), their sweep, its work.
 StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
                       const std::vector<int>& which) {
   StepStats stats;
@@ -186,65 +279,18 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   if (analysed.empty()) {
     for (int r = 0; r < ranks; ++r) analysed.push_back(r);
   }
-  std::vector<int64_t> last_pass_end(ranks, 0);
-  std::vector<double> model_flops(ranks, 0.0), recompute_flops(ranks, 0.0);
-  // Interference: extra time of each rank's compute and optimizer kernels, ps.
-  std::vector<std::array<int64_t, 2>> slowed(ranks, {0, 0});
-  std::vector<std::array<double, kCommClassCount>> sent(ranks);
-  // Edges of the analysed ranks, by position in `analysed`. The arrays are kept per thread
-  // and reused, like the replay's records (a sweep analyses thousands of steps).
-  thread_local std::vector<StreamEdges> stream_edges;
-  std::vector<int> slot(ranks, -1);
-  if (stream_edges.size() < analysed.size()) stream_edges.resize(analysed.size());
-  for (size_t i = 0; i < analysed.size(); ++i) {
-    const int r = analysed[i];
-    slot[r] = static_cast<int>(i);
-    for (int st = 0; st < kStreamCount; ++st) {
-      stream_edges[i][st].clear();
-      stream_edges[i][st].reserve(2 * program.StreamOps(r, static_cast<Stream>(st)).size());
-    }
-  }
-  for (size_t i = 0; i < program.OpCount(); ++i) {
-    const Op& op = program.op(static_cast<OpId>(i));
-    if (op.kind == OpKind::kMemory) continue;
-    const int64_t b = replay.start[i].picoseconds(), e = replay.end[i].picoseconds();
-    if (e > b && slot[op.rank] >= 0) {
-      std::vector<Edge>& run = stream_edges[slot[op.rank]][static_cast<int>(op.stream)];
-      const int a = ActivityOf(op);
-      run.push_back(MakeEdge(b, true, a));
-      run.push_back(MakeEdge(e, false, a));
-    }
-    if (op.kind == OpKind::kCompute) {
-      if (!replay.interference.empty()) {
-        slowed[op.rank][op.tag == Tag::kOptimizerStep] += replay.interference[i].picoseconds();
-      }
-      model_flops[op.rank] += op.work.flops - op.recompute_flops;
-      recompute_flops[op.rank] += op.recompute_flops;
-      if (op.tag != Tag::kOptimizerStep)
-        last_pass_end[op.rank] = std::max(last_pass_end[op.rank], e);
-    }
-    if (op.kind == OpKind::kComm) {
-      const Comm& c = program.comms()[op.comm];
-      const auto& group = program.groups()[c.group];
-      sent[op.rank][static_cast<int>(CommClassOf(op.stream))] +=
-          SentBytes(c.op, static_cast<int>(group.size()), c.bytes, group.front() == op.rank);
-    }
-  }
+  const std::vector<int64_t> last_pass_end = LastPassEnds(program, replay);
   const int64_t pipeline_end = *std::max_element(last_pass_end.begin(), last_pass_end.end());
   stats.critical_rank = static_cast<int>(
       std::max_element(last_pass_end.begin(), last_pass_end.end()) - last_pass_end.begin());
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
+  thread_local StreamEdges edges;
   double idle_sum = 0;
   for (int r : analysed) {
-    stats.ranks[r] = SweepRank(stream_edges[slot[r]], pipeline_end, replay.step_time.picoseconds());
-    stats.ranks[r].model_flops = model_flops[r];
-    stats.ranks[r].sent_bytes = sent[r];
-    stats.ranks[r].recompute_flops = recompute_flops[r];
-    TimeBreakdown& b = stats.ranks[r].breakdown;
-    b.compute_s -= static_cast<double>(slowed[r][0]) * 1e-12;
-    b.optimizer_s -= static_cast<double>(slowed[r][1]) * 1e-12;
-    b.interference_s = static_cast<double>(slowed[r][0] + slowed[r][1]) * 1e-12;
+    CollectEdges(program, replay, r, edges);
+    stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
+    CountWork(program, replay, r, stats.ranks[r]);
     idle_sum += stats.ranks[r].pipeline_idle_s;
   }
   if (pipeline_end > 0) {

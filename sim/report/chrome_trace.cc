@@ -55,7 +55,7 @@ double Us(SimTime t) { return t.microseconds(); }
 // head_dim[ causal][ bwd]; ...". The shapes to measure for a GEMM table (README "Kernel
 // model").
 std::string KernelArgs(const Program& p, const Op& op) {
-  const KernelShapes* shapes = p.ShapesOf(op.work);
+  const KernelShapes* shapes = p.ShapesOf(p.WorkOf(op));
   if (!shapes || shapes->Empty()) return {};
   std::string out;
   if (!shapes->gemms.empty()) {
@@ -102,20 +102,19 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
       if (op.kind == OpKind::kMemory) continue;
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
-      const SimTime slowed =
-          sim.replay.interference.empty() ? SimTime::Zero() : sim.replay.interference[id];
+      const SimTime slowed = sim.replay.Interference(p, id);
       if (op.kind == OpKind::kCompute && slowed > SimTime::Zero()) {
         // Slowed by communication running beside it: the extra time and the factor.
         const double extra = slowed.microseconds();
         w.Event(
             R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{},"comm_interference_us":{:.6f},"slowdown":{:.6f}}}}})J",
-            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes, KernelArgs(p, op), extra, dur / (dur - extra));
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, p.WorkOf(op).flops,
+            p.WorkOf(op).bytes, KernelArgs(p, op), extra, dur / (dur - extra));
       } else if (op.kind == OpKind::kCompute) {
         w.Event(
             R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"compute","args":{{"layer":{},"micro_batch":{},"flops":{:.6g},"bytes":{:.6g}{}}}}})J",
-            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, op.work.flops,
-            op.work.bytes, KernelArgs(p, op));
+            rank, s, ts, dur, TagName(op.tag), op.layer, op.micro_batch, p.WorkOf(op).flops,
+            p.WorkOf(op).bytes, KernelArgs(p, op));
       } else {
         const Comm& comm = p.comms()[op.comm];
         const auto& group = p.groups()[comm.group];

@@ -1,6 +1,10 @@
 #include "sim/schedule/program.h"
 
+#include <algorithm>
+#include <bit>
 #include <cassert>
+
+#include "sim/core/huge_pages.h"
 
 namespace meshsim {
 
@@ -136,7 +140,7 @@ Program::~Program() {
 }
 
 OpId Program::Push(const Op& op) {
-  assert(dependents_start_.empty() && "Program is finalized");
+  assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
   const OpId id = static_cast<OpId>(ops_.size());
   ops_.push_back(op);
@@ -173,9 +177,61 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  op.work = work;
-  op.recompute_flops = recompute_flops;
+  op.work = InternWork(OpWork{work, recompute_flops});
   return Push(op);
+}
+
+namespace {
+// A hash of a work's bits: each field mixed by the finalizer of MurmurHash3 (fmix64), so
+// that works differing only in the high bits of a double (its exponent) spread over the
+// low bits that pick a slot.
+uint64_t Fmix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  return k ^ (k >> 33);
+}
+
+uint64_t HashOf(const OpWork& w) {
+  const uint64_t shape = (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
+                         static_cast<uint32_t>(w.work.shapes);
+  uint64_t h = Fmix(std::bit_cast<uint64_t>(w.work.flops));
+  h = Fmix(h ^ std::bit_cast<uint64_t>(w.work.bytes));
+  h = Fmix(h ^ shape);
+  return Fmix(h ^ std::bit_cast<uint64_t>(w.recompute_flops));
+}
+
+bool SameBits(const OpWork& a, const OpWork& b) {
+  return std::bit_cast<uint64_t>(a.work.flops) == std::bit_cast<uint64_t>(b.work.flops) &&
+         std::bit_cast<uint64_t>(a.work.bytes) == std::bit_cast<uint64_t>(b.work.bytes) &&
+         a.work.kernels == b.work.kernels && a.work.shapes == b.work.shapes &&
+         std::bit_cast<uint64_t>(a.recompute_flops) == std::bit_cast<uint64_t>(b.recompute_flops);
+}
+}  // namespace
+
+uint32_t Program::InternWork(const OpWork& w) {
+  if (2 * (works_.size() + 1) > work_index_.size()) GrowWorkIndex();
+  const size_t mask = work_index_.size() - 1;
+  for (size_t i = HashOf(w) & mask;; i = (i + 1) & mask) {
+    uint32_t& slot = work_index_[i];
+    if (slot == kNoWork) {
+      slot = static_cast<uint32_t>(works_.size());
+      works_.push_back(w);
+      return slot;
+    }
+    if (SameBits(works_[slot], w)) return slot;
+  }
+}
+
+void Program::GrowWorkIndex() {
+  work_index_.assign(std::max<size_t>(1024, 2 * work_index_.size()), kNoWork);
+  const size_t mask = work_index_.size() - 1;
+  for (uint32_t k = 0; k < works_.size(); ++k) {
+    size_t i = HashOf(works_[k]) & mask;
+    while (work_index_[i] != kNoWork) i = (i + 1) & mask;
+    work_index_[i] = k;
+  }
 }
 
 int32_t Program::AddShapes(KernelShapes shapes) {
@@ -190,7 +246,7 @@ OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double by
   op.tag = Tag::kMemory;
   op.category = category;
   op.rank = rank;
-  op.work.bytes = bytes;
+  op.work = InternWork(OpWork{KernelWork{0, bytes}, 0});
   return Push(op);
 }
 
@@ -207,7 +263,7 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(Comm{op, group, bytes, 0});
+  comms_.push_back(Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0})});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 
@@ -221,7 +277,6 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.comm = comm;
-  op.work.bytes = comms_[comm].bytes;
   ++comms_[comm].parts;
   return Push(op);
 }
@@ -232,8 +287,8 @@ void Program::AddDep(OpId before, OpId after) {
 }
 
 void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
-  ops_.reserve(ops);
-  edges_.reserve(ops + ops / 2);
+  ReserveHuge(ops_, ops);
+  ReserveHuge(edges_, ops + ops / 2);
   for (int r : ranks) {
     for (int s = 0; s < kStreamCount; ++s) {
       const size_t n = streams_[like * kStreamCount + s].size();
@@ -242,20 +297,24 @@ void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
   }
 }
 
+// Counts each op's dependents into Op::dependents, turns the counts into each list's end,
+// then fills the lists from the back with the edges taken last to first, which leaves
+// Op::dependents at each list's start and the lists in the order the edges were added.
 void Program::Finalize() {
-  const size_t n = ops_.size();
-  dep_count_.assign(n, 0);
-  dependents_start_.assign(n + 1, 0);
-  for (const auto& [before, after] : edges_) {
-    ++dep_count_[after];
-    ++dependents_start_[before + 1];
+  for (const auto& [before, after] : edges_) ++ops_[before].dependents;
+  uint32_t end = 0;
+  for (Op& op : ops_) {
+    end += op.dependents;
+    op.dependents = end;
   }
-  for (size_t i = 0; i < n; ++i) dependents_start_[i + 1] += dependents_start_[i];
+  ReserveHuge(dependents_, edges_.size());
   dependents_.resize(edges_.size());
-  std::vector<uint32_t> fill(dependents_start_.begin(), dependents_start_.end() - 1);
-  for (const auto& [before, after] : edges_) dependents_[fill[before]++] = after;
+  for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
+    dependents_[--ops_[e->first].dependents] = e->second;
+  }
   edges_.clear();
   edges_.shrink_to_fit();
+  finalized_ = true;
 }
 
 }  // namespace meshsim

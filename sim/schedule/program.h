@@ -84,18 +84,34 @@ enum class Tag : uint8_t {
 };
 std::string_view TagName(Tag t);
 
+// What an op does, beyond its kind: a compute op's KernelWork and the part of its FLOPs that
+// re-runs forward work; a memory op's delta in work.bytes; a collective part's collective
+// bytes in work.bytes. Ops of one step mostly repeat each other's work (every rank, layer
+// and micro-batch), so the Program keeps each distinct OpWork once and ops refer to it.
+struct OpWork {
+  KernelWork work;
+  double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
+};
+
+// One op of a Program: 24 bytes, as a full replay of a large cluster holds millions
+// (issue 14 asks at most 64). Its OpWork is Program::WorkOf(op).
 struct Op {
   OpKind kind = OpKind::kCompute;
   Stream stream = Stream::kCompute;
   Tag tag = Tag::kOther;
   MemCategory category = MemCategory::kBuffers;  // kMemory only
   int32_t rank = 0;
-  int32_t layer = -1;          // -1: not tied to a layer
-  int32_t micro_batch = -1;    // -1: not tied to a micro-batch
-  int32_t comm = -1;           // kComm: index into Program::comms()
-  KernelWork work;             // kCompute: FLOPs, bytes, shapes; kMemory: work.bytes is the delta
-  double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
+  int32_t layer = -1;        // -1: not tied to a layer
+  int32_t micro_batch = -1;  // -1: not tied to a micro-batch
+  union {
+    int32_t comm = -1;  // kComm: index into Program::comms() (its work is the collective's)
+    uint32_t work;      // kCompute, kMemory: index into Program::works()
+  };
+  // After Finalize(): where its dependents begin in Program::Dependents() (they end where
+  // the next op's begin).
+  uint32_t dependents = 0;
 };
+static_assert(sizeof(Op) <= 32, "an op record stays small: millions are replayed at once");
 
 // One collective (or transfer) shared by the ops of its participants.
 struct Comm {
@@ -103,6 +119,7 @@ struct Comm {
   int32_t group = 0;  // index into Program::groups()
   double bytes = 0;   // nccl-tests convention, see CollectiveModel
   int32_t parts = 0;  // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
 };
 
 using OpId = uint32_t;
@@ -145,6 +162,13 @@ class Program {
     return w.shapes < 0 ? nullptr : &shapes_[w.shapes];
   }
   size_t ShapesCount() const { return shapes_.size(); }
+  // An op's work (OpWork), and the table of distinct works ops refer to by Op::work.
+  uint32_t WorkIndexOf(const Op& op) const {
+    return op.kind == OpKind::kComm ? comms_[op.comm].work : op.work;
+  }
+  const KernelWork& WorkOf(const Op& op) const { return works_[WorkIndexOf(op)].work; }
+  double RecomputeFlopsOf(const Op& op) const { return works_[WorkIndexOf(op)].recompute_flops; }
+  const std::vector<OpWork>& works() const { return works_; }
 
   // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
   // of `ranks` for as many ops as `like` has on it.
@@ -160,26 +184,36 @@ class Program {
   const std::vector<OpId>& StreamOps(int rank, Stream s) const {
     return streams_[rank * kStreamCount + static_cast<int>(s)];
   }
-  // After Finalize(): number of ops `id` waits for, and the ops that wait for `id`.
-  uint32_t DepCount(OpId id) const { return dep_count_[id]; }
-  const OpId* DependentsBegin(OpId id) const { return &dependents_[dependents_start_[id]]; }
-  const OpId* DependentsEnd(OpId id) const { return &dependents_[dependents_start_[id + 1]]; }
+  // After Finalize(): the ops that wait for `id`.
+  const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }
+  const OpId* DependentsEnd(OpId id) const { return Dependents() + DependentsOffset(id + 1); }
   // The same lists as one array: op `id`'s dependents are
   // Dependents()[DependentsOffset(id) .. DependentsOffset(id + 1)).
   const OpId* Dependents() const { return dependents_.data(); }
-  uint32_t DependentsOffset(OpId id) const { return dependents_start_[id]; }
+  uint32_t DependentsOffset(OpId id) const {
+    return id < ops_.size() ? ops_[id].dependents : static_cast<uint32_t>(dependents_.size());
+  }
 
  private:
   OpId Push(const Op& op);
   void Serialize(OpId id);
+  // The index of `w` in works_, added if new. Works are equal when their bits are: the
+  // replay then times equal works once and gives them the same time.
+  uint32_t InternWork(const OpWork& w);
+  void GrowWorkIndex();
 
   int ranks_;
   bool serialize_collectives_ = false;
+  bool finalized_ = false;
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
   std::vector<Op> ops_;
   std::vector<Comm> comms_;
   std::vector<KernelShapes> shapes_;
+  std::vector<OpWork> works_;
+  // Open addressing over works_ (kNoWork: empty slot); size a power of two, at most half full.
+  static constexpr uint32_t kNoWork = UINT32_MAX;
+  std::vector<uint32_t> work_index_;
   std::vector<std::vector<int>> groups_;
   struct GroupHash {
     size_t operator()(const std::vector<int>& g) const;
@@ -187,8 +221,6 @@ class Program {
   std::unordered_map<std::vector<int>, int32_t, GroupHash> group_index_;
   std::vector<std::vector<OpId>> streams_;  // ranks x kStreamCount
   std::vector<std::pair<OpId, OpId>> edges_;
-  std::vector<uint32_t> dep_count_;
-  std::vector<uint32_t> dependents_start_;
   std::vector<OpId> dependents_;
 };
 

@@ -46,7 +46,7 @@ TEST(ContextParallel, RingShiftsOverlapAttentionBlocks) {
     // Exactly the K/V of the rank's chunk (GQA: kv_heads of them), forward; twice that
     // (K/V and their gradients) backward.
     const double kv = 2.0 * (8192 / 4) * 1024 * 4 / 16 * 2;
-    EXPECT_TRUE(op.work.bytes == kv || op.work.bytes == 2 * kv) << op.work.bytes;
+    EXPECT_TRUE(p.WorkOf(op).bytes == kv || p.WorkOf(op).bytes == 2 * kv) << p.WorkOf(op).bytes;
     for (size_t j = 0; j < p.OpCount(); ++j) {
       const Op& c = p.op(static_cast<OpId>(j));
       if (c.rank != 0 || c.kind != OpKind::kCompute ||

@@ -199,11 +199,11 @@ TEST(Frameworks, TheLossMovesTheLogitsAsTheFusedCrossEntropyDoes) {
   const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
   ASSERT_EQ(fwd.size(), 1u);
   ASSERT_EQ(bwd.size(), 1u);
-  EXPECT_EQ(sim->program.op(fwd[0]).work.bytes, 851'968'000);
-  EXPECT_EQ(sim->program.op(bwd[0]).work.bytes, 458'752'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 851'968'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 458'752'000);
   // FLOPs: 2 * 1024 * 1024 * 32000 forward, twice that backward.
-  EXPECT_EQ(sim->program.op(fwd[0]).work.flops, 67'108'864'000);
-  EXPECT_EQ(sim->program.op(bwd[0]).work.flops, 134'217'728'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).flops, 67'108'864'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).flops, 134'217'728'000);
 }
 
 TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {

@@ -310,7 +310,8 @@ TEST(HybridPlan, StageCostsFollowThePattern) {
   double fwd[2] = {0, 0};
   for (const Op& op : p.ops()) {
     if (op.kind != OpKind::kCompute || op.micro_batch != 0) continue;
-    if (op.tag == Tag::kAttentionFwd || op.tag == Tag::kLogitsFwd) fwd[op.rank] += op.work.flops;
+    if (op.tag == Tag::kAttentionFwd || op.tag == Tag::kLogitsFwd)
+      fwd[op.rank] += p.WorkOf(op).flops;
   }
   EXPECT_DOUBLE_EQ(fwd[0], 4 * 311296.0);
   EXPECT_DOUBLE_EQ(fwd[1], 4 * 393216.0 + 204800.0);

@@ -138,10 +138,10 @@ void ExpectShapesCarryTheFlops(const Experiment& e) {
   const Program& p = sim->program;
   int shaped = 0;
   for (const Op& op : p.ops()) {
-    if (op.kind != OpKind::kCompute || op.work.flops == 0) continue;
-    const KernelShapes* s = p.ShapesOf(op.work);
+    if (op.kind != OpKind::kCompute || p.WorkOf(op).flops == 0) continue;
+    const KernelShapes* s = p.ShapesOf(p.WorkOf(op));
     ASSERT_NE(s, nullptr) << TagName(op.tag);
-    EXPECT_NEAR(s->Flops(), op.work.flops, 1e-9 * op.work.flops) << TagName(op.tag);
+    EXPECT_NEAR(s->Flops(), p.WorkOf(op).flops, 1e-9 * p.WorkOf(op).flops) << TagName(op.tag);
     ++shaped;
   }
   EXPECT_GT(shaped, 0);

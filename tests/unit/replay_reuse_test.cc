@@ -1,7 +1,7 @@
 // The replay's compact per-op records: kept per thread for the next configuration of a
 // sweep (as are the step analysis' edge arrays and the program's op array), which must
-// leave no trace, and limited to 16 bits of dependents per record, beyond which the
-// program's own lists must be used.
+// leave no trace, and with any number of dependents per op (a record once counted them
+// in 16 bits).
 #include <gtest/gtest.h>
 
 #include <thread>

@@ -1,0 +1,103 @@
+// A Program's op records: small (issue 14: at most 64 bytes each in a full replay), with
+// each distinct work kept once in the program's table and shared by the ops that repeat
+// it, and a replay that still times each op as its own rank runs it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/config/loader.h"
+#include "sim/engine/replay.h"
+#include "sim/engine/simulation.h"
+#include "test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+TEST(OpRecords, FitInSixtyFourBytes) {
+  EXPECT_LE(sizeof(Op), 64u);
+  EXPECT_EQ(sizeof(Op), 24u);
+}
+
+TEST(OpRecords, OpsWithTheSameWorkShareOneEntry) {
+  Program p(2);
+  const KernelWork w{2e9, 1e6, 3, -1};
+  const OpId a = p.AddCompute(0, Tag::kMlpFwd, w, 0, 0, 5e8);
+  const OpId b = p.AddCompute(1, Tag::kMlpFwd, w, 1, 3, 5e8);
+  const OpId c = p.AddCompute(1, Tag::kMlpFwd, w, 1, 4, 0);  // no recomputation
+  EXPECT_EQ(p.op(a).work, p.op(b).work);
+  EXPECT_NE(p.op(a).work, p.op(c).work);
+  EXPECT_EQ(p.WorkOf(p.op(b)), w);
+  EXPECT_EQ(p.RecomputeFlopsOf(p.op(b)), 5e8);
+  EXPECT_EQ(p.RecomputeFlopsOf(p.op(c)), 0);
+  EXPECT_EQ(p.op(b).layer, 1);
+  EXPECT_EQ(p.op(b).micro_batch, 3);
+  EXPECT_EQ(p.works().size(), 2u);
+}
+
+// Equal numbers with different bits (0 and -0) are kept apart: an entry stands for the
+// exact values an op was given.
+TEST(OpRecords, WorksAreEqualByTheirBits) {
+  Program p(1);
+  const OpId plus = p.AddCompute(0, Tag::kMlpFwd, KernelWork{0.0, 1, 1, -1});
+  const OpId minus = p.AddCompute(0, Tag::kMlpFwd, KernelWork{-0.0, 1, 1, -1});
+  EXPECT_NE(p.op(plus).work, p.op(minus).work);
+  EXPECT_TRUE(std::signbit(p.WorkOf(p.op(minus)).flops));
+}
+
+TEST(OpRecords, MemoryAndCommOpsCarryTheirBytes) {
+  Program p(2);
+  const OpId alloc = p.AddMemory(0, Stream::kCompute, MemCategory::kActivations, 4096);
+  const OpId release = p.AddMemory(0, Stream::kCompute, MemCategory::kActivations, -4096);
+  const int32_t comm = p.AddComm(CommOp::kAllReduce, p.AddGroup({0, 1}), 1e6);
+  const OpId part = p.AddCommPart(1, Stream::kTp, comm, Tag::kTpComm);
+  EXPECT_EQ(p.WorkOf(p.op(alloc)).bytes, 4096);
+  EXPECT_EQ(p.WorkOf(p.op(release)).bytes, -4096);
+  EXPECT_EQ(p.WorkOf(p.op(part)).bytes, 1e6);
+  EXPECT_EQ(p.op(part).comm, comm);
+}
+
+// Thousands of distinct works grow the table's index; every op keeps its own.
+TEST(OpRecords, ManyDistinctWorksKeepTheirValues) {
+  Program p(1);
+  std::vector<OpId> ids;
+  for (int i = 0; i < 5000; ++i) {
+    ids.push_back(p.AddCompute(0, Tag::kMlpFwd, KernelWork{1e6 * (i % 2500), 0, 1, -1}));
+  }
+  EXPECT_EQ(p.works().size(), 2500u);
+  for (int i = 0; i < 5000; ++i) EXPECT_EQ(p.WorkOf(p.op(ids[i])).flops, 1e6 * (i % 2500));
+  EXPECT_EQ(p.op(ids[7]).work, p.op(ids[2507]).work);
+}
+
+// A step repeats its work across ranks, layers and micro-batches: a full replay holds
+// far fewer distinct works than ops.
+TEST(OpRecords, AFullReplayStepSharesItsWork) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok());
+  SimulationOptions o;
+  o.full_replay = true;
+  const auto sim = Simulate(e.value(), o, testing::FakeModels());
+  const Program& p = sim->program;
+  EXPECT_GT(p.OpCount(), 10'000u);
+  EXPECT_LT(p.works().size() * 50, p.OpCount());
+}
+
+// Ranks sharing a work still run at their own speed: a straggler's op takes longer.
+TEST(OpRecords, SharedWorkRunsAtEachRanksSpeed) {
+  Program p(2);
+  const OpId fast = p.AddCompute(0, Tag::kMlpFwd, KernelWork{2e9, 0, 1, -1});  // 2 us
+  const OpId slow = p.AddCompute(1, Tag::kMlpFwd, KernelWork{2e9, 0, 1, -1});
+  p.Finalize();
+  ASSERT_EQ(p.op(fast).work, p.op(slow).work);
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  ReplayOptions options;
+  options.compute_slowdown = {1.0, 1.5};
+  const ReplayResult r = Replay(p, compute, network, options);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.end[fast], SimTime::Picoseconds(2'000'000));
+  EXPECT_EQ(r.end[slow], SimTime::Picoseconds(3'000'000));
+}
+
+}  // namespace
+}  // namespace meshsim
