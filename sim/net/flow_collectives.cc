@@ -420,14 +420,17 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
   auto [it, added] =
       mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
   MirrorPlans& memo = it->second;
-  if (!added &&
-      std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end())) {
+  auto stored_at = [](const std::vector<int>& group, std::span<const int> seen) {
+    return group.data() == seen.data() && group.size() == seen.size();
+  };
+  if (!added && std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(),
+                           memo.groups.end(), stored_at)) {
     return &memo;
   }
   MirrorPlans* out = added ? &memo : scratch;
   for (const auto& m : mirrors) out->plans.push_back(PlanFor(op, m, bytes));
   if (added) {
-    memo.groups.assign(mirrors.begin(), mirrors.end());
+    for (const auto& m : mirrors) memo.groups.emplace_back(m);
     splits_.push_back(&memo.split);
   }
   return out;

@@ -153,9 +153,10 @@ class FlowCollectiveNetwork final : public Network {
   };
   // The plans of a collective's mirrored groups, memoised by where the replay keeps the
   // groups (the same span for every collective of a program group) and checked against
-  // their members: one lookup per collective instead of one per mirror.
+  // where each group is stored (Network::Start's contract): one lookup per collective
+  // instead of one per mirror, and no comparison of members.
   struct MirrorPlans {
-    std::vector<std::vector<int>> groups;
+    std::vector<std::span<const int>> groups;
     Plans plans;
     MirrorSplit split;
   };

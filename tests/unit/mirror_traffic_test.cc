@@ -42,13 +42,12 @@ Step Run(Experiment e, MirrorTraffic mirrors, const std::vector<LinkChange>& wha
   EXPECT_TRUE(topology.ok()) << topology.error().ToString();
   auto network = std::make_unique<FlowCollectiveNetwork>(fabric, topology.value(),
                                                          NcclOptions{e.plan.allreduce_algorithm});
-  const FlowCollectiveNetwork& net = *network;
   const auto sim = Simulate(e, {}, Models{MakeComputeModel(e), std::move(network)});
   Step s;
   s.step_s = sim->replay.step_time.seconds();
-  s.inter_bytes = net.InterNodeBytes();
-  s.intra_bytes = net.IntraNodeBytes();
-  s.usage = net.Usage(s.step_s);
+  s.inter_bytes = sim->replay.inter_node_bytes;
+  s.intra_bytes = sim->replay.intra_node_bytes;
+  s.usage = sim->replay.links;
   s.replayed_ranks = static_cast<int>(sim->simulated_ranks.size());
   return s;
 }
