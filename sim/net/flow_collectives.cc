@@ -423,8 +423,8 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
   auto stored_at = [](const std::vector<int>& group, std::span<const int> seen) {
     return group.data() == seen.data() && group.size() == seen.size();
   };
-  if (!added && std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(),
-                           memo.groups.end(), stored_at)) {
+  if (!added && std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end(),
+                           stored_at)) {
     return &memo;
   }
   MirrorPlans* out = added ? &memo : scratch;
@@ -546,8 +546,8 @@ void FlowCollectiveNetwork::MarkNear(const Coflow& f) {
 }
 
 bool FlowCollectiveNetwork::CrossesNear(const Coflow& f) const {
-  return f.marked_near || std::any_of(f.route.begin(), f.route.end(),
-                                      [this](int l) { return near_[l] != 0; });
+  return f.marked_near ||
+         std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
 }
 
 void FlowCollectiveNetwork::SplitMirrors(const Plans& mirrors, MirrorSplit* split) {

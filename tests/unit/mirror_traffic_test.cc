@@ -11,7 +11,6 @@
 #include "sim/engine/simulation.h"
 #include "sim/hw/topology.h"
 #include "sim/net/flow_collectives.h"
-#include "sim/report/summary.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -80,16 +79,17 @@ TEST(MirrorTraffic, SameStepOnAMediumClusterAcrossLeaves) {
   // 32 nodes of 8 GPUs on a 2:1 fat tree of 8 leaves, tp 8, pp 4, dp 8: pipeline sends and
   // data-parallel rings cross leaves and spines, where mirrors share links with the
   // replayed pipeline.
-  ExpectSameStep(Load("llama2-70b-h100.yaml",
-                      {"cluster.nodes=32", "plan.dp=8", "plan.pp=4", "plan.global_batch=64",
-                       "cluster.inter_node.kind=fat_tree", "cluster.inter_node.oversubscription=2"}));
+  ExpectSameStep(
+      Load("llama2-70b-h100.yaml",
+           {"cluster.nodes=32", "plan.dp=8", "plan.pp=4", "plan.global_batch=64",
+            "cluster.inter_node.kind=fat_tree", "cluster.inter_node.oversubscription=2"}));
 }
 
 TEST(MirrorTraffic, SameStepWithDegradedAndFailedLinksUnderTheMirrors) {
   // 8 nodes on a fat tree of 4 leaves (16 NIC ports each) and 16 spines.
-  const Experiment e = Load("default.yaml", {"cluster.nodes=8", "plan.dp=8",
-                                             "cluster.inter_node.kind=fat_tree",
-                                             "cluster.inter_node.switch_ports=16"});
+  const Experiment e =
+      Load("default.yaml", {"cluster.nodes=8", "plan.dp=8", "cluster.inter_node.kind=fat_tree",
+                            "cluster.inter_node.switch_ports=16"});
   LinkChange degraded;
   degraded.link = "node1.nic2";
   degraded.bandwidth_factor = 0.5;
@@ -129,13 +129,13 @@ class ChainOfMirrors : public ::testing::Test {
     c.mirror_traffic = mirrors;
     return c;
   }
-  // When the replayed transfer ends, and the network after every mirror has ended.
+  // When the replayed transfer ends (the network then runs until every mirror has ended).
   static double SendSeconds(FlowCollectiveNetwork& net, std::vector<std::vector<int>> mirrors) {
     Simulator sim;
     double done_s = -1;
     const std::vector<int> replayed{0, 1};
-    net.Start(sim, CommOp::kSendRecv, replayed, 1e9, [&] { done_s = sim.Now().seconds(); },
-              mirrors);
+    net.Start(
+        sim, CommOp::kSendRecv, replayed, 1e9, [&] { done_s = sim.Now().seconds(); }, mirrors);
     sim.Run();
     return done_s;
   }
