@@ -621,6 +621,9 @@ ClusterSpec DecodeCluster(YamlReader& r) {
       "network_model",
       {{"flow", NetworkModelKind::kFlow}, {"alpha_beta", NetworkModelKind::kAlphaBeta}},
       &c.network_model);
+  r.GetEnum<MirrorTraffic>("mirror_traffic",
+                           {{"near", MirrorTraffic::kNear}, {"full", MirrorTraffic::kFull}},
+                           &c.mirror_traffic);
   if (r.Has("what_if")) DecodeWhatIf(r, &c);
   r.Skip("what_if");
   r.Finish();

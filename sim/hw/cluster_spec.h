@@ -161,6 +161,11 @@ struct WhatIfSpec {
 };
 
 enum class NetworkModelKind { kFlow, kAlphaBeta };
+// In symmetric replay, which traffic of the groups that are not replayed (mirrors) the flow
+// network simulates: kNear, the mirror coflows that cross a link replayed traffic crosses,
+// directly or through other simulated mirrors (the others are counted on their links, not
+// simulated: sim/net/flow_collectives.h); kFull, all of them.
+enum class MirrorTraffic { kNear, kFull };
 
 // The largest cluster (nodes x gpus_per_node) the config layer accepts: 2^24 GPUs, so that
 // GPU counts and products of plan degrees equal to them fit an int. Fuzzing builds
@@ -188,6 +193,7 @@ struct ClusterSpec {
   WhatIfSpec what_if;
   // kFlow: flows over the topology graph with max-min sharing; kAlphaBeta: per link class.
   NetworkModelKind network_model = NetworkModelKind::kFlow;
+  MirrorTraffic mirror_traffic = MirrorTraffic::kNear;
 
   // Precondition: nodes * gpus_per_node <= kMaxClusterGpus (DecodeCluster checks it).
   int TotalGpus() const { return nodes * gpus_per_node; }

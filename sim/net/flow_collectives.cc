@@ -292,8 +292,8 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
 struct FlowCollectiveNetwork::Running {
   Simulator* sim = nullptr;
   std::shared_ptr<const RoutedPlan> plan;
-  const Plans* mirrors = nullptr;
-  Plans own_mirrors;  // when the memo holds other groups at the same address
+  MirrorPlans* mirrors = nullptr;
+  MirrorPlans own_mirrors;  // when the memo holds other groups at the same address
   size_t next = 0;
   int outstanding = 0;
   std::function<void()> done;
@@ -317,7 +317,8 @@ FlowCollectiveNetwork::Running* FlowCollectiveNetwork::AcquireRun() {
 void FlowCollectiveNetwork::ReleaseRun(Running* run) {
   run->plan.reset();
   run->mirrors = nullptr;
-  run->own_mirrors.clear();
+  run->own_mirrors.plans.clear();
+  run->own_mirrors.split = MirrorSplit{};
   run->done = nullptr;
   run->next = 0;
   run->outstanding = 0;
@@ -332,7 +333,13 @@ FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
       tuner_(cluster, nccl.channels),
       flows_(std::move(topology), ClassEfficiency(cluster)),
       healthy_(HealthyTopology(cluster)) {
-  if (healthy_) detour_bytes_.assign(flows_.topology().links().size(), 0);
+  const size_t links = flows_.topology().links().size();
+  if (healthy_) detour_bytes_.assign(links, 0);
+  if (cluster.mirror_traffic == MirrorTraffic::kNear) {
+    near_.assign(links, 0);
+    counted_bytes_.assign(links, 0);
+    counted_busy_s_.assign(links, 0);
+  }
 }
 
 NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus,
@@ -408,18 +415,24 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   return found;
 }
 
-const FlowCollectiveNetwork::Plans* FlowCollectiveNetwork::MirrorPlansFor(
-    CommOp op, std::span<const std::vector<int>> mirrors, double bytes, Plans* scratch) {
+FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
+    CommOp op, std::span<const std::vector<int>> mirrors, double bytes, MirrorPlans* scratch) {
   auto [it, added] =
       mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
   MirrorPlans& memo = it->second;
-  if (!added &&
-      std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end())) {
-    return &memo.plans;
+  auto stored_at = [](const std::vector<int>& group, std::span<const int> seen) {
+    return group.data() == seen.data() && group.size() == seen.size();
+  };
+  if (!added && std::equal(mirrors.begin(), mirrors.end(), memo.groups.begin(), memo.groups.end(),
+                           stored_at)) {
+    return &memo;
   }
-  Plans* out = added ? &memo.plans : scratch;
-  for (const auto& m : mirrors) out->push_back(PlanFor(op, m, bytes));
-  if (added) memo.groups.assign(mirrors.begin(), mirrors.end());
+  MirrorPlans* out = added ? &memo : scratch;
+  for (const auto& m : mirrors) out->plans.push_back(PlanFor(op, m, bytes));
+  if (added) {
+    for (const auto& m : mirrors) memo.groups.emplace_back(m);
+    splits_.push_back(&memo.split);
+  }
   return out;
 }
 
@@ -493,15 +506,113 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
   for (const Coflow& f : phase.coflows) {
     flows_.StartFlowOnRoute(sim, &f.route, f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
+    MarkNear(f);
   }
-  // Mirrors load the network during this phase; nobody waits for them.
-  for (const auto& mirror : *run->mirrors) {
-    if (index >= mirror->phases.size()) continue;
-    for (const Coflow& f : mirror->phases[index].coflows) {
-      flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
+  StartMirrors(run, index);
+}
+
+// Mirrors load the network during this phase; nobody waits for them.
+void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
+  Simulator& sim = *run->sim;
+  const Plans& plans = run->mirrors->plans;
+  for (size_t m = 0; (near_.empty() || healthy_) && m < plans.size(); ++m) {
+    if (index >= plans[m]->phases.size()) continue;
+    for (const Coflow& f : plans[m]->phases[index].coflows) {
+      if (near_.empty()) flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
       CountReroutes(f);
     }
   }
+  if (near_.empty() || plans.empty()) return;
+  MirrorSplit& split = run->mirrors->split;
+  if (split.near_count != near_count_) SplitMirrors(plans, &split);
+  if (index >= split.phases.size()) return;
+  MirrorPhase& phase = split.phases[index];
+  for (const Coflow* f : phase.simulated) {
+    flows_.StartFlowOnRoute(sim, &f->route, f->bytes, nullptr);
+  }
+  if (!phase.counted.empty()) ++phase.runs;
+}
+
+void FlowCollectiveNetwork::MarkNear(int link) {
+  if (near_[link]) return;
+  near_[link] = 1;
+  ++near_count_;
+}
+
+void FlowCollectiveNetwork::MarkNear(const Coflow& f) {
+  if (f.marked_near || near_.empty()) return;
+  f.marked_near = true;
+  for (int l : f.route) MarkNear(l);
+}
+
+bool FlowCollectiveNetwork::CrossesNear(const Coflow& f) const {
+  return f.marked_near ||
+         std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
+}
+
+void FlowCollectiveNetwork::SplitMirrors(const Plans& mirrors, MirrorSplit* split) {
+  if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
+    size_t phases = 0;
+    for (const auto& m : mirrors) phases = std::max(phases, m->phases.size());
+    split->phases.assign(phases, MirrorPhase{});
+    for (const auto& m : mirrors) {
+      for (size_t i = 0; i < m->phases.size(); ++i) {
+        for (const Coflow& f : m->phases[i].coflows) split->phases[i].counted.push_back(&f);
+      }
+    }
+  }
+  // Simulated coflows stay simulated (near links stay near). Until a pass makes no link
+  // near: a coflow that now crosses a near link is simulated from now on (what it was
+  // counted for so far goes to its links), and its links become near.
+  do {
+    split->near_count = near_count_;
+    for (MirrorPhase& p : split->phases) {
+      auto counted = std::stable_partition(p.counted.begin(), p.counted.end(),
+                                           [this](const Coflow* f) { return !CrossesNear(*f); });
+      for (auto it = counted; it != p.counted.end(); ++it) {
+        AddCounted(**it, p.runs, p.busy_s);
+        MarkNear(**it);
+        p.simulated.push_back(*it);
+      }
+      p.counted.erase(counted, p.counted.end());
+    }
+  } while (split->near_count != near_count_);
+}
+
+void FlowCollectiveNetwork::AddCounted(const Coflow& f, int runs, double busy_s) {
+  if (runs == 0 && busy_s == 0) return;
+  for (int l : f.route) {
+    counted_bytes_[l] += runs * f.bytes;
+    counted_busy_s_[l] += busy_s;
+  }
+}
+
+void FlowCollectiveNetwork::AddCounted(MirrorSplit* split) {
+  for (MirrorPhase& p : split->phases) {
+    for (const Coflow* f : p.counted) AddCounted(*f, p.runs, p.busy_s);
+    p.runs = 0;
+    p.busy_s = 0;
+  }
+}
+
+void FlowCollectiveNetwork::Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const {
+  *bytes = counted_bytes_;
+  *busy_s = counted_busy_s_;
+  for (const MirrorSplit* split : splits_) {
+    for (const MirrorPhase& p : split->phases) {
+      if (p.runs == 0 && p.busy_s == 0) continue;
+      for (const Coflow* f : p.counted) {
+        for (int l : f->route) {
+          (*bytes)[l] += p.runs * f->bytes;
+          (*busy_s)[l] += p.busy_s;
+        }
+      }
+    }
+  }
+}
+
+double FlowCollectiveNetwork::LinkBytes(int link, const std::vector<double>& counted) const {
+  return flows_.link_bytes()[link] + (counted.empty() ? 0.0 : counted[link]);
 }
 
 // The data ends at start + max(stretch x (last arrival - start), min_s); then the
@@ -510,6 +621,11 @@ void FlowCollectiveNetwork::FinishPhase(Running* run) {
   if (--run->outstanding > 0) return;
   Simulator& sim = *run->sim;
   const double data_s = std::max(run->stretch * (sim.Now() - run->start).seconds(), run->min_s);
+  MirrorSplit& split = run->mirrors->split;
+  if (!near_.empty() && run->next - 1 < split.phases.size()) {
+    split.phases[run->next - 1].busy_s += data_s;  // its counted mirrors took as long
+    if (run->mirrors == &run->own_mirrors) AddCounted(&split);
+  }
   const SimTime wait = std::max(SimTime::Zero(), run->start + SimTime::Seconds(data_s) - sim.Now());
   sim.Schedule(wait + SimTime::Seconds(run->latency_s), [this, run] { RunPhase(run); });
 }
@@ -524,6 +640,10 @@ void FlowCollectiveNetwork::WatchNics(const std::vector<int>& nodes) {
     if (link.cls == LinkClass::kNicSwitch && watched[topo.NodeOfVertex(link.src)]) {
       links.push_back(static_cast<int>(l));
     }
+  }
+  // Mirrors crossing a watched NIC are simulated, so that its rate counts them.
+  if (!near_.empty()) {
+    for (int l : links) MarkNear(l);
   }
   // Every watched NIC starts at 0, so that each has a counter track.
   for (int l : links) samples_.push_back({l, SimTime::Zero(), 0.0});
@@ -540,26 +660,29 @@ std::string FlowCollectiveNetwork::LinkName(int link) const {
 std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
   const Topology& topo = flows_.topology();
   const auto& links = topo.links();
+  std::vector<double> counted_bytes, counted_busy_s;
+  Counted(&counted_bytes, &counted_busy_s);
+  // A link's busy time: its flows' and its counted mirrors', at most the step.
+  auto busy = [&](size_t l) {
+    const double flows = flows_.link_busy_s()[l];
+    if (counted_busy_s.empty() || counted_busy_s[l] == 0) return flows;
+    const double both = flows + counted_busy_s[l];
+    return step_s > 0 ? std::min(both, std::max(flows, step_s)) : both;
+  };
   std::vector<LinkUsage> classes(kLinkClassCount);
   for (int k = 0; k < kLinkClassCount; ++k) {
     classes[k].name = LinkClassName(static_cast<LinkClass>(k));
     classes[k].links = 0;
   }
-  std::vector<LinkUsage> busiest;
+  std::vector<int> carried;  // links that carried bytes
   for (size_t l = 0; l < links.size(); ++l) {
     LinkUsage& u = classes[static_cast<int>(links[l].cls)];
-    u.bytes += flows_.link_bytes()[l];
-    u.busy_s += flows_.link_busy_s()[l];
+    const double bytes = LinkBytes(static_cast<int>(l), counted_bytes);
+    u.bytes += bytes;
+    u.busy_s += busy(l);
     u.capacity += flows_.LinkCapacity(static_cast<int>(l));
     ++u.links;
-    if (flows_.link_bytes()[l] > 0) {
-      LinkUsage one;
-      one.name = topo.VertexName(links[l].src) + " -> " + topo.VertexName(links[l].dst);
-      one.bytes = flows_.link_bytes()[l];
-      one.busy_s = flows_.link_busy_s()[l];
-      one.capacity = flows_.LinkCapacity(static_cast<int>(l));
-      busiest.push_back(std::move(one));
-    }
+    if (bytes > 0) carried.push_back(static_cast<int>(l));
   }
   std::vector<LinkUsage> out;
   for (LinkUsage& u : classes) {
@@ -567,14 +690,30 @@ std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
     u.busy_s = step_s > 0 ? u.busy_s / u.links : 0;  // mean busy time of one link
     out.push_back(std::move(u));
   }
-  std::stable_sort(busiest.begin(), busiest.end(),
-                   [](const LinkUsage& a, const LinkUsage& b) { return a.bytes > b.bytes; });
-  if (busiest.size() > 8) busiest.resize(8);
-  out.insert(out.end(), busiest.begin(), busiest.end());
+  // The 8 busiest links, named only once chosen. Ties, in link order, are bytes equal to
+  // a float's precision: sums of the same traffic in another order (counted mirrors against
+  // flows) differ in the last bits.
+  const size_t shown = std::min<size_t>(carried.size(), 8);
+  std::partial_sort(carried.begin(), carried.begin() + shown, carried.end(), [&](int a, int b) {
+    const float ba = static_cast<float>(LinkBytes(a, counted_bytes));
+    const float bb = static_cast<float>(LinkBytes(b, counted_bytes));
+    return ba != bb ? ba > bb : a < b;
+  });
+  for (size_t i = 0; i < shown; ++i) {
+    const int l = carried[i];
+    LinkUsage one;
+    one.name = topo.VertexName(links[l].src) + " -> " + topo.VertexName(links[l].dst);
+    one.bytes = LinkBytes(l, counted_bytes);
+    one.busy_s = busy(l);
+    one.capacity = flows_.LinkCapacity(l);
+    out.push_back(std::move(one));
+  }
   return out;
 }
 
 double FlowCollectiveNetwork::IntraNodeBytes() const {
+  std::vector<double> counted_bytes, counted_busy_s;
+  Counted(&counted_bytes, &counted_busy_s);
   double b = 0;
   const auto& links = flows_.topology().links();
   for (size_t l = 0; l < links.size(); ++l) {
@@ -582,17 +721,19 @@ double FlowCollectiveNetwork::IntraNodeBytes() const {
     const LinkClass cls = links[l].cls;
     if ((cls == LinkClass::kNvlink || cls == LinkClass::kIci) &&
         links[l].src < flows_.topology().Gpus()) {
-      b += flows_.link_bytes()[l];
+      b += LinkBytes(static_cast<int>(l), counted_bytes);
     }
   }
   return b;
 }
 
 double FlowCollectiveNetwork::InterNodeBytes() const {
+  std::vector<double> counted_bytes, counted_busy_s;
+  Counted(&counted_bytes, &counted_busy_s);
   double b = 0;
   const auto& links = flows_.topology().links();
   for (size_t l = 0; l < links.size(); ++l) {
-    if (links[l].cls == LinkClass::kNicSwitch) b += flows_.link_bytes()[l];
+    if (links[l].cls == LinkClass::kNicSwitch) b += LinkBytes(static_cast<int>(l), counted_bytes);
   }
   return b;
 }

@@ -34,8 +34,24 @@
 // With failed what-if links, each transfer's route is compared once (when its collective
 // is first planned) with the route it takes in the healthy fabric; the bytes of those
 // that differ are counted as they run (Rerouted). Without failures nothing is compared.
+//
+// Mirror traffic (Network::Start's `mirrors`, cluster.mirror_traffic). `full`: every mirror
+// coflow runs as a flow. `near` (the default): a directed link is near once a replayed
+// coflow or a simulated mirror coflow has crossed it (or it is a watched NIC); a mirror
+// coflow runs as a flow only if it crosses a near link, decided for all of a collective's
+// mirrors at once and closed transitively (a mirror that meets a near link makes its own
+// links near, which may keep more). The others are counted, not simulated: their bytes on
+// every link they cross (bytes per link do not depend on rates), and as busy time on those
+// links the duration of the replayed phase they mirror (its symmetric image); a link's
+// busy time is the longer of its flows' and its counted mirrors' (overlapping counted
+// mirrors add up), at most the step. Max-min sharing couples flows through chains of shared
+// links and over time (a mirror counted before its links became near is not added back), so
+// `near` is an approximation: step times within 0.5 % of `full` on every bundled experiment
+// (README, "Mirror traffic"). Deciding costs nothing per collective once the near links
+// stop growing (the decision is remembered with the number of near links it saw).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -105,6 +121,9 @@ class FlowCollectiveNetwork final : public Network {
     double bytes = 0;         // per transfer
     int rerouted = 0;         // transfers whose route differs from the healthy fabric's
     std::vector<int> detour;  // their links that the healthy routes do not use
+    // Its links are near (set once, when it first runs replayed; plans are shared and
+    // const otherwise, and near links are never unmarked).
+    mutable bool marked_near = false;
   };
   struct RoutedPhase {
     double latency_s = 0;
@@ -119,16 +138,31 @@ class FlowCollectiveNetwork final : public Network {
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
   using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
+  // Per phase index of a collective's mirrors (mirror_traffic near): the coflows simulated
+  // and those counted under the near links of `near_count`, and the counted ones' runs not
+  // yet added to the links: `runs` times each one's bytes, `busy_s` the summed durations
+  // of the replayed phases they mirror.
+  struct MirrorPhase {
+    std::vector<const Coflow*> simulated, counted;
+    int runs = 0;
+    double busy_s = 0;
+  };
+  struct MirrorSplit {
+    size_t near_count = SIZE_MAX;  // SIZE_MAX: not split yet
+    std::vector<MirrorPhase> phases;
+  };
   // The plans of a collective's mirrored groups, memoised by where the replay keeps the
   // groups (the same span for every collective of a program group) and checked against
-  // their members: one lookup per collective instead of one per mirror.
+  // where each group is stored (Network::Start's contract): one lookup per collective
+  // instead of one per mirror, and no comparison of members.
   struct MirrorPlans {
-    std::vector<std::vector<int>> groups;
+    std::vector<std::span<const int>> groups;
     Plans plans;
+    MirrorSplit split;
   };
   using MirrorKey = std::tuple<const void*, int, double>;
-  const Plans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
-                              Plans* scratch);
+  MirrorPlans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
+                              MirrorPlans* scratch);
 
   const std::vector<int>* RouteOf(const Transfer& t);
   // The routed phases of a collective, memoised by (op, group, bytes).
@@ -143,6 +177,20 @@ class FlowCollectiveNetwork final : public Network {
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
   void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
+  // Mirror traffic (see the top of this file).
+  void StartMirrors(Running* run, size_t index);
+  void MarkNear(int link);
+  void MarkNear(const Coflow& f);
+  bool CrossesNear(const Coflow& f) const;
+  // Brings a split up to today's near links, closed transitively.
+  void SplitMirrors(const Plans& mirrors, MirrorSplit* split);
+  // Adds counted runs to the links: one coflow's, or all of a split's (then resets them).
+  void AddCounted(const Coflow& f, int runs, double busy_s);
+  void AddCounted(MirrorSplit* split);
+  // Per directed link: bytes and busy time of the counted mirrors, those not yet added
+  // included. Empty under mirror_traffic full.
+  void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
+  double LinkBytes(int link, const std::vector<double>& counted) const;
 
   // Routes through a relay GPU, by (src, via, dst); node-based so pointers stay valid.
   std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
@@ -161,6 +209,12 @@ class FlowCollectiveNetwork final : public Network {
   std::shared_ptr<const Topology> healthy_;
   double rerouted_bytes_ = 0;
   std::vector<double> detour_bytes_;  // per directed link; sized only with healthy_
+  // Mirror traffic near: per directed link whether it is near, how many are, and what the
+  // counted mirrors put on it (AddCounted); the memoised splits in order of creation.
+  std::vector<uint8_t> near_;
+  size_t near_count_ = 0;
+  std::vector<double> counted_bytes_, counted_busy_s_;
+  std::vector<const MirrorSplit*> splits_;
 };
 
 }  // namespace meshsim

@@ -58,7 +58,9 @@ class Network {
   // sim.Now() and calls `done` from a simulator event when it completes. `mirrors` are
   // groups that run the same collective at the same time without being replayed (their
   // ranks are symmetric to replayed ones): their traffic loads the network, their
-  // completion is not reported.
+  // completion is not reported. A network may remember `mirrors` by where the groups are
+  // stored: while it lives, groups passed again at the same addresses and sizes must have
+  // the same members (the replay's are fixed for the whole replay).
   virtual void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
                      std::function<void()> done, std::span<const std::vector<int>> mirrors) = 0;
   // Per link class, then the busiest individual links; busy_s up to `until`.

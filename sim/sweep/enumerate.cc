@@ -482,6 +482,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
     if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
+    if (k.mirror_traffic != MirrorTraffic::kNear) h = Fnv(h, "mirrors|full");
     if (k.intra_node.nvls != NvlsMode::kAuto) {
       h = Fnv(h, "nvls|" + std::to_string(static_cast<int>(k.intra_node.nvls)));
     }

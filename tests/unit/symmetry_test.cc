@@ -25,10 +25,17 @@ Experiment Load(const std::vector<std::string>& sets) {
 
 TEST(Symmetry, SameSummaryAsFullReplay) {
   // tp 2 x pp 4 x dp 2 over two nodes, ZeRO-1: DP, TP and PP traffic, cross-node groups.
-  const Experiment e = Load({});
+  // With every mirror simulated (mirror_traffic full) the links' figures are the same bits
+  // too; with the default (near) the mirrors the replayed traffic never meets are counted,
+  // which leaves every figure but the links' the same.
+  const Experiment e = Load({"cluster.mirror_traffic=full"});
   const auto symmetric = SummaryOf(e, false);
-  const auto full = SummaryOf(e, true);
+  auto full = SummaryOf(e, true);
   EXPECT_EQ(symmetric.dump(1), full.dump(1));
+  auto near = SummaryOf(Load({}), false);
+  near.erase("links");
+  full.erase("links");
+  EXPECT_EQ(near.dump(1), full.dump(1));
 }
 
 // With per-link-class costs every copy of a collective takes the same time: identical.
