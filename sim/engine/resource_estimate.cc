@@ -14,10 +14,14 @@ namespace {
 // Measured on GPT-1T (results/scale.md), rounded up: resident bytes and seconds per
 // replayed op, per rank of the mesh (per-rank results; the summary's JSON), per directed
 // link of the flow network's topology (its graph, link state and routes) and per GPU
-// whose mirrored traffic the symmetric flow network carries.
+// whose mirrored traffic the symmetric flow network carries. Bytes per op: full replay of
+// GPT-1T peaks at 624 MiB for 8.3 M ops on 3,072 GPUs and 3,299 MiB for 44 M ops on 16,384
+// (results/bench.md, 24-byte op records): about 75-80 bytes, rounded up to 96; the flow
+// network adds little per op (630 MiB on 3,072 GPUs). Seconds per mirrored GPU are those
+// of cluster.mirror_traffic full (measured before near); near takes about a seventh.
 constexpr double kBaseBytes = 24e6;
-constexpr double kBytesPerOpAlphaBeta = 160;
-constexpr double kBytesPerOpFlow = 200;
+constexpr double kBytesPerOpAlphaBeta = 96;
+constexpr double kBytesPerOpFlow = 104;
 constexpr double kBytesPerLink = 200;
 constexpr double kBytesPerRank = 4400;  // per rank of the mesh: results and summary
 constexpr double kBytesPerMirroredGpu = 400;
