@@ -17,8 +17,10 @@ namespace {
 // whose mirrored traffic the symmetric flow network carries. Bytes per op: full replay of
 // GPT-1T peaks at 624 MiB for 8.3 M ops on 3,072 GPUs and 3,299 MiB for 44 M ops on 16,384
 // (results/bench.md, 24-byte op records): about 75-80 bytes, rounded up to 96; the flow
-// network adds little per op (630 MiB on 3,072 GPUs). Seconds per mirrored GPU are those
-// of cluster.mirror_traffic full (measured before near); near takes about a seventh.
+// network adds little per op (630 MiB on 3,072 GPUs). Seconds per mirrored GPU: with
+// cluster.mirror_traffic full as measured before near; with near, GPT-1T's default mode
+// takes 0.77 s on 16,384 GPUs and 5.2 s on 98,304 (results/bench.md): about 50 us per
+// mirrored GPU with everything else, rounded up to 70.
 constexpr double kBaseBytes = 24e6;
 constexpr double kBytesPerOpAlphaBeta = 96;
 constexpr double kBytesPerOpFlow = 104;
@@ -29,6 +31,7 @@ constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
 constexpr double kSecondsPerOpFlow = 1.2e-6;
 constexpr double kSecondsPerLink = 0.4e-6;
 constexpr double kSecondsPerMirroredGpu = 350e-6;
+constexpr double kSecondsPerMirroredGpuNear = 70e-6;
 constexpr double kSecondsPerRank = 10e-6;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -39,8 +42,10 @@ struct Costs {
 };
 
 // What replaying `ops` costs, on a cluster of `gpus` with `links` flow-network links
-// (0: alpha-beta), `mirrored` of whose GPUs are not replayed.
-Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks) {
+// (0: alpha-beta), `mirrored` of whose GPUs are not replayed, each costing
+// `seconds_per_mirrored`.
+Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks,
+             double seconds_per_mirrored = kSecondsPerMirroredGpu) {
   const bool flow = links > 0;
   Costs c;
   c.bytes = kBaseBytes +
@@ -50,7 +55,7 @@ Costs CostOf(int64_t ops, int64_t links, int64_t mirrored, int64_t ranks) {
             static_cast<double>(ranks) * kBytesPerRank;
   c.seconds = static_cast<double>(ops) * (flow ? kSecondsPerOpFlow : kSecondsPerOpAlphaBeta) +
               static_cast<double>(links) * kSecondsPerLink +
-              static_cast<double>(mirrored) * kSecondsPerMirroredGpu +
+              static_cast<double>(mirrored) * seconds_per_mirrored +
               static_cast<double>(ranks) * kSecondsPerRank;
   return c;
 }
@@ -103,8 +108,12 @@ ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions&
   }
   const int64_t links = est.topology_links;
   auto mirrored = [&](int64_t replayed) { return links > 0 ? est.ranks - replayed : 0; };
-  const Costs run = CostOf(est.ops, links, mirrored(est.replayed_ranks), est.ranks);
-  const Costs symmetric = CostOf(est.ops_per_pipeline, links, mirrored(pp), est.ranks);
+  const double per_mirrored = e.cluster.mirror_traffic == MirrorTraffic::kNear
+                                  ? kSecondsPerMirroredGpuNear
+                                  : kSecondsPerMirroredGpu;
+  const Costs run = CostOf(est.ops, links, mirrored(est.replayed_ranks), est.ranks, per_mirrored);
+  const Costs symmetric =
+      CostOf(est.ops_per_pipeline, links, mirrored(pp), est.ranks, per_mirrored);
   est.bytes = run.bytes;
   est.seconds = run.seconds;
   est.symmetric_bytes = symmetric.bytes;
