@@ -57,11 +57,12 @@ SYNTAX = {"yaml": [": ", "- ", "{", "}", "[", "]", ", ", "&a ", "*a", "!!str ", 
                    "|\n", "\n  ", "#", "'", '"'],
           "json": ["{", "}", "[", "]", ":", ",", '"', "null", "true", "false", "-0", "1.5e10"],
           "args": [" ", "=", "'", '"', "\\\n", "[0]*3+[1]*5", "([1,0]*4)"]}
+DECODERS = ["sim/config/decode.cc", "sim/config/decode_model.cc",
+            "sim/config/decode_cluster.cc"]
 DICT_SOURCES = {
-    "experiment": ("yaml", ["sim/config/decode.cc", "sim/config/loader.cc"]),
-    "set": ("yaml", ["sim/config/decode.cc", "sim/config/loader.cc"]),
-    "sweep": ("yaml", ["sim/config/decode.cc", "sim/config/sweep_loader.cc",
-                       "sim/sweep/enumerate.cc"]),
+    "experiment": ("yaml", DECODERS + ["sim/config/loader.cc"]),
+    "set": ("yaml", DECODERS + ["sim/config/loader.cc"]),
+    "sweep": ("yaml", DECODERS + ["sim/config/sweep_loader.cc", "sim/sweep/enumerate.cc"]),
     "import_hf": ("json", ["sim/config/import_hf.cc"]),
     "import_megatron": ("args", ["sim/config/megatron_args.cc", "sim/config/import_megatron.cc"]),
     "import_maxtext": ("yaml", ["sim/config/import_maxtext.cc", "sim/config/maxtext_mesh.cc"]),

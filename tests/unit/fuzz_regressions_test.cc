@@ -147,7 +147,7 @@ TEST(FuzzRegressions, PlanDegreeProductsDoNotOverflow) {
 // Found by review, fuzz_set: nodes x gpus_per_node overflowed int (ClusterSpec::TotalGpus)
 //   for nodes 1000000000 and 8 GPUs per node (reproduced with fuzz_set before the fix).
 // Fix: the cluster decoder accepts at most kMaxClusterGpus = 2^24 GPUs (2^14 in fuzzing
-//   builds, so that every input loads fast) (sim/config/decode.cc, DecodeCluster).
+//   builds, so that every input loads fast) (sim/config/decode_cluster.cc, DecodeCluster).
 TEST(FuzzRegressions, ClusterLargerThanTheLimitIsBadInput) {
   const InputError e = DefaultWith({"cluster.nodes=1000000000"});
   EXPECT_EQ(e.file, "--set cluster.nodes=1000000000");
