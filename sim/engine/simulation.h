@@ -63,7 +63,7 @@ std::unique_ptr<Simulation> Simulate(const Experiment& experiment,
 // `extra`, or all ranks if `full`; ascending.
 std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full);
 // Whether every rank must be replayed: asked for, or stragglers, changed links and skewed
-// MoE routing make ranks differ, and expert-parallel groups (blocks of the dp x cp ranks)
+// MoE routing make ranks differ, and expert-parallel groups (blocks of a stage's ranks)
 // are not mapped onto each other by the tp/cp/dp translations symmetric replay relies on.
 bool NeedsFullReplay(const Experiment& experiment, const SimulationOptions& options);
 

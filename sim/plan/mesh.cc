@@ -1,5 +1,6 @@
 #include "sim/plan/mesh.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace meshsim {
@@ -27,8 +28,36 @@ Mesh::Mesh(const PlanSpec& plan) : ep_(plan.ep) {
     c.cp = at(Axis::kCp);
     c.dp = at(Axis::kDp);
     c.pp = at(Axis::kPp);
-    c.ep = (c.dp * plan.cp + c.cp) % plan.ep;
   }
+  fold_tp_ = plan.ExpertsFoldTp();
+  stage_size_ = plan.tp * plan.cp * plan.dp;
+  if (!fold_tp_) {
+    for (Coords& c : coords_) c.ep = (c.dp * plan.cp + c.cp) % ep_;
+    return;
+  }
+  if (ep_ == 1) return;  // one expert group per rank; ExpertDataGroup lists the stage
+  stage_ranks_.reserve(size_);
+  stage_index_.resize(size_);
+  for (int p = 0; p < plan.pp; ++p) {
+    const std::vector<int> stage = StageRanks(p);
+    for (int i = 0; i < stage_size_; ++i) {
+      stage_index_[stage[i]] = i;
+      coords_[stage[i]].ep = i % ep_;
+    }
+    stage_ranks_.insert(stage_ranks_.end(), stage.begin(), stage.end());
+  }
+}
+
+std::vector<int> Mesh::StageRanks(int pp) const {
+  std::vector<int> stage;
+  stage.reserve(stage_size_);
+  for (int d = 0; d < degree_[Idx(Axis::kDp)]; ++d) {
+    for (int k = 0; k < degree_[Idx(Axis::kCp)]; ++k) {
+      for (int t = 0; t < degree_[Idx(Axis::kTp)]; ++t) stage.push_back(RankOf(t, k, d, pp));
+    }
+  }
+  std::sort(stage.begin(), stage.end());
+  return stage;
 }
 
 int Mesh::RankOf(int tp, int cp, int dp, int pp) const {
@@ -49,20 +78,35 @@ std::vector<int> Mesh::Group(int rank, Axis axis) const {
   return g;
 }
 
-std::vector<int> Mesh::ExpertGroup(int rank) const {
-  const std::vector<int> all = GradientGroup(rank);
+std::vector<int> Mesh::ExpertDomain(int rank, int* index) const {
   const Coords& c = coords_[rank];
-  const int index = c.dp * degree_[Idx(Axis::kCp)] + c.cp;
+  if (!fold_tp_) {
+    *index = c.dp * degree_[Idx(Axis::kCp)] + c.cp;
+    return GradientGroup(rank);
+  }
+  if (stage_index_.empty()) {
+    std::vector<int> stage = StageRanks(c.pp);
+    *index = static_cast<int>(std::lower_bound(stage.begin(), stage.end(), rank) - stage.begin());
+    return stage;
+  }
+  *index = stage_index_[rank];
+  const auto first = stage_ranks_.begin() + c.pp * stage_size_;
+  return std::vector<int>(first, first + stage_size_);
+}
+
+std::vector<int> Mesh::ExpertGroup(int rank) const {
+  if (ep_ == 1) return {rank};
+  int index = 0;
+  const std::vector<int> domain = ExpertDomain(rank, &index);
   const int first = index / ep_ * ep_;
-  return std::vector<int>(all.begin() + first, all.begin() + first + ep_);
+  return std::vector<int>(domain.begin() + first, domain.begin() + first + ep_);
 }
 
 std::vector<int> Mesh::ExpertDataGroup(int rank) const {
-  const std::vector<int> all = GradientGroup(rank);
-  const Coords& c = coords_[rank];
-  const int index = c.dp * degree_[Idx(Axis::kCp)] + c.cp;
+  int index = 0;
+  const std::vector<int> domain = ExpertDomain(rank, &index);
   std::vector<int> g;
-  for (size_t i = index % ep_; i < all.size(); i += ep_) g.push_back(all[i]);
+  for (size_t i = index % ep_; i < domain.size(); i += ep_) g.push_back(domain[i]);
   return g;
 }
 

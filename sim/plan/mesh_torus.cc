@@ -92,7 +92,7 @@ std::vector<int> SliceAxisSizes(const PlanSpec& plan, int chips) {
         break;
       case Axis::kEp:
         degree = 1;
-        break;  // folded into dp x cp (mesh.h)
+        break;  // folded into tp x dp x cp (mesh.h)
       case Axis::kDp:
         degree = plan.dp;
         break;

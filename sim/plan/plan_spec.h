@@ -39,7 +39,7 @@ struct PlanSpec {
   std::vector<int> stage_layers;
   int micro_batch = 1;
   int global_batch = 1;
-  // Innermost axis first. ep is folded into dp x cp (Megatron-Core), so it does not
+  // Innermost axis first. ep is folded into tp x dp x cp (Megatron-Core), so it does not
   // occupy ranks of its own; its position is kept for the record.
   std::array<Axis, kAxisCount> mesh_order{Axis::kTp, Axis::kCp, Axis::kEp, Axis::kDp, Axis::kPp};
   int64_t dp_bucket_bytes = 25'000'000;  // gradient bucket size (PyTorch DDP default 25 MB)
@@ -79,6 +79,12 @@ struct PlanSpec {
   // Precondition (both): a plan that ValidatePlan accepted, so that no product overflows.
   int Ranks() const { return tp * pp * dp * cp; }
   int MicroBatches() const { return global_batch / (micro_batch * dp); }
+  // Expert parallelism folds over the TP ranks too, as Megatron-Core's does with expert
+  // tensor parallelism 1 (sim/plan/mesh.h); a JAX plan's experts rule names batch and
+  // sequence axes only, so its EP groups stay within the dp x cp ranks of one tp index.
+  bool ExpertsFoldTp() const { return jax.Empty(); }
+  // The ranks that hold the same experts and reduce their gradients (MoE models).
+  int ExpertDataDegree() const { return (ExpertsFoldTp() ? tp : 1) * dp * cp / ep; }
 };
 
 struct TrainingSpec {

@@ -105,7 +105,8 @@ Status CheckInterleaved(const PlanSpec& p) {
   return Ok{};
 }
 
-// The sequence over cp, experts over ep (which divides dp*cp, as in Megatron-Core).
+// The sequence over cp, experts over ep (which divides tp*dp*cp: Megatron-Core's expert
+// parallelism folded over the TP, CP and DP ranks of a stage with expert TP 1).
 Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
   if (m.seq_len % p.cp != 0) {
     return BadKey("plan.cp",
@@ -117,8 +118,9 @@ Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
                   "parallelism as ring attention only), found " +
                       N(p.cp));
   }
-  if ((p.dp * p.cp) % p.ep != 0) {
-    return BadKey("plan.ep", "ep = " + N(p.ep) + " does not divide dp*cp = " + N(p.dp * p.cp));
+  if ((p.tp * p.dp * p.cp) % p.ep != 0) {
+    return BadKey("plan.ep",
+                  "ep = " + N(p.ep) + " does not divide tp*dp*cp = " + N(p.tp * p.dp * p.cp));
   }
   if (p.ep > 1 && (m.experts == 0 || m.experts % p.ep != 0)) {
     return BadKey("plan.ep", "ep = " + N(p.ep) + " needs a MoE model whose experts (" +

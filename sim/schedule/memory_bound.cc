@@ -27,7 +27,7 @@ class StageMemory {
   explicit StageMemory(const Experiment& ex) : e_(ex), costs_(ex.model, ex.plan, ex.training) {
     const PlanSpec& p = e_.plan;
     nd_ = p.dp * p.cp;
-    ned_ = nd_ / p.ep;
+    ned_ = e_.model.IsMoe() ? p.ExpertDataDegree() : 1;
     layers_.resize(e_.model.AllLayers());
     for (int l = 0; l < e_.model.AllLayers(); ++l) layers_[l] = LayerMemoryOf(l);
     // Per virtual stage: the activations one forward of it stores (its logits first).

@@ -25,7 +25,7 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
   AddLayerShapes();
   micro_batches_ = p.MicroBatches();
   nd_ = p.dp * p.cp;
-  ned_ = nd_ / p.ep;
+  ned_ = m.IsMoe() ? p.ExpertDataDegree() : 1;
 }
 
 PassShapeIds StepBuilder::AddPassShapes(const PassKernels& k) {
@@ -370,10 +370,12 @@ void StepBuilder::EmitRank(int rank) {
   }
   st.cp_group = mesh_.Group(rank, Axis::kCp);
   st.grad_group = mesh_.GradientGroup(rank);
-  st.ep_group = mesh_.ExpertGroup(rank);
-  st.expert_grad_group = mesh_.ExpertDataGroup(rank);
-  // The busiest expert sits on the first rank of each EP group; capacity caps it.
-  if (m_.IsMoe()) st.expert_load = stages_.ExpertLoad(mesh_.CoordsOf(rank).ep);
+  if (m_.IsMoe()) {
+    st.ep_group = mesh_.ExpertGroup(rank);
+    st.expert_grad_group = mesh_.ExpertDataGroup(rank);
+    // The busiest expert sits on the first rank of each EP group; capacity caps it.
+    st.expert_load = stages_.ExpertLoad(mesh_.CoordsOf(rank).ep);
+  }
   const LocalParams params = stages_.StageParams(st.stage);
   const ModelStateBytes dense = ModelStates(params.dense, nd_, p_.zero, t_);
   const ModelStateBytes expert = ModelStates(params.expert, ned_, p_.zero, t_);

@@ -225,7 +225,7 @@ class StepBuilder {
   std::vector<std::pair<double, MoeShapeIds>> moe_ids_;
   int micro_batches_ = 0;
   int nd_ = 1;   // dense gradient group: dp x cp
-  int ned_ = 1;  // expert gradient group: dp x cp / ep
+  int ned_ = 1;  // expert gradient group: PlanSpec::ExpertDataDegree (MoE models only)
   // Per (group, channel) key: the collectives created so far, in issue order.
   std::vector<std::vector<int32_t>> instances_;
 };

@@ -4,6 +4,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/plan/validate.h"
 #include "sim/workload/transformer.h"
 #include "tests/unit/test_fixtures.h"
 
@@ -145,6 +146,64 @@ TEST(ExpertParallel, ExpertGradientsReduceOverExpertDataGroupOnly) {
     }
   }
   EXPECT_TRUE(seen_expert_group);
+}
+
+// Megatron-Core folds EP over the TP ranks too (expert tensor parallelism 1): with tp 2,
+// dp 4 the stage's ranks 0..7 in rank order form EP groups of `ep`, and the ranks at the
+// same place in their EP group reduce the experts' gradients.
+TEST(ExpertParallel, FoldsOverTensorParallelRanks) {
+  Experiment e = Moe(4);
+  e.plan.tp = 2;
+  e.plan.dp = 4;
+  e.plan.sequence_parallel = true;
+  ASSERT_TRUE(ValidatePlan(e.plan, e.training, e.model, e.cluster).ok());
+  const auto sim = Simulate(e);
+  const Mesh& mesh = sim->mesh;
+  EXPECT_EQ(mesh.ExpertGroup(5), (std::vector<int>{4, 5, 6, 7}));  // tp 0-1 of dp 2-3
+  EXPECT_EQ(mesh.ExpertDataGroup(1), (std::vector<int>{1, 5}));
+  EXPECT_EQ(mesh.CoordsOf(6).ep, 2);
+  // The all-to-all runs over that group; the expert gradients over {1, 5}.
+  bool a2a_over_tp = false, grads_over_edp = false;
+  for (const Op& op : sim->program.ops()) {
+    if (op.rank != 1 || op.comm < 0) continue;
+    const auto& group = sim->program.groups()[sim->program.comms()[op.comm].group];
+    a2a_over_tp = a2a_over_tp || (op.tag == Tag::kEpComm && group == std::vector<int>{0, 1, 2, 3});
+    grads_over_edp =
+        grads_over_edp || (op.tag == Tag::kDpGradReduce && group == std::vector<int>{1, 5});
+  }
+  EXPECT_TRUE(a2a_over_tp);
+  EXPECT_TRUE(grads_over_edp);
+  // ep 8 = tp x dp: one EP group per stage, nothing left to reduce expert gradients over;
+  // ep must divide tp x dp x cp.
+  e.plan.ep = 8;
+  EXPECT_TRUE(ValidatePlan(e.plan, e.training, e.model, e.cluster).ok());
+  EXPECT_EQ(Mesh(e.plan).ExpertDataGroup(3), (std::vector<int>{3}));
+  e.plan.ep = 16;
+  e.model.experts = 16;
+  const Status bad = ValidatePlan(e.plan, e.training, e.model, e.cluster);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("does not divide tp*dp*cp = 8"), std::string::npos);
+}
+
+// With tp > 1 and no EP the experts are still whole on every TP rank, so their gradients
+// reduce over the whole stage (tp x dp), the dense ones over dp only.
+TEST(ExpertParallel, ExpertGradientsReduceOverTensorParallelRanksToo) {
+  Experiment e = Moe(1);
+  e.plan.tp = 2;
+  e.plan.dp = 4;
+  e.plan.sequence_parallel = true;
+  const auto sim = Simulate(e);
+  EXPECT_EQ(sim->mesh.ExpertGroup(2), (std::vector<int>{2}));
+  const std::vector<int> stage{0, 1, 2, 3, 4, 5, 6, 7}, dp{0, 2, 4, 6};
+  bool expert_grads = false, dense_grads = false;
+  for (const Op& op : sim->program.ops()) {
+    if (op.rank != 0 || op.tag != Tag::kDpGradReduce) continue;
+    const auto& group = sim->program.groups()[sim->program.comms()[op.comm].group];
+    expert_grads = expert_grads || group == stage;
+    dense_grads = dense_grads || group == dp;
+  }
+  EXPECT_TRUE(expert_grads);
+  EXPECT_TRUE(dense_grads);
 }
 
 TEST(ExpertParallel, SkewSlowsTheStepAndNamesTheBusiestRank) {
