@@ -66,8 +66,7 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   return waves * 2 * tile_m * tile_n * k / per_sm_flops;
 }
 
-double ShapeComputeModel::ComputeSeconds(const GemmShape& g, double peak,
-                                         double efficiency) const {
+double ShapeComputeModel::ComputeSeconds(const GemmShape& g, double peak, double efficiency) const {
   return std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak, efficiency),
                   TiledSeconds(g, p_.tile_n, p_.tile_m, peak, efficiency));
 }
@@ -93,8 +92,8 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
   const double efficiency =
       fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency;
-  const double compute = std::min(ComputeSeconds(g, peak, efficiency),
-                                  SharedComputeSeconds(g, peak, efficiency));
+  const double compute =
+      std::min(ComputeSeconds(g, peak, efficiency), SharedComputeSeconds(g, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.
   const double bytes = fp8 ? ((g.m * g.k + g.k * g.n) + g.m * g.n * p_.bytes_per_element) * g.batch
                            : (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;
