@@ -34,10 +34,22 @@
 namespace meshsim::schedule_internal {
 namespace {
 
+// Transformer Engine issues the chunk GEMMs of a comm-GEMM overlap round-robin on
+// min(NVTE_COMM_OVERLAP_MAX_STREAMS = 3, chunks) compute streams (`_stream_compute[i %
+// _stream_compute.size()]` in split_overlap_ag / split_overlap_rs of
+// transformer_engine/pytorch/csrc/comm_gemm_overlap.h, TE 1.x, NVIDIA/TransformerEngine @
+// 00671635): a chunk starts once its slice has arrived, beside the previous ones, so the
+// partial last wave of one chunk is filled by the next. XLA's collective matmul runs its
+// steps one after the other.
+constexpr int kTeComputeStreams = 3;
+
 // `s` with every GEMM cut to `tokens / chunks` rows (m is the token dimension of forward
-// and dgrad GEMMs, see layer_kernels.h).
-KernelShapes Chunked(KernelShapes s, int chunks) {
-  for (GemmShape& g : s.gemms) g.m /= chunks;
+// and dgrad GEMMs, see layer_kernels.h), run on `streams` streams (GemmShape::streams).
+KernelShapes Chunked(KernelShapes s, int chunks, int streams) {
+  for (GemmShape& g : s.gemms) {
+    g.m /= chunks;
+    g.streams = std::min(streams, chunks);
+  }
   return s;
 }
 
@@ -66,9 +78,11 @@ void StepBuilder::AddOverlapShapes(const LayerKernels& k) {
 // at least two GEMMs (every dense block does), the dgrad at least one.
 int32_t StepBuilder::AddOverlapShapes(const PassKernels& k) {
   const int n = p_.tp;
+  const int streams = p_.jax.Empty() ? kTeComputeStreams : 1;
   const size_t g = k.fwd.gemms.size();
   OverlapShapes o;
-  KernelShapes head = Chunked(Slice(k.fwd, 0, 1), n), tail = Chunked(Slice(k.fwd, g - 1, g), n);
+  KernelShapes head = Chunked(Slice(k.fwd, 0, 1), n, streams);
+  KernelShapes tail = Chunked(Slice(k.fwd, g - 1, g), n, streams);
   KernelShapes body = Slice(k.fwd, 1, g - 1);
   body.attention = k.fwd.attention;
   o.head_chunk_flops = head.Flops();
@@ -77,7 +91,7 @@ int32_t StepBuilder::AddOverlapShapes(const PassKernels& k) {
   o.head_chunk = prog_.AddShapes(std::move(head));
   o.tail_chunk = prog_.AddShapes(std::move(tail));
   if (!body.Empty()) o.body = prog_.AddShapes(std::move(body));
-  KernelShapes dgrad_chunk = Chunked(Slice(k.dgrad, 0, 1), n);
+  KernelShapes dgrad_chunk = Chunked(Slice(k.dgrad, 0, 1), n, streams);
   KernelShapes rest = Slice(k.dgrad, 1, k.dgrad.gemms.size());
   rest.attention = k.dgrad.attention;
   o.dgrad_chunk_flops = dgrad_chunk.Flops();

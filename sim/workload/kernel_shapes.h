@@ -19,6 +19,10 @@ namespace meshsim {
 // the output layer stay BF16. `casts_a`: A (m x k: the input X of a forward GEMM, the
 // output gradient dY of a dgrad GEMM) is cast to FP8 just before it; a wgrad GEMM reuses
 // both casts (X^T and dY^T, cast with their transposes) and casts nothing.
+//
+// `streams`: the GEMM is one of a run of like GEMMs issued round-robin on this many CUDA
+// streams, so that up to `streams` of them run at once and fill each other's idle SMs
+// (Transformer Engine's comm-GEMM overlap chunks, tp_overlap.cc); 1: alone on the GPU.
 struct GemmShape {
   double m = 0;
   double n = 0;
@@ -26,6 +30,7 @@ struct GemmShape {
   double batch = 1;
   bool fp8 = false;
   bool casts_a = false;
+  double streams = 1;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

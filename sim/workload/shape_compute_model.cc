@@ -66,6 +66,22 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   return waves * 2 * tile_m * tile_n * k / per_sm_flops;
 }
 
+double ShapeComputeModel::ComputeSeconds(const GemmShape& g, double peak, double efficiency) const {
+  return std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak, efficiency),
+                  TiledSeconds(g, p_.tile_n, p_.tile_m, peak, efficiency));
+}
+
+// `streams` like GEMMs at once: their tiles share the waves, each GEMM takes its share of
+// the time of all of them (an upper bound on its time alone is ComputeSeconds).
+double ShapeComputeModel::SharedComputeSeconds(const GemmShape& g, double peak,
+                                               double efficiency) const {
+  if (g.streams <= 1) return ComputeSeconds(g, peak, efficiency);
+  GemmShape together = g;
+  together.batch *= g.streams;
+  together.streams = 1;
+  return ComputeSeconds(together, peak, efficiency) / g.streams;
+}
+
 double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   if (g.Flops() == 0) return 0;
   const bool fp8 = g.fp8 && p_.fp8.On();
@@ -76,8 +92,8 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
   const double efficiency =
       fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency;
-  const double compute = std::min(TiledSeconds(g, p_.tile_m, p_.tile_n, peak, efficiency),
-                                  TiledSeconds(g, p_.tile_n, p_.tile_m, peak, efficiency));
+  const double compute =
+      std::min(ComputeSeconds(g, peak, efficiency), SharedComputeSeconds(g, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.
   const double bytes = fp8 ? ((g.m * g.k + g.k * g.n) + g.m * g.n * p_.bytes_per_element) * g.batch
                            : (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * p_.bytes_per_element;

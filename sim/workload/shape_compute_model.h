@@ -92,8 +92,9 @@ class ShapeComputeModel final : public ComputeModel {
   // One GEMM (all of its batch): the measured table's rate where it has the shape;
   // otherwise the longer of (a) the compute time of its waves of tiles (the tile laid
   // both ways, the faster kept; a tile wider than the GEMM cut to it in steps of 16;
-  // output tiles fewer than SMs split k over the idle SMs), and (b) the time to move A,
-  // B and C through HBM.
+  // output tiles fewer than SMs split k over the idle SMs; a GEMM run on several streams
+  // at once with its like, GemmShape::streams, the faster of alone and its share of their
+  // waves), and (b) the time to move A, B and C through HBM.
   // An fp8 GEMM under FP8 training runs at the FP8 peak with 1-byte A and B (the table
   // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s.
   double GemmSeconds(const GemmShape& g) const;
@@ -108,6 +109,10 @@ class ShapeComputeModel final : public ComputeModel {
  private:
   double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak,
                       double efficiency) const;
+  // The tile laid both ways, the faster kept.
+  double ComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
+  // Run beside g.streams - 1 like GEMMs (GemmShape::streams): its share of their waves.
+  double SharedComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
   const ShapeModelParams p_;
 };
 

@@ -87,7 +87,9 @@ int RingShifts(const Program& p) {
 // Collective matmul is the decomposition of plan.tp_comm_overlap run bidirectionally
 // (tp_overlap.cc): the same collectives but each ring shift split into two of half the
 // bytes, one each way round the TP ring; on the GPUs' NVLink switch both halves share each
-// GPU's ports, so the step time stays within 0.1 % of the explicit plan with it.
+// GPU's ports. The explicit plan runs Transformer Engine's chunk GEMMs on two streams at
+// once (GemmShape::streams), XLA's run one at a time, so the JAX plan is a little slower:
+// within 1 % here, never faster.
 TEST(JaxXla, CollectiveMatmulEqualsTpCommOverlap) {
   const Result<Experiment> jax = Load(2, kMegatronRules + "  xla: {collective_matmul: true}\n");
   const Result<Experiment> torch = Load(2,
@@ -99,7 +101,9 @@ TEST(JaxXla, CollectiveMatmulEqualsTpCommOverlap) {
   EXPECT_EQ(RingShifts(a->program), 2 * RingShifts(b->program));
   EXPECT_EQ(a->program.comms().size() - RingShifts(a->program),
             b->program.comms().size() - RingShifts(b->program));
-  EXPECT_NEAR(a->replay.step_time.seconds() / b->replay.step_time.seconds(), 1.0, 1e-3);
+  const double ratio = a->replay.step_time.seconds() / b->replay.step_time.seconds();
+  EXPECT_GE(ratio, 1.0);
+  EXPECT_LT(ratio, 1.01);
   // Off, the all-gathers and reduce-scatters are whole; on, ring steps (ring shifts).
   const auto plain = Simulate(Load(2, kMegatronRules).value());
   EXPECT_EQ(RingShifts(plain->program), 0);

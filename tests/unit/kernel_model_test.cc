@@ -60,6 +60,22 @@ TEST(ShapeComputeModel, FewTilesSplitKOverIdleSms) {
   EXPECT_DOUBLE_EQ(model.GemmSeconds({128, 128, 4096}), 33.554432e-6);
 }
 
+TEST(ShapeComputeModel, GemmsOnSeveralStreamsShareTheirWaves) {
+  const ShapeComputeModel model(FourSms());
+  // 640 x 128 x 1024: 5 tiles, two waves alone (67.1 us, the fifth tile alone in the
+  // second). Three such GEMMs on three streams at once: 15 tiles in 4 waves, a third of
+  // it each, 4/3 of a wave.
+  GemmShape g{640, 128, 1024};
+  EXPECT_DOUBLE_EQ(model.GemmSeconds(g), 2 * 33.554432e-6);
+  g.streams = 3;
+  EXPECT_DOUBLE_EQ(model.GemmSeconds(g), 4.0 / 3 * 33.554432e-6);
+  // Sharing never makes a GEMM slower than alone: one 128 x 128 x 4096 tile splits k
+  // over the 4 SMs alone (33.6 us); three at once would leave one SM idle (44.7 us each).
+  GemmShape one{128, 128, 4096};
+  one.streams = 3;
+  EXPECT_DOUBLE_EQ(model.GemmSeconds(one), 33.554432e-6);
+}
+
 TEST(ShapeComputeModel, SkinnyGemmIsMemoryBound) {
   const ShapeModelParams a100;  // 108 SMs, 256 x 128 tiles, k_half 128, 312 TFLOP/s
   const ShapeComputeModel model(a100);

@@ -2,6 +2,7 @@
 // models, and the op structure the step builder emits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "sim/engine/simulation.h"
@@ -126,6 +127,32 @@ TEST(TpCommOverlap, ChunksAndRingShiftsInTheProgram) {
   int plain_gathers = 0;
   for (const Comm& c : q.comms()) plain_gathers += c.op == CommOp::kAllGather;
   EXPECT_EQ(plain_gathers - gathers, 8 * 4);
+}
+
+// The GEMM chunks of a Transformer Engine overlap run on min(3, tp) streams at once
+// (GemmShape::streams); XLA's collective matmul runs its steps one at a time.
+int ChunkStreams(const Experiment& e) {
+  const Program p = BuildStepProgram(e.model, e.plan, e.training, Mesh(e.plan));
+  double streams = 0;
+  int chunks = 0;
+  for (const OpWork& w : p.works()) {
+    const KernelShapes* shapes = p.ShapesOf(w.work);
+    if (shapes == nullptr) continue;
+    for (const GemmShape& g : shapes->gemms) {
+      if (g.m != 1024.0 / 2) continue;  // a chunk: T / tp tokens (or a wgrad as wide)
+      streams = std::max(streams, g.streams);
+      ++chunks;
+    }
+  }
+  EXPECT_GT(chunks, 0);
+  return static_cast<int>(streams);
+}
+
+Experiment TwoWayXla();
+
+TEST(TpCommOverlap, TransformerEngineRunsChunksOnSeveralStreams) {
+  EXPECT_EQ(ChunkStreams(TwoWayTp(true)), 2);
+  EXPECT_EQ(ChunkStreams(TwoWayXla()), 1);
 }
 
 // XLA's collective matmul (a JAX-style plan): each step is two shifts of half the slice,
