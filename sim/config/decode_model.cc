@@ -98,6 +98,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt64("vocab", &m.vocab, true);
   r.GetInt64("seq_len", &m.seq_len, true);
   r.GetBool("tied_embeddings", &m.tied_embeddings);
+  r.GetBool("parallel_block", &m.parallel_block);
   r.GetInt("experts", &m.experts);
   r.GetInt("top_k", &m.top_k);
   r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);

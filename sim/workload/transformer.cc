@@ -193,6 +193,12 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       mlp.recompute_flops = mlp.fwd_flops;
       mlp.recompute_bytes = mlp.fwd_bytes;
       mlp.recompute_kernels = mlp.fwd_kernels;
+      if (shape.xla_remat) {  // XLA drops the last GEMM of each block (LayerShape)
+        at.recompute_flops -= 2 * d.s * d.b * d.o_w * d.h / d.t;
+        mlp.recompute_flops -= 2 * sbh * d.f / d.t;
+        --at.recompute_kernels;
+        --mlp.recompute_kernels;
+      }
       break;
   }
   const double whole = w.replicated + w.latent_norms;
