@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/plan/mesh_torus.h"
 #include "sim/plan/plan_names.h"
 #include "sim/plan/sharding.h"
 #include "sim/plan/stages.h"
@@ -311,6 +312,7 @@ std::vector<Configuration> Enumerate(const SweepSpec& spec) {
 Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c) {
   Experiment e = spec.groups[c.group].experiment;
   e.plan = c.plan;
+  PlaceRanksOnTorus(e.plan, &e.cluster);  // the candidate's axes, not the base's (a TPU slice)
   return e;
 }
 
