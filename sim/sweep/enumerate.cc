@@ -342,6 +342,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("sliding_window_pattern", m.sliding_window_pattern, 1);
   add("mtp_layers", m.mtp_layers, 0);
   add("moe_latent_size", m.moe_latent_size, 0);
+  add("parallel_block", m.parallel_block ? 1 : 0, 0);
   if (m.IsHybrid()) {
     t += "layer_pattern=" + m.layer_pattern + ";";
     add("mamba_heads", m.mamba_heads, -1);
