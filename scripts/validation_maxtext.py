@@ -263,8 +263,7 @@ V5E_MAXTEXT = Dataset(
     # 80 s per grid point on 2 idle cores; the kernel overhead moves the v5p rows by < 0.1 %.
     # Since XLA's dead-code-eliminated full recomputation (every row is remat full: 7/12 of
     # the weight FLOPs re-run, not all) and the parallel block, the optimum moved from 0.82
-    # to about 0.72: a pass over 0.68-0.76 (step 0.02) chose 0.72 (mean 6.88 %, held-out
-    # 8.16 %), this finer one the same.
+    # to about 0.72: a pass over 0.68-0.76 (step 0.02) chose 0.72, this finer one the same.
     grids={"roofline": {"matmul": "0.71,0.72,0.73,0.74", "kernel_overhead_us": "2"}},
     json="results/calibration-tpu-v5e-maxtext.json",
     derivation="step time = (6*N*s*pdbs + 12*h*l*d*s^2*pdbs) / published TFLOP/s per chip "
