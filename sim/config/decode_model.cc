@@ -81,6 +81,17 @@ void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+// Head sizes, Multi-head Latent Attention and sliding windows.
+void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
+  r.GetInt64("head_dim", &m->head_dim);
+  r.GetInt64("v_head_dim", &m->v_head_dim);
+  r.GetInt64("q_lora_rank", &m->q_lora_rank);
+  r.GetInt64("kv_lora_rank", &m->kv_lora_rank);
+  r.GetInt64("qk_rope_head_dim", &m->qk_rope_head_dim);
+  r.GetInt64("sliding_window", &m->sliding_window);
+  r.GetInt("sliding_window_pattern", &m->sliding_window_pattern);
+}
+
 }  // namespace
 
 ModelSpec DecodeModel(YamlReader& r) {
@@ -98,19 +109,14 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt64("vocab", &m.vocab, true);
   r.GetInt64("seq_len", &m.seq_len, true);
   r.GetBool("tied_embeddings", &m.tied_embeddings);
+  r.GetBool("parallel_block", &m.parallel_block);
   r.GetInt("experts", &m.experts);
   r.GetInt("top_k", &m.top_k);
   r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);
   r.GetInt("shared_experts", &m.shared_experts);
   r.GetInt("moe_every", &m.moe_every);
   r.GetInt("dense_layers", &m.dense_layers);
-  r.GetInt64("head_dim", &m.head_dim);
-  r.GetInt64("v_head_dim", &m.v_head_dim);
-  r.GetInt64("q_lora_rank", &m.q_lora_rank);
-  r.GetInt64("kv_lora_rank", &m.kv_lora_rank);
-  r.GetInt64("qk_rope_head_dim", &m.qk_rope_head_dim);
-  r.GetInt64("sliding_window", &m.sliding_window);
-  r.GetInt("sliding_window_pattern", &m.sliding_window_pattern);
+  DecodeAttentionKeys(r, &m);
   DecodeHybridKeys(r, &m);
   r.Finish();
   RequireAtLeast(r, "layers", m.layers, 1);

@@ -75,6 +75,7 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   o << indent << "vocab: " << m.vocab << "\n";
   o << indent << "seq_len: " << m.seq_len << "\n";
   o << indent << "tied_embeddings: " << (m.tied_embeddings ? "true" : "false") << "\n";
+  if (m.parallel_block) o << indent << "parallel_block: true\n";
   o << indent << "experts: " << m.experts << "\n";
   o << indent << "top_k: " << m.top_k << "\n";
   o << indent << "moe_ffn_hidden: " << m.moe_ffn_hidden << "\n";

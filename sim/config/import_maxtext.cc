@@ -116,12 +116,11 @@ void DecodeModel(const MaxTextConfig& c, const std::string& name, MaxTextImport*
                          N(int64_t{1} << s.layers) + " (MaxText's get_individual_scales)");
   }
   const std::string block = c.String("decoder_block", "default");
-  if (block == "default") {
-    out->warnings.push_back(
-        "decoder_block default (MaxText's parallel block: attention and MLP both read one "
-        "norm's output and are summed) is modelled as a sequential block (the same parameters "
-        "and FLOPs; under tensor parallelism the real block reduces once per layer, meshsim "
-        "twice)");
+  if (block == "default") {  // layers/models.py DecoderLayer @76bd53b0 (and @e64f6813, 2024-10)
+    m.parallel_block = true;
+    out->notes.push_back(
+        "decoder_block default: MaxText's parallel block (attention and MLP both read one "
+        "norm's output and are summed): model.parallel_block true");
   }
 }
 

@@ -14,19 +14,20 @@ void StepBuilder::TpCollective(RankState& st, CommOp op, int layer, int mb) {
 
 // One block's forward (or its recomputation): [all-gather] compute [reduce].
 void StepBuilder::BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag,
-                               int layer, int mb, bool recompute) {
+                               int layer, int mb, bool recompute, BlockEdges e) {
   if (ids.overlap >= 0) {
-    OverlappedBlockForward(st, b, ids, tag, layer, mb, recompute);
+    OverlappedBlockForward(st, b, ids, tag, layer, mb, recompute, e);
     return;
   }
   const bool sp = shape_.sequence_parallel;
-  if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
+  if (sp && e.gather) TpCollective(st, CommOp::kAllGather, layer, mb);
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
   const KernelWork w = recompute ? KernelWork{b.recompute_flops, b.recompute_bytes,
                                               b.recompute_kernels, ids.recompute}
                                  : KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels, ids.fwd};
   Compute(st, tag, w, layer, mb, recompute ? b.recompute_flops : 0);
-  TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
+  if (recompute && shape_.xla_remat) return;  // dead code under XLA (LayerShape::xla_remat)
+  if (e.reduce) TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
 
 // One block's backward as Megatron-LM runs it: the input-gradient GEMMs (dgrad), then
@@ -35,24 +36,24 @@ void StepBuilder::BlockForward(RankState& st, const BlockCost& b, const PassShap
 // and the stored, sequence-split input is re-all-gathered for wgrad during dgrad).
 // Backward FLOPs are twice the forward's, split evenly between dgrad and wgrad.
 void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
-                                Tag dgrad_tag, Tag wgrad_tag, int layer, int mb) {
+                                Tag dgrad_tag, Tag wgrad_tag, int layer, int mb, BlockEdges e) {
   if (ids.overlap >= 0) {
-    OverlappedBlockBackward(st, b, ids, dgrad_tag, wgrad_tag, layer, mb);
+    OverlappedBlockBackward(st, b, ids, dgrad_tag, wgrad_tag, layer, mb, e);
     return;
   }
-  const bool sp = shape_.sequence_parallel;
+  const bool sp = shape_.sequence_parallel && e.gather;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);  // output gradient
   std::optional<OpId> input_gather;
-  if (sp) {
+  if (sp && !RecomputedInputGathered()) {
     input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
                               st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
   }
   Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels, ids.dgrad}, layer, mb);
   std::optional<OpId> reduce;
-  if (p_.tp > 1) {
+  if (p_.tp > 1 && e.reduce) {
     reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
-                        sp ? CommOp::kReduceScatter : CommOp::kAllReduce, st.tp_group,
-                        layer_.attention.tp_comm_bytes, layer, mb, false);
+                        shape_.sequence_parallel ? CommOp::kReduceScatter : CommOp::kAllReduce,
+                        st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
   }
   if (input_gather) st.wait.push_back(*input_gather);
   Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
@@ -80,13 +81,13 @@ void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double byt
   }
 }
 
-void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recompute) {
+void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recompute, BlockEdges e) {
   const BlockCost& b = stages_.Attention(layer);
   const bool windowed = m_.IsWindowedLayer(layer);
   const PassShapeIds& ids = windowed ? windowed_attention_ids_ : attention_ids_;
   const Tag tag = recompute ? Tag::kAttentionRecompute : Tag::kAttentionFwd;
   if (p_.cp == 1) {
-    BlockForward(st, b, ids, tag, layer, mb, recompute);
+    BlockForward(st, b, ids, tag, layer, mb, recompute, e);
     return;
   }
   const bool sp = shape_.sequence_parallel;
@@ -103,7 +104,7 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
 
-void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
+void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges e) {
   const BlockCost& b = stages_.Attention(layer);
   const bool windowed = m_.IsWindowedLayer(layer);
   const PassShapeIds& ids = windowed ? windowed_attention_ids_ : attention_ids_;
@@ -113,7 +114,7 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb) {
             layer, mb, b.recompute_flops);
   }
   if (p_.cp == 1) {
-    BlockBackward(st, b, ids, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb);
+    BlockBackward(st, b, ids, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb, e);
   } else {
     // dgrad of the projections, the core's backward in ring blocks (K/V and their
     // gradients travel: twice the bytes), then wgrad while the TP reduction runs.

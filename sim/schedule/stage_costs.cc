@@ -18,6 +18,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.recompute = p.recompute;
   s.dtype = t.dtype;
   s.flash_attention = t.flash_attention;
+  s.xla_remat = !p.jax.Empty();
   return s;
 }
 

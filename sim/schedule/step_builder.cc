@@ -296,14 +296,20 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
 
 // One layer's blocks by kind (ModelSpec::KindOf): attention or a Mamba-2 mixer, then a
 // dense MLP or a MoE block; a hybrid model's layers hold one of them.
+bool StepBuilder::ParallelBlock(int layer) const {
+  return m_.parallel_block && p_.cp == 1 && m_.HasAttention(layer) && m_.HasDenseMlp(layer) &&
+         !m_.IsMoeLayer(layer);
+}
+
 void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute) {
-  if (m_.HasAttention(layer)) AttentionForward(st, layer, mb, recompute);
+  const bool parallel = ParallelBlock(layer);
+  if (m_.HasAttention(layer)) AttentionForward(st, layer, mb, recompute, {true, !parallel});
   if (m_.IsMambaLayer(layer)) MambaForward(st, layer, mb, recompute);
   if (m_.IsMoeLayer(layer)) {
     MoeForward(st, layer, mb, recompute);
   } else if (m_.HasDenseMlp(layer)) {
     BlockForward(st, layer_.mlp, mlp_ids_, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
-                 recompute);
+                 recompute, {!parallel, true});
   }
 }
 
@@ -324,11 +330,12 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
   if (moe) {
     MoeBackward(st, layer, mb);
   } else if (m_.HasDenseMlp(layer)) {
-    BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
+    BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb,
+                  {true, !ParallelBlock(layer)});
     Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
   }
   if (m_.IsMambaLayer(layer)) MambaBackward(st, layer, mb);
-  if (m_.HasAttention(layer)) AttentionBackward(st, layer, mb);
+  if (m_.HasAttention(layer)) AttentionBackward(st, layer, mb, {!ParallelBlock(layer), true});
   Memory(st, MemCategory::kBuffers, -transient);
   ReleaseParams(st, params.dense + params.expert, layer, true);
   if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);

@@ -62,6 +62,17 @@ struct MoeShapeIds {
   PassShapeIds router, experts, shared;
 };
 
+// Which tensor-parallel collectives at a block's edges it runs itself: the all-gather of
+// its sequence-split input (and in backward of its output gradient, and the input's
+// re-gather for wgrad) and the reduction of its output (in backward of its input
+// gradient). A parallel block (ModelSpec::parallel_block) runs one of each per layer and
+// pass: attention gathers and the MLP reduces in forward; in backward (MLP first) the MLP
+// gathers and attention reduces.
+struct BlockEdges {
+  bool gather = true;
+  bool reduce = true;
+};
+
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh);
@@ -159,21 +170,25 @@ class StepBuilder {
   std::vector<OpId> ShiftStep(RankState& st, double bytes, int layer, int mb);
   void GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                          bool recompute);
+  void ChunksAlone(RankState& st, Tag tag, KernelWork chunk, int layer, int mb, bool recompute);
   void ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                          bool recompute);
   void OverlappedBlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag,
-                              int layer, int mb, bool recompute);
+                              int layer, int mb, bool recompute, BlockEdges e);
   void OverlappedBlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
-                               Tag dgrad_tag, Tag wgrad_tag, int layer, int mb);
+                               Tag dgrad_tag, Tag wgrad_tag, int layer, int mb, BlockEdges e);
 
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);
   void BlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag tag, int layer,
-                    int mb, bool recompute);
+                    int mb, bool recompute, BlockEdges e = {});
   void BlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids, Tag dgrad_tag,
-                     Tag wgrad_tag, int layer, int mb);
-  void AttentionForward(RankState& st, int layer, int mb, bool recompute);
-  void AttentionBackward(RankState& st, int layer, int mb);
+                     Tag wgrad_tag, int layer, int mb, BlockEdges e = {});
+  void AttentionForward(RankState& st, int layer, int mb, bool recompute, BlockEdges e = {});
+  void AttentionBackward(RankState& st, int layer, int mb, BlockEdges e = {});
+  // Whether `layer` runs as a parallel block (ModelSpec::parallel_block; a dense layer with
+  // attention, without context parallelism).
+  bool ParallelBlock(int layer) const;
   void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
                      int mb, double recompute_flops, int32_t shapes);
 
@@ -198,6 +213,11 @@ class StepBuilder {
   }
   double ActBytes(double elements) const { return elements * BytesPerElement(t_.dtype); }
   double EmbeddingParamsLocal() const { return stages_.EmbeddingParams(); }
+  // Whether a block's backward finds its sequence-gathered input in place: XLA's full
+  // rematerialisation re-ran the all-gather (LayerShape::xla_remat), so no re-gather.
+  bool RecomputedInputGathered() const {
+    return shape_.xla_remat && p_.recompute == Recompute::kFull;
+  }
   double Sbh() const { return static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden; }
 
   const ModelSpec& m_;

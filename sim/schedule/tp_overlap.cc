@@ -148,22 +148,39 @@ void StepBuilder::ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, in
   st.wait.insert(st.wait.end(), last.begin(), last.end());
 }
 
+// The tp chunks of a GEMM with no exchange under them (a parallel block's edge that
+// another block's collective serves: BlockEdges).
+void StepBuilder::ChunksAlone(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
+                              bool recompute) {
+  for (int i = 0; i < p_.tp; ++i) Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+}
+
 // BlockForward under overlap: kernels are one per GEMM chunk, the rest in the body; the
-// element-wise traffic is the body's. Full recomputation re-runs the same ops.
+// element-wise traffic is the body's. Full recomputation re-runs the same ops (under XLA less
+// the tail: LayerShape::xla_remat).
 void StepBuilder::OverlappedBlockForward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
-                                         Tag tag, int layer, int mb, bool recompute) {
+                                         Tag tag, int layer, int mb, bool recompute, BlockEdges e) {
   const OverlapShapes& o = overlap_[ids.overlap];
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
   const double bytes = recompute ? b.recompute_bytes : b.fwd_bytes;
   const int kernels = std::max(0, (recompute ? b.recompute_kernels : b.fwd_kernels) - 2);
-  GatherUnderChunks(st, tag, KernelWork{o.head_chunk_flops, 0, 1, o.head_chunk}, layer, mb,
-                    recompute);
+  const KernelWork head{o.head_chunk_flops, 0, 1, o.head_chunk};
+  if (e.gather) {
+    GatherUnderChunks(st, tag, head, layer, mb, recompute);
+  } else {
+    ChunksAlone(st, tag, head, layer, mb, recompute);
+  }
   if (o.body_flops > 0 || bytes > 0 || kernels > 0) {
     Compute(st, tag, KernelWork{o.body_flops, bytes, kernels, o.body}, layer, mb,
             recompute ? o.body_flops : 0);
   }
-  ReduceUnderChunks(st, tag, KernelWork{o.tail_chunk_flops, 0, 1, o.tail_chunk}, layer, mb,
-                    recompute);
+  if (recompute && shape_.xla_remat) return;  // the tail is dead code under XLA
+  const KernelWork tail{o.tail_chunk_flops, 0, 1, o.tail_chunk};
+  if (e.reduce) {
+    ReduceUnderChunks(st, tag, tail, layer, mb, recompute);
+  } else {
+    ChunksAlone(st, tag, tail, layer, mb, recompute);
+  }
 }
 
 // BlockBackward under overlap: the output gradient's all-gather under the first dgrad
@@ -171,22 +188,32 @@ void StepBuilder::OverlappedBlockForward(RankState& st, const BlockCost& b, cons
 // dgrad, the input gradient's reduce-scatter beside wgrad: TE's bulk overlap).
 void StepBuilder::OverlappedBlockBackward(RankState& st, const BlockCost& b,
                                           const PassShapeIds& ids, Tag dgrad_tag, Tag wgrad_tag,
-                                          int layer, int mb) {
+                                          int layer, int mb, BlockEdges e) {
   const OverlapShapes& o = overlap_[ids.overlap];
-  GatherUnderChunks(st, dgrad_tag, KernelWork{o.dgrad_chunk_flops, 0, 1, o.dgrad_chunk}, layer, mb,
-                    false);
+  const KernelWork dgrad_chunk{o.dgrad_chunk_flops, 0, 1, o.dgrad_chunk};
+  if (e.gather) {
+    GatherUnderChunks(st, dgrad_tag, dgrad_chunk, layer, mb, false);
+  } else {
+    ChunksAlone(st, dgrad_tag, dgrad_chunk, layer, mb, false);
+  }
   const double bytes = layer_.attention.tp_comm_bytes;
-  const OpId input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
-                                       CommOp::kAllGather, st.tp_group, bytes, layer, mb, false);
+  std::optional<OpId> input_gather;
+  if (e.gather && !RecomputedInputGathered()) {
+    input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
+                              st.tp_group, bytes, layer, mb, false);
+  }
   Compute(st, dgrad_tag,
           KernelWork{o.dgrad_rest_flops, b.fwd_bytes, std::max(0, b.fwd_kernels - 1), o.dgrad_rest},
           layer, mb);
-  const OpId reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,
-                                 CommOp::kReduceScatter, st.tp_group, bytes, layer, mb, false);
-  st.wait.push_back(input_gather);
+  std::optional<OpId> reduce;
+  if (e.reduce) {
+    reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kReduceScatter,
+                        st.tp_group, bytes, layer, mb, false);
+  }
+  if (input_gather) st.wait.push_back(*input_gather);
   Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
           mb);
-  st.wait.push_back(reduce);
+  if (reduce) st.wait.push_back(*reduce);
 }
 
 }  // namespace meshsim::schedule_internal

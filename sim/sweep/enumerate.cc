@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "sim/plan/mesh_torus.h"
 #include "sim/plan/plan_names.h"
 #include "sim/plan/sharding.h"
 #include "sim/plan/stages.h"
@@ -311,6 +312,7 @@ std::vector<Configuration> Enumerate(const SweepSpec& spec) {
 Experiment ConfigurationExperiment(const SweepSpec& spec, const Configuration& c) {
   Experiment e = spec.groups[c.group].experiment;
   e.plan = c.plan;
+  PlaceRanksOnTorus(e.plan, &e.cluster);  // the candidate's axes, not the base's (a TPU slice)
   return e;
 }
 
@@ -340,6 +342,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("sliding_window_pattern", m.sliding_window_pattern, 1);
   add("mtp_layers", m.mtp_layers, 0);
   add("moe_latent_size", m.moe_latent_size, 0);
+  add("parallel_block", m.parallel_block ? 1 : 0, 0);
   if (m.IsHybrid()) {
     t += "layer_pattern=" + m.layer_pattern + ";";
     add("mamba_heads", m.mamba_heads, -1);

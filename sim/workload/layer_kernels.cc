@@ -73,7 +73,7 @@ void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad());
 // An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
 // `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
 PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
-                Recompute recompute) {
+                Recompute recompute, bool xla_remat) {
   const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
   PassKernels p;
   for (const Linear& l : {fc1, fc2}) {
@@ -84,6 +84,7 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
     p.wgrad.gemms.insert(p.wgrad.gemms.begin(), w);
   }
   if (recompute == Recompute::kFull) p.recompute = p.fwd;
+  if (recompute == Recompute::kFull && xla_remat) p.recompute.gemms.pop_back();  // FC2
   return p;
 }
 
@@ -134,6 +135,7 @@ AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&b.wgrad, *l);
   if (RecomputesAttentionCore(shape.recompute)) core.Fwd(&b.recompute);
   if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
+  if (shape.recompute == Recompute::kFull && shape.xla_remat) b.recompute.gemms.pop_back();
   for (const Linear& l : pre) AddFwd(&a.edge_fwd, l);
   AddFwd(&a.edge_fwd, proj);
   a.edge_fwd.fraction = 0.5;
@@ -154,7 +156,7 @@ LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape
   k.attention = Attention(m, shape);
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
   k.mlp = Mlp(tokens, static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
-              m.FfnMatrices(), shape.tp, 1, shape.recompute);
+              m.FfnMatrices(), shape.tp, 1, shape.recompute, shape.xla_remat);
   return k;
 }
 
@@ -177,7 +179,7 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double local_experts = static_cast<double>(m.experts) / ep;
   const double received = tokens * m.top_k * load;
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
-                  m.FfnMatrices(), 1, local_experts, shape.recompute);
+                  m.FfnMatrices(), 1, local_experts, shape.recompute, false);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

@@ -26,6 +26,13 @@ struct ModelSpec {
   int64_t vocab = 0;
   int64_t seq_len = 0;
   bool tied_embeddings = false;
+  // PaLM's parallel formulation (Chowdhery et al. 2022, section 2), MaxText's default
+  // decoder block until 2024: attention and MLP both read one norm's output and their
+  // outputs are summed into the residual, so under tensor parallelism a layer gathers its
+  // input and reduces its output once per pass instead of once per block. The same
+  // parameters and FLOPs as the sequential block (meshsim still counts two norms' traffic
+  // and activations).
+  bool parallel_block = false;
   int experts = 0;  // MoE: routed experts per MoE layer; 0 = dense
   int top_k = 0;
   int64_t moe_ffn_hidden = 0;

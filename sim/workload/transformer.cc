@@ -121,6 +121,28 @@ void SetProjectionsActivations(const Dims& d, double sp_split, double core, Laye
   c->mlp.stored_act_bytes = d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
 }
 
+// Recompute::kFull: only the layer input is kept; backward re-runs the whole layer
+// forward, under XLA less each block's last GEMM (LayerShape::xla_remat).
+void SetFullRecompute(const Dims& d, double sp_split, double attn_none, double mlp_none, bool xla,
+                      LayerCost* c) {
+  BlockCost& at = c->attention;
+  BlockCost& mlp = c->mlp;
+  at.stored_act_bytes = 2 * d.s * d.b * d.h / sp_split;
+  at.transient_act_bytes = attn_none;
+  at.recompute_flops = at.fwd_flops;
+  at.recompute_bytes = at.fwd_bytes;
+  at.recompute_kernels = at.fwd_kernels;
+  mlp.transient_act_bytes = mlp_none;
+  mlp.recompute_flops = mlp.fwd_flops;
+  mlp.recompute_bytes = mlp.fwd_bytes;
+  mlp.recompute_kernels = mlp.fwd_kernels;
+  if (!xla) return;
+  at.recompute_flops -= 2 * d.s * d.b * d.o_w * d.h / d.t;  // the output projection
+  mlp.recompute_flops -= 2 * d.s * d.b * d.h * d.f / d.t;   // FC2
+  --at.recompute_kernels;
+  --mlp.recompute_kernels;
+}
+
 }  // namespace
 
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
@@ -183,16 +205,7 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       break;
     case Recompute::kFull:
-      // Only the layer input is kept; backward re-runs the whole layer forward.
-      at.stored_act_bytes = 2 * sbh / sp_split;
-      at.transient_act_bytes = attn_none;
-      at.recompute_flops = at.fwd_flops;
-      at.recompute_bytes = at.fwd_bytes;
-      at.recompute_kernels = at.fwd_kernels;
-      mlp.transient_act_bytes = mlp_none;
-      mlp.recompute_flops = mlp.fwd_flops;
-      mlp.recompute_bytes = mlp.fwd_bytes;
-      mlp.recompute_kernels = mlp.fwd_kernels;
+      SetFullRecompute(d, sp_split, attn_none, mlp_none, shape.xla_remat, &c);
       break;
   }
   const double whole = w.replicated + w.latent_norms;

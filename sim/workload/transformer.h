@@ -43,6 +43,14 @@ struct LayerShape {
   // Fused attention (FlashAttention): the a*s*s score tensors are never stored, only the
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
+  // The recomputation is XLA's (a JAX-style plan): jax.checkpoint re-runs the layer's
+  // forward inside the backward loop body, where XLA's dead-code elimination drops what
+  // the backward does not read. Under Recompute::kFull each block's last GEMM (the output
+  // projection, the MLP's FC2) and the reduction after it feed only the residual sum, so
+  // they are not re-run; the recomputed all-gather of the block's input (sequence
+  // parallelism) gives the weight gradients their gathered input, so the backward does not
+  // gather it again. PyTorch's checkpoint re-runs the whole function (false).
+  bool xla_remat = false;
 
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
   int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }

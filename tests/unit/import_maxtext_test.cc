@@ -190,6 +190,12 @@ TEST(ImportMaxText, HsdpAcrossSlicesIsApproximatedAsFsdpOverAll) {
   EXPECT_EQ(r.plan.micro_batch, 32);  // 8 x 128 = 1024 sequences over 32 batch shards
 }
 
+// layers/models.py DecoderLayer @76bd53b0: attention and MLP from one norm, summed.
+TEST(ImportMaxText, DefaultDecoderBlockIsParallel) {
+  EXPECT_TRUE(Import(Base(kV5p32b)).model.parallel_block);
+  EXPECT_FALSE(Import(Base({"decoder_block=llama2"})).model.parallel_block);
+}
+
 TEST(ImportMaxText, RematPoliciesMapToRecompute) {
   EXPECT_EQ(Import(Base({"remat_policy=full"})).plan.recompute, Recompute::kFull);
   EXPECT_EQ(Import(Base({"remat_policy=minimal"})).plan.recompute, Recompute::kProjections);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -14,6 +15,7 @@
 #include "sim/plan/sharding.h"
 #include "sim/report/explain.h"
 #include "sim/schedule/step_builder.h"
+#include "sim/workload/transformer.h"
 
 namespace meshsim {
 namespace {
@@ -172,6 +174,91 @@ TEST(Explain, TwoByFourMeshWithMlpOnTensor) {
   const std::string text = ExplainText(e, mesh, program);
   EXPECT_NE(text.find("groups: tp = tensor dp = data"), std::string::npos) << text;
   EXPECT_NE(text.find("all_gather      tp [tensor]"), std::string::npos) << text;
+}
+
+// ---- XLA's rematerialisation and MaxText's parallel block (calibration, issue 15) ----
+
+// Tensor-parallel all-gathers and reduce-scatters of layer 5 on rank 0, per step.
+std::pair<int, int> TpGathersAndScatters(const Experiment& e) {
+  const Mesh mesh(e.plan);
+  const Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, mesh.Pipeline(0));
+  std::pair<int, int> n{0, 0};
+  for (const ExplainedCollective& c : CollectivesOf(program, 0)) {
+    if (c.layer != 5 || c.stream != Stream::kTp) continue;
+    if (c.op == CommOp::kAllGather) n.first += static_cast<int>(c.count);
+    if (c.op == CommOp::kReduceScatter) n.second += static_cast<int>(c.count);
+  }
+  return n;
+}
+
+const std::string kTwoByFour =
+    "  mesh: {axes: [data, tensor], ici: [2, 4]}\n"
+    "  rules: {batch: data, sequence: tensor, heads: tensor, mlp: tensor, vocab: tensor}\n"
+    "  global_batch: 16\n";
+
+// Full recomputation, 8 micro-batches. Megatron re-runs each block whole: forward
+// AG + RS, recomputation AG + RS, backward AG (output gradient) + AG (input, for wgrad)
+// + RS: 4 AG and 3 RS per block, 64 and 48 per step. XLA drops the recomputed reduction
+// (dead: only the residual sum reads it) and the backward's input re-gather (the
+// recomputed one serves): 3 AG and 2 RS per block, 48 and 32, as without recomputation.
+TEST(JaxPlanRemat, FullRecomputationDropsTheDeadTailAndTheReGather) {
+  const Result<Experiment> jax = Load(1, kTwoByFour + "  recompute: full\n");
+  const Result<Experiment> torch =
+      Load(1,
+           "  tp: 4\n  dp: 2\n  sequence_parallel: true\n  recompute: full\n"
+           "  global_batch: 16\n");
+  ASSERT_TRUE(jax.ok()) << jax.error().ToString();
+  ASSERT_TRUE(torch.ok()) << torch.error().ToString();
+  EXPECT_EQ(TpGathersAndScatters(jax.value()), std::make_pair(48, 32));
+  EXPECT_EQ(TpGathersAndScatters(torch.value()), std::make_pair(64, 48));
+}
+
+// The recomputed FLOPs: the forward's less each block's last GEMM. Llama 2 7B, tp 4, one
+// sequence of 4096: the output projection 2 * 4096 * 4096 * 4096 / 4 and FC2 (SwiGLU's
+// down projection) 2 * 4096 * 4096 * 11008 / 4.
+TEST(JaxPlanRemat, RecomputedFlopsLeaveOutTheLastGemms) {
+  const Result<Experiment> e = Load(1, kTwoByFour);
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  LayerShape shape{4096, 1, 4, true, Recompute::kFull};
+  const LayerCost torch = TransformerLayerCost(e.value().model, shape);
+  shape.xla_remat = true;
+  const LayerCost xla = TransformerLayerCost(e.value().model, shape);
+  const double s = 4096, h = 4096, f = 11008;
+  EXPECT_DOUBLE_EQ(torch.attention.recompute_flops, torch.attention.fwd_flops);
+  EXPECT_DOUBLE_EQ(xla.attention.recompute_flops, xla.attention.fwd_flops - 2 * s * h * h / 4);
+  EXPECT_DOUBLE_EQ(xla.mlp.recompute_flops, xla.mlp.fwd_flops - 2 * s * h * f / 4);
+  EXPECT_DOUBLE_EQ(xla.mlp.recompute_flops, 2 * s * h * f * 2 / 4);
+}
+
+// The parallel block (PaLM; MaxText's decoder_block default): one all-gather and one
+// reduce-scatter per layer and pass. Per micro-batch, forward AG + RS (was 2 + 2),
+// backward AG (output gradient) + AG (input) + RS (was 4 + 2): 3 AG and 2 RS, 24 and 16
+// per step (was 48 and 32). Without sequence parallelism, one all-reduce per pass.
+TEST(JaxPlanParallelBlock, OneGatherAndOneReductionPerLayerAndPass) {
+  Result<Experiment> e = Load(1, kTwoByFour);
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ(TpGathersAndScatters(e.value()), std::make_pair(48, 32));
+  e.value().model.parallel_block = true;
+  EXPECT_EQ(TpGathersAndScatters(e.value()), std::make_pair(24, 16));
+  // XLA's full recomputation: its gather replaces the backward's re-gather of the input.
+  e.value().plan.recompute = Recompute::kFull;
+  EXPECT_EQ(TpGathersAndScatters(e.value()), std::make_pair(24, 16));
+  Result<Experiment> no_sp = Load(1, "  tp: 4\n  dp: 2\n  global_batch: 16\n");
+  ASSERT_TRUE(no_sp.ok()) << no_sp.error().ToString();
+  const auto all_reduces = [](const Experiment& x) {
+    const Mesh mesh(x.plan);
+    const Program p = BuildStepProgram(x.model, x.plan, x.training, mesh, mesh.Pipeline(0));
+    int n = 0;
+    for (const ExplainedCollective& c : CollectivesOf(p, 0)) {
+      if (c.layer == 5 && c.stream == Stream::kTp && c.op == CommOp::kAllReduce) {
+        n += static_cast<int>(c.count);
+      }
+    }
+    return n;
+  };
+  EXPECT_EQ(all_reduces(no_sp.value()), 4 * 8);
+  no_sp.value().model.parallel_block = true;
+  EXPECT_EQ(all_reduces(no_sp.value()), 2 * 8);
 }
 
 // ---- Bad input: the key, file, line and column ----

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -289,6 +290,33 @@ TEST(JaxSweep, DcnSplitsThatSplitAGroupAreInvalid) {
   EXPECT_EQ(configs[0].invalid->key, "plan.mesh");
   EXPECT_FALSE(configs[1].invalid.has_value());
   EXPECT_EQ(std::tie(configs[1].plan.pp, configs[1].plan.dp), std::make_tuple(4, 2));
+}
+
+// A sweep's candidate is placed on the torus by its own mesh, not the base's: on the
+// 4x4x8 slice of maxtext/v5p-256-128b-1x (fsdp 16, tensor 8: tensor on z, fsdp on x-y),
+// tensor 4 takes x and fsdp 32 y-z (JAX's create_device_mesh, sim/plan/mesh_torus.h).
+TEST(JaxSweep, EachCandidateIsPlacedOnTheTorusByItsOwnMesh) {
+  const Result<SweepSpec> spec = LoadSweepText(
+      "name: s\nbase: ../experiments/maxtext/v5p-256-128b-1x.yaml\naxes:\n"
+      "  plan.mesh.ici.tensor: [8, 4]\n  plan.mesh.ici.fsdp: auto\n",
+      kSweepPath);
+  ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+  const std::vector<Configuration> configs = Enumerate(spec.value());
+  ASSERT_EQ(configs.size(), 2u);
+  using Placement = std::vector<std::pair<int, int>>;  // (dim, size), innermost axis first
+  const auto placement = [&](const Configuration& c) {
+    Placement out;
+    const Experiment e = ConfigurationExperiment(spec.value(), c);
+    for (const TorusFactor& f : e.cluster.intra_node.torus.placement) {
+      out.emplace_back(f.dim, f.size);
+    }
+    return out;
+  };
+  EXPECT_EQ(configs[0].plan.tp, 8);
+  // Inside an axis its last dimension varies fastest (listed first): fsdp on x-y is (y, x).
+  EXPECT_EQ(placement(configs[0]), (Placement{{2, 8}, {1, 4}, {0, 4}}));  // the base's
+  EXPECT_EQ(configs[1].plan.tp, 4);
+  EXPECT_EQ(placement(configs[1]), (Placement{{0, 4}, {2, 8}, {1, 4}}));
 }
 
 TEST(JaxSweep, TheFingerprintSeesTheMesh) {
