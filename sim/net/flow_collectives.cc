@@ -318,7 +318,7 @@ void FlowCollectiveNetwork::ReleaseRun(Running* run) {
   run->plan.reset();
   run->mirrors = nullptr;
   run->own_mirrors.plans.clear();
-  run->own_mirrors.split = MirrorSplit{};
+  run->own_mirrors.split = NearMirrors::Split{};
   run->done = nullptr;
   run->next = 0;
   run->outstanding = 0;
@@ -335,11 +335,7 @@ FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
       healthy_(HealthyTopology(cluster)) {
   const size_t links = flows_.topology().links().size();
   if (healthy_) detour_bytes_.assign(links, 0);
-  if (cluster.mirror_traffic == MirrorTraffic::kNear) {
-    near_.assign(links, 0);
-    counted_bytes_.assign(links, 0);
-    counted_busy_s_.assign(links, 0);
-  }
+  if (cluster.mirror_traffic == MirrorTraffic::kNear) near_ = std::make_unique<NearMirrors>(links);
 }
 
 NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus,
@@ -364,8 +360,9 @@ const std::vector<int>* FlowCollectiveNetwork::RouteOf(const Transfer& t) {
   return &it->second;
 }
 
-std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::PlanFor(
-    CommOp op, std::span<const int> gpus, double bytes) {
+std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
+                                                                 std::span<const int> gpus,
+                                                                 double bytes) {
   PlanKey key{static_cast<int>(op), std::vector<int>(gpus.begin(), gpus.end()), bytes};
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
@@ -402,8 +399,9 @@ std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::
   return plans_.emplace(std::move(key), plan).first->second;
 }
 
-std::shared_ptr<const FlowCollectiveNetwork::RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(
-    CommOp op, std::span<const int> gpus, double bytes) {
+std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(CommOp op,
+                                                                      std::span<const int> gpus,
+                                                                      double bytes) {
   auto [it, added] = group_plans_.try_emplace(MirrorKey{gpus.data(), static_cast<int>(op), bytes});
   auto& [members, plan] = it->second;
   if (!added && std::equal(gpus.begin(), gpus.end(), members.begin(), members.end())) return plan;
@@ -431,7 +429,7 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
   for (const auto& m : mirrors) out->plans.push_back(PlanFor(op, m, bytes));
   if (added) {
     for (const auto& m : mirrors) memo.groups.emplace_back(m);
-    splits_.push_back(&memo.split);
+    if (near_) near_->Remember(&memo.split);
   }
   return out;
 }
@@ -506,109 +504,29 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
   for (const Coflow& f : phase.coflows) {
     flows_.StartFlowOnRoute(sim, &f.route, f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
-    MarkNear(f);
+    if (near_) near_->MarkNear(f);
   }
   StartMirrors(run, index);
 }
 
-// Mirrors load the network during this phase; nobody waits for them.
 void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
   Simulator& sim = *run->sim;
   const Plans& plans = run->mirrors->plans;
-  for (size_t m = 0; (near_.empty() || healthy_) && m < plans.size(); ++m) {
+  for (size_t m = 0; (!near_ || healthy_) && m < plans.size(); ++m) {
     if (index >= plans[m]->phases.size()) continue;
     for (const Coflow& f : plans[m]->phases[index].coflows) {
-      if (near_.empty()) flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
+      if (!near_) flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
       CountReroutes(f);
     }
   }
-  if (near_.empty() || plans.empty()) return;
-  MirrorSplit& split = run->mirrors->split;
-  if (split.near_count != near_count_) SplitMirrors(plans, &split);
-  if (index >= split.phases.size()) return;
-  MirrorPhase& phase = split.phases[index];
-  for (const Coflow* f : phase.simulated) {
+  if (!near_) return;
+  for (const Coflow* f : near_->Run(plans, &run->mirrors->split, index)) {
     flows_.StartFlowOnRoute(sim, &f->route, f->bytes, nullptr);
-  }
-  if (!phase.counted.empty()) ++phase.runs;
-}
-
-void FlowCollectiveNetwork::MarkNear(int link) {
-  if (near_[link]) return;
-  near_[link] = 1;
-  ++near_count_;
-}
-
-void FlowCollectiveNetwork::MarkNear(const Coflow& f) {
-  if (f.marked_near || near_.empty()) return;
-  f.marked_near = true;
-  for (int l : f.route) MarkNear(l);
-}
-
-bool FlowCollectiveNetwork::CrossesNear(const Coflow& f) const {
-  return f.marked_near ||
-         std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
-}
-
-void FlowCollectiveNetwork::SplitMirrors(const Plans& mirrors, MirrorSplit* split) {
-  if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
-    size_t phases = 0;
-    for (const auto& m : mirrors) phases = std::max(phases, m->phases.size());
-    split->phases.assign(phases, MirrorPhase{});
-    for (const auto& m : mirrors) {
-      for (size_t i = 0; i < m->phases.size(); ++i) {
-        for (const Coflow& f : m->phases[i].coflows) split->phases[i].counted.push_back(&f);
-      }
-    }
-  }
-  // Simulated coflows stay simulated (near links stay near). Until a pass makes no link
-  // near: a coflow that now crosses a near link is simulated from now on (what it was
-  // counted for so far goes to its links), and its links become near.
-  do {
-    split->near_count = near_count_;
-    for (MirrorPhase& p : split->phases) {
-      auto counted = std::stable_partition(p.counted.begin(), p.counted.end(),
-                                           [this](const Coflow* f) { return !CrossesNear(*f); });
-      for (auto it = counted; it != p.counted.end(); ++it) {
-        AddCounted(**it, p.runs, p.busy_s);
-        MarkNear(**it);
-        p.simulated.push_back(*it);
-      }
-      p.counted.erase(counted, p.counted.end());
-    }
-  } while (split->near_count != near_count_);
-}
-
-void FlowCollectiveNetwork::AddCounted(const Coflow& f, int runs, double busy_s) {
-  if (runs == 0 && busy_s == 0) return;
-  for (int l : f.route) {
-    counted_bytes_[l] += runs * f.bytes;
-    counted_busy_s_[l] += busy_s;
-  }
-}
-
-void FlowCollectiveNetwork::AddCounted(MirrorSplit* split) {
-  for (MirrorPhase& p : split->phases) {
-    for (const Coflow* f : p.counted) AddCounted(*f, p.runs, p.busy_s);
-    p.runs = 0;
-    p.busy_s = 0;
   }
 }
 
 void FlowCollectiveNetwork::Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const {
-  *bytes = counted_bytes_;
-  *busy_s = counted_busy_s_;
-  for (const MirrorSplit* split : splits_) {
-    for (const MirrorPhase& p : split->phases) {
-      if (p.runs == 0 && p.busy_s == 0) continue;
-      for (const Coflow* f : p.counted) {
-        for (int l : f->route) {
-          (*bytes)[l] += p.runs * f->bytes;
-          (*busy_s)[l] += p.busy_s;
-        }
-      }
-    }
-  }
+  if (near_) near_->Counted(bytes, busy_s);
 }
 
 double FlowCollectiveNetwork::LinkBytes(int link, const std::vector<double>& counted) const {
@@ -621,10 +539,10 @@ void FlowCollectiveNetwork::FinishPhase(Running* run) {
   if (--run->outstanding > 0) return;
   Simulator& sim = *run->sim;
   const double data_s = std::max(run->stretch * (sim.Now() - run->start).seconds(), run->min_s);
-  MirrorSplit& split = run->mirrors->split;
-  if (!near_.empty() && run->next - 1 < split.phases.size()) {
-    split.phases[run->next - 1].busy_s += data_s;  // its counted mirrors took as long
-    if (run->mirrors == &run->own_mirrors) AddCounted(&split);
+  if (near_) {
+    NearMirrors::Split& split = run->mirrors->split;
+    near_->Finished(&split, run->next - 1, data_s);  // its counted mirrors took as long
+    if (run->mirrors == &run->own_mirrors) near_->Flush(&split);
   }
   const SimTime wait = std::max(SimTime::Zero(), run->start + SimTime::Seconds(data_s) - sim.Now());
   sim.Schedule(wait + SimTime::Seconds(run->latency_s), [this, run] { RunPhase(run); });
@@ -642,8 +560,8 @@ void FlowCollectiveNetwork::WatchNics(const std::vector<int>& nodes) {
     }
   }
   // Mirrors crossing a watched NIC are simulated, so that its rate counts them.
-  if (!near_.empty()) {
-    for (int l : links) MarkNear(l);
+  if (near_) {
+    for (int l : links) near_->MarkNear(l);
   }
   // Every watched NIC starts at 0, so that each has a counter track.
   for (int l : links) samples_.push_back({l, SimTime::Zero(), 0.0});

@@ -36,19 +36,8 @@
 // that differ are counted as they run (Rerouted). Without failures nothing is compared.
 //
 // Mirror traffic (Network::Start's `mirrors`, cluster.mirror_traffic). `full`: every mirror
-// coflow runs as a flow. `near` (the default): a directed link is near once a replayed
-// coflow or a simulated mirror coflow has crossed it (or it is a watched NIC); a mirror
-// coflow runs as a flow only if it crosses a near link, decided for all of a collective's
-// mirrors at once and closed transitively (a mirror that meets a near link makes its own
-// links near, which may keep more). The others are counted, not simulated: their bytes on
-// every link they cross (bytes per link do not depend on rates), and as busy time on those
-// links the duration of the replayed phase they mirror (its symmetric image); a link's
-// busy time is the longer of its flows' and its counted mirrors' (overlapping counted
-// mirrors add up), at most the step. Max-min sharing couples flows through chains of shared
-// links and over time (a mirror counted before its links became near is not added back), so
-// `near` is an approximation: step times within 0.5 % of `full` on every bundled experiment
-// (README, "Mirror traffic"). Deciding costs nothing per collective once the near links
-// stop growing (the decision is remembered with the number of near links it saw).
+// coflow runs as a flow. `near` (the default): only those that meet replayed traffic
+// (mirror_traffic.h); the others are counted.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +49,8 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/flow_network.h"
+#include "sim/net/flow_plan.h"
+#include "sim/net/mirror_traffic.h"
 #include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
 
@@ -111,46 +102,9 @@ class FlowCollectiveNetwork final : public Network {
 
  private:
   struct Running;
-  // The transfers of a phase that carry equal bytes run as one coflow: they move in
-  // lockstep (a ring advances at the pace of its slowest edge), so they are one flow over
-  // the union of their routes, a link counted once per transfer crossing it, carrying
-  // each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
-  // its cross-node edges) runs one coflow per size at once and ends with the last.
-  struct Coflow {
-    std::vector<int> route;   // concatenated routes of the transfers
-    double bytes = 0;         // per transfer
-    int rerouted = 0;         // transfers whose route differs from the healthy fabric's
-    std::vector<int> detour;  // their links that the healthy routes do not use
-    // Its links are near (set once, when it first runs replayed; plans are shared and
-    // const otherwise, and near links are never unmarked).
-    mutable bool marked_near = false;
-  };
-  struct RoutedPhase {
-    double latency_s = 0;
-    double min_s = 0;
-    double stretch = 1;
-    std::vector<Coflow> coflows;  // empty: no transfer
-  };
-  struct RoutedPlan {
-    double launch_s = 0;  // before the first phase
-    std::vector<RoutedPhase> phases;
-  };
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
-  using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
-  // Per phase index of a collective's mirrors (mirror_traffic near): the coflows simulated
-  // and those counted under the near links of `near_count`, and the counted ones' runs not
-  // yet added to the links: `runs` times each one's bytes, `busy_s` the summed durations
-  // of the replayed phases they mirror.
-  struct MirrorPhase {
-    std::vector<const Coflow*> simulated, counted;
-    int runs = 0;
-    double busy_s = 0;
-  };
-  struct MirrorSplit {
-    size_t near_count = SIZE_MAX;  // SIZE_MAX: not split yet
-    std::vector<MirrorPhase> phases;
-  };
+  using Plans = NearMirrors::Plans;
   // The plans of a collective's mirrored groups, memoised by where the replay keeps the
   // groups (the same span for every collective of a program group) and checked against
   // where each group is stored (Network::Start's contract): one lookup per collective
@@ -158,7 +112,7 @@ class FlowCollectiveNetwork final : public Network {
   struct MirrorPlans {
     std::vector<std::span<const int>> groups;
     Plans plans;
-    MirrorSplit split;
+    NearMirrors::Split split;
   };
   using MirrorKey = std::tuple<const void*, int, double>;
   MirrorPlans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
@@ -177,18 +131,10 @@ class FlowCollectiveNetwork final : public Network {
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
   void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
-  // Mirror traffic (see the top of this file).
+  // Starts phase `index` of the collective's mirrors (nobody waits for them).
   void StartMirrors(Running* run, size_t index);
-  void MarkNear(int link);
-  void MarkNear(const Coflow& f);
-  bool CrossesNear(const Coflow& f) const;
-  // Brings a split up to today's near links, closed transitively.
-  void SplitMirrors(const Plans& mirrors, MirrorSplit* split);
-  // Adds counted runs to the links: one coflow's, or all of a split's (then resets them).
-  void AddCounted(const Coflow& f, int runs, double busy_s);
-  void AddCounted(MirrorSplit* split);
-  // Per directed link: bytes and busy time of the counted mirrors, those not yet added
-  // included. Empty under mirror_traffic full.
+  // Per directed link: bytes and busy time of the counted mirrors (empty under
+  // mirror_traffic full).
   void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
   double LinkBytes(int link, const std::vector<double>& counted) const;
 
@@ -208,13 +154,8 @@ class FlowCollectiveNetwork final : public Network {
   // The fabric with no link failed, when some what-if link failed; null otherwise.
   std::shared_ptr<const Topology> healthy_;
   double rerouted_bytes_ = 0;
-  std::vector<double> detour_bytes_;  // per directed link; sized only with healthy_
-  // Mirror traffic near: per directed link whether it is near, how many are, and what the
-  // counted mirrors put on it (AddCounted); the memoised splits in order of creation.
-  std::vector<uint8_t> near_;
-  size_t near_count_ = 0;
-  std::vector<double> counted_bytes_, counted_busy_s_;
-  std::vector<const MirrorSplit*> splits_;
+  std::vector<double> detour_bytes_;   // per directed link; sized only with healthy_
+  std::unique_ptr<NearMirrors> near_;  // mirror_traffic near; null under full
 };
 
 }  // namespace meshsim

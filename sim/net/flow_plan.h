@@ -1,0 +1,36 @@
+// A collective's phases routed over a Topology: what FlowCollectiveNetwork runs and what
+// the mirror traffic (mirror_traffic.h) splits into simulated and counted coflows.
+#pragma once
+
+#include <vector>
+
+namespace meshsim {
+
+// The transfers of a phase that carry equal bytes run as one coflow: they move in
+// lockstep (a ring advances at the pace of its slowest edge), so they are one flow over
+// the union of their routes, a link counted once per transfer crossing it, carrying
+// each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
+// its cross-node edges) runs one coflow per size at once and ends with the last.
+struct Coflow {
+  std::vector<int> route;   // concatenated routes of the transfers (directed link ids)
+  double bytes = 0;         // per transfer
+  int rerouted = 0;         // transfers whose route differs from the healthy fabric's
+  std::vector<int> detour;  // their links that the healthy routes do not use
+  // Its links are near (set once, when it first runs replayed; plans are shared and
+  // const otherwise, and near links are never unmarked).
+  mutable bool marked_near = false;
+};
+
+struct RoutedPhase {
+  double latency_s = 0;
+  double min_s = 0;
+  double stretch = 1;
+  std::vector<Coflow> coflows;  // empty: no transfer
+};
+
+struct RoutedPlan {
+  double launch_s = 0;  // before the first phase
+  std::vector<RoutedPhase> phases;
+};
+
+}  // namespace meshsim

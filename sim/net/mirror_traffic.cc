@@ -1,0 +1,101 @@
+#include "sim/net/mirror_traffic.h"
+
+#include <algorithm>
+
+namespace meshsim {
+
+NearMirrors::NearMirrors(size_t links)
+    : near_(links, 0), counted_bytes_(links, 0), counted_busy_s_(links, 0) {}
+
+void NearMirrors::MarkNear(int link) {
+  if (near_[link]) return;
+  near_[link] = 1;
+  ++near_count_;
+}
+
+void NearMirrors::MarkNear(const Coflow& f) {
+  if (f.marked_near) return;
+  f.marked_near = true;
+  for (int l : f.route) MarkNear(l);
+}
+
+bool NearMirrors::CrossesNear(const Coflow& f) const {
+  return f.marked_near ||
+         std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
+}
+
+std::span<const Coflow* const> NearMirrors::Run(const Plans& plans, Split* split, size_t index) {
+  if (plans.empty()) return {};
+  if (split->near_count != near_count_) Update(plans, split);
+  if (index >= split->phases.size()) return {};
+  Phase& phase = split->phases[index];
+  if (!phase.counted.empty()) ++phase.runs;
+  return phase.simulated;
+}
+
+void NearMirrors::Finished(Split* split, size_t index, double data_s) {
+  if (index < split->phases.size()) split->phases[index].busy_s += data_s;
+}
+
+void NearMirrors::Update(const Plans& mirrors, Split* split) {
+  if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
+    size_t phases = 0;
+    for (const auto& m : mirrors) phases = std::max(phases, m->phases.size());
+    split->phases.assign(phases, Phase{});
+    for (const auto& m : mirrors) {
+      for (size_t i = 0; i < m->phases.size(); ++i) {
+        for (const Coflow& f : m->phases[i].coflows) split->phases[i].counted.push_back(&f);
+      }
+    }
+  }
+  // Simulated coflows stay simulated (near links stay near). Until a pass makes no link
+  // near: a coflow that now crosses a near link is simulated from now on (what it was
+  // counted for so far goes to its links), and its links become near.
+  do {
+    split->near_count = near_count_;
+    for (Phase& p : split->phases) {
+      auto counted = std::stable_partition(p.counted.begin(), p.counted.end(),
+                                           [this](const Coflow* f) { return !CrossesNear(*f); });
+      for (auto it = counted; it != p.counted.end(); ++it) {
+        AddCounted(**it, p.runs, p.busy_s);
+        MarkNear(**it);
+        p.simulated.push_back(*it);
+      }
+      p.counted.erase(counted, p.counted.end());
+    }
+  } while (split->near_count != near_count_);
+}
+
+void NearMirrors::AddCounted(const Coflow& f, int runs, double busy_s) {
+  if (runs == 0 && busy_s == 0) return;
+  for (int l : f.route) {
+    counted_bytes_[l] += runs * f.bytes;
+    counted_busy_s_[l] += busy_s;
+  }
+}
+
+void NearMirrors::Flush(Split* split) {
+  for (Phase& p : split->phases) {
+    for (const Coflow* f : p.counted) AddCounted(*f, p.runs, p.busy_s);
+    p.runs = 0;
+    p.busy_s = 0;
+  }
+}
+
+void NearMirrors::Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const {
+  *bytes = counted_bytes_;
+  *busy_s = counted_busy_s_;
+  for (const Split* split : splits_) {
+    for (const Phase& p : split->phases) {
+      if (p.runs == 0 && p.busy_s == 0) continue;
+      for (const Coflow* f : p.counted) {
+        for (int l : f->route) {
+          (*bytes)[l] += p.runs * f->bytes;
+          (*busy_s)[l] += p.busy_s;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace meshsim
