@@ -16,9 +16,12 @@ struct Coflow {
   double bytes = 0;         // per transfer
   int rerouted = 0;         // transfers whose route differs from the healthy fabric's
   std::vector<int> detour;  // their links that the healthy routes do not use
-  // Its links are near (set once, when it first runs replayed; plans are shared and
-  // const otherwise, and near links are never unmarked).
+  // Mirror traffic near (mirror_traffic.h): its links are near (set once, when it first
+  // runs replayed or simulated); it crosses a near link (set once that is so, for coflows
+  // the mirrors have met). Plans are shared and const otherwise; near links stay near.
   mutable bool marked_near = false;
+  mutable bool crosses_near = false;
+  mutable bool met = false;  // seen by the mirrors: crosses_near is kept up to date
 };
 
 struct RoutedPhase {

@@ -5,23 +5,29 @@
 namespace meshsim {
 
 NearMirrors::NearMirrors(size_t links)
-    : near_(links, 0), counted_bytes_(links, 0), counted_busy_s_(links, 0) {}
+    : near_(links, 0), waiting_(links), counted_bytes_(links, 0), counted_busy_s_(links, 0) {}
 
 void NearMirrors::MarkNear(int link) {
   if (near_[link]) return;
   near_[link] = 1;
   ++near_count_;
+  for (const Coflow* f : waiting_[link]) f->crosses_near = true;
+  std::vector<const Coflow*>().swap(waiting_[link]);
+}
+
+void NearMirrors::Meet(const Coflow& f) {
+  if (f.met) return;
+  f.met = true;
+  f.crosses_near =
+      std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
+  if (f.crosses_near) return;
+  for (int l : f.route) waiting_[l].push_back(&f);
 }
 
 void NearMirrors::MarkNear(const Coflow& f) {
   if (f.marked_near) return;
   f.marked_near = true;
   for (int l : f.route) MarkNear(l);
-}
-
-bool NearMirrors::CrossesNear(const Coflow& f) const {
-  return f.marked_near ||
-         std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
 }
 
 std::span<const Coflow* const> NearMirrors::Run(const Plans& plans, Split* split, size_t index) {
@@ -44,7 +50,10 @@ void NearMirrors::Update(const Plans& mirrors, Split* split) {
     split->phases.assign(phases, Phase{});
     for (const auto& m : mirrors) {
       for (size_t i = 0; i < m->phases.size(); ++i) {
-        for (const Coflow& f : m->phases[i].coflows) split->phases[i].counted.push_back(&f);
+        for (const Coflow& f : m->phases[i].coflows) {
+          Meet(f);
+          split->phases[i].counted.push_back(&f);
+        }
       }
     }
   }

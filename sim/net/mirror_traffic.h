@@ -67,12 +67,17 @@ class NearMirrors {
   void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
 
  private:
-  bool CrossesNear(const Coflow& f) const;
+  bool CrossesNear(const Coflow& f) const { return f.marked_near || f.crosses_near; }
+  // From now on keeps f.crosses_near up to date (MarkNear sets it).
+  void Meet(const Coflow& f);
   // Brings a split up to today's near links, closed transitively.
   void Update(const Plans& mirrors, Split* split);
   void AddCounted(const Coflow& f, int runs, double busy_s);
 
   std::vector<uint8_t> near_;  // per directed link
+  // Per directed link that is not near: the coflows met that cross it (MarkNear sets
+  // their crosses_near and forgets them).
+  std::vector<std::vector<const Coflow*>> waiting_;
   size_t near_count_ = 0;
   std::vector<double> counted_bytes_, counted_busy_s_;  // added so far, per directed link
   std::vector<const Split*> splits_;                    // in order of creation
