@@ -60,6 +60,15 @@ int Topology::AddVertex(std::string name, Role role, int node, int index) {
   return static_cast<int>(vertex_names_.size()) - 1;
 }
 
+void Topology::Reserve(int64_t vertices, int64_t links) {
+  vertex_names_.reserve(vertices);
+  out_links_.reserve(vertices);
+  role_.reserve(vertices);
+  node_of_.reserve(vertices);
+  index_.reserve(vertices);
+  links_.reserve(links);
+}
+
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
                                 LinkClass ba, const std::string& name) {
   for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
@@ -241,6 +250,9 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;
   const TorusSpec& torus = c.intra_node.torus;
+  int64_t vertices = 0, links = 0;
+  Count(c, &vertices, &links);
+  t->Reserve(vertices, links);
   for (int gpu = 0; gpu < t->gpus_; ++gpu) {
     const int node = gpu / c.gpus_per_node, l = gpu % c.gpus_per_node;
     std::string name = "node" + std::to_string(node) + ".gpu" + std::to_string(l);
@@ -450,10 +462,9 @@ int Topology::TorusHops(int src, int dst) const {
   return hops;
 }
 
-std::vector<int> Topology::TorusRoute(int src, int dst) const {
+void Topology::TorusRoute(int src, int dst, std::vector<int>* path) const {
   const int g = gpus_per_node_, base = src / g * g;
   const int shift = src / g * torus_links_per_slice_;
-  std::vector<int> path;
   int at = src % g;
   const auto& goal = torus_coords_[dst % g];
   for (int d = 0; d < torus_spec_.Dims(); ++d) {
@@ -461,12 +472,11 @@ std::vector<int> Topology::TorusRoute(int src, int dst) const {
     for (int k = 0; k < std::abs(off); ++k) {
       const int id = torus_out_[(at * kMaxTorusDims + d) * 2 + (off < 0 ? 1 : 0)] + shift;
       assert(id >= shift);
-      path.push_back(id);
+      path->push_back(id);
       at = links_[id].dst - base;
     }
   }
   assert(at == dst % g);
-  return path;
 }
 
 // The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
@@ -508,27 +518,33 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
   auto it = routes_.find(memo);
   if (it != routes_.end()) return it->second;
   std::vector<int> path;
-  if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
-    path = TorusRoute(src, dst);
-  } else if (Hops(src, dst) >= 0) {
-    int at = src;
-    const uint64_t h = key % 64;
-    std::vector<int> next;
-    while (at != dst) {
-      NextHops(at, dst, &next);
-      assert(!next.empty());
-      // Destination-based choice (InfiniBand's d-mod-k static routing, which numbers the
-      // destinations by their leaf port: the hosts of one leaf take different uplinks),
-      // shifted by the flow key: deterministic, and spreads traffic to different GPUs over
-      // the uplinks. By GPU number instead, the GPUs of one rail (the same local rank on
-      // every node) would share 1 / gpus_per_node of a rail switch's uplinks.
-      const uint64_t d = port_of_gpu_[dst] >= 0 ? port_of_gpu_[dst] : dst;
-      const int chosen = next[(d + h) % next.size()];
-      path.push_back(chosen);
-      at = links_[chosen].dst;
-    }
-  }
+  AppendRoute(src, dst, flow_key, &path);
   return routes_.emplace(memo, std::move(path)).first->second;
+}
+
+void Topology::AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>* path) const {
+  assert(src != dst && src < gpus_ && dst < gpus_);
+  if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
+    TorusRoute(src, dst, path);
+    return;
+  }
+  if (Hops(src, dst) < 0) return;
+  const uint64_t h = (flow_key == 0 ? 0 : Mix(flow_key)) % 64;
+  int at = src;
+  std::vector<int>& next = next_scratch_;
+  while (at != dst) {
+    NextHops(at, dst, &next);
+    assert(!next.empty());
+    // Destination-based choice (InfiniBand's d-mod-k static routing, which numbers the
+    // destinations by their leaf port: the hosts of one leaf take different uplinks),
+    // shifted by the flow key: deterministic, and spreads traffic to different GPUs over
+    // the uplinks. By GPU number instead, the GPUs of one rail (the same local rank on
+    // every node) would share 1 / gpus_per_node of a rail switch's uplinks.
+    const uint64_t d = port_of_gpu_[dst] >= 0 ? port_of_gpu_[dst] : dst;
+    const int chosen = next[(d + h) % next.size()];
+    path->push_back(chosen);
+    at = links_[chosen].dst;
+  }
 }
 
 }  // namespace meshsim

@@ -94,6 +94,8 @@ class Topology {
   // Links from GPU src to GPU dst (src != dst), or empty if no path survives. Routes
   // are memoised; `flow_key` selects among equal-cost paths.
   const std::vector<int>& Route(int src, int dst, uint64_t flow_key) const;
+  // The same route, appended to `path` and not memoised. Not thread-safe (scratch).
+  void AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>* path) const;
   // Hops from vertex `v` to GPU `dst` over surviving links (-1: unreachable).
   int Hops(int v, int dst) const;
   // Whether hop counts come from the structure (no link failed) or from searches.
@@ -114,13 +116,14 @@ class Topology {
   };
   enum class Role : uint8_t { kGpu, kNvswitch, kNic, kSwitch, kSpine };
   Topology() = default;
+  void Reserve(int64_t vertices, int64_t links);  // Count's estimates
   int AddVertex(std::string name, Role role, int node, int index);
   void AddBidirectional(int a, int b, double bytes_per_s, double latency_s, LinkClass ab,
                         LinkClass ba, const std::string& name);
   void BuildIntraNode(const ClusterSpec& c);
   void BuildTorus(const ClusterSpec& c, int node);
   // The dimension-order route between two chips of one torus slice.
-  std::vector<int> TorusRoute(int src, int dst) const;
+  void TorusRoute(int src, int dst, std::vector<int>* path) const;
   int TorusHops(int src, int dst) const;
   void BuildInterNode(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
@@ -163,6 +166,7 @@ class Topology {
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination
   mutable std::unordered_map<uint64_t, std::vector<int>> routes_;  // by (src, dst, key)
+  mutable std::vector<int> next_scratch_;                          // AppendRoute's
 };
 
 }  // namespace meshsim

@@ -317,7 +317,9 @@ FlowCollectiveNetwork::Running* FlowCollectiveNetwork::AcquireRun() {
 void FlowCollectiveNetwork::ReleaseRun(Running* run) {
   run->plan.reset();
   run->mirrors = nullptr;
-  run->own_mirrors.plans.clear();
+  run->own_mirrors.groups.clear();
+  run->own_mirrors.phases.clear();
+  run->own_mirrors.links.clear();
   run->own_mirrors.split = NearMirrors::Split{};
   run->done = nullptr;
   run->next = 0;
@@ -346,18 +348,48 @@ NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus
   return tuner_.Choose(op, shape, bytes, nccl_.algorithm, nccl_.protocol);
 }
 
-const std::vector<int>* FlowCollectiveNetwork::RouteOf(const Transfer& t) {
-  if (t.via < 0) return &flows_.topology().Route(t.src, t.dst, 0);
-  const uint64_t id = (static_cast<uint64_t>(t.src) << 42) | (static_cast<uint64_t>(t.via) << 21) |
-                      static_cast<uint64_t>(t.dst);
-  auto it = relayed_routes_.find(id);
-  if (it == relayed_routes_.end()) {
-    std::vector<int> route = flows_.topology().Route(t.src, t.via, 0);
-    const std::vector<int>& rest = flows_.topology().Route(t.via, t.dst, 0);
-    route.insert(route.end(), rest.begin(), rest.end());
-    it = relayed_routes_.emplace(id, std::move(route)).first;
+std::vector<Phase> FlowCollectiveNetwork::PhasesOf(CommOp op, std::span<const int> gpus,
+                                                   double bytes, double* launch_s) const {
+  NcclChoice choice;
+  const bool tuned =
+      !cluster_.Torus() && gpus.size() >= 2 && bytes > 0 &&
+      (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter);
+  if (tuned) choice = ChoiceFor(op, gpus, bytes);
+  *launch_s = tuned ? choice.launch_s : 0;
+  return CollectivePhases(cluster_, tuner_, choice, op, gpus, bytes);
+}
+
+void FlowCollectiveNetwork::RoutePhase(const Phase& phase, std::vector<int>* links,
+                                       std::vector<Coflow>* out) {
+  const Topology& topo = flows_.topology();
+  const size_t first = out->size();
+  for (const Transfer& t : phase.transfers) {
+    if (t.src == t.dst || t.bytes <= 0) continue;
+    auto same = std::find_if(out->begin() + first, out->end(),
+                             [&t](const Coflow& f) { return f.bytes == t.bytes; });
+    const size_t k = same - (out->begin() + first);
+    if (same == out->end()) {
+      out->emplace_back().bytes = t.bytes;
+      if (routing_.size() <= k) routing_.resize(k + 1);
+      routing_[k].clear();
+    }
+    // A connection keeps its path (ECMP hashes a queue pair's header, which does not
+    // change between collectives): the path depends on (src, dst) only.
+    std::vector<int>& route = routing_[k];
+    const size_t start = route.size();
+    topo.AppendRoute(t.src, t.via < 0 ? t.dst : t.via, 0, &route);
+    if (t.via >= 0) topo.AppendRoute(t.via, t.dst, 0, &route);
+    if (healthy_) {
+      NoteReroute(t, std::span<const int>(route).subspan(start), &(*out)[first + k]);
+    }
   }
-  return &it->second;
+  for (size_t k = 0; first + k < out->size(); ++k) {
+    Coflow& f = (*out)[first + k];
+    f.links = links;
+    f.first = static_cast<uint32_t>(links->size());
+    f.count = static_cast<uint32_t>(routing_[k].size());
+    links->insert(links->end(), routing_[k].begin(), routing_[k].end());
+  }
 }
 
 std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
@@ -367,34 +399,12 @@ std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
   auto plan = std::make_shared<RoutedPlan>();
-  NcclChoice choice;
-  const bool tuned =
-      !cluster_.Torus() && gpus.size() >= 2 && bytes > 0 &&
-      (op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter);
-  if (tuned) {
-    choice = ChoiceFor(op, gpus, bytes);
-    plan->launch_s = choice.launch_s;
-  }
-  for (const Phase& phase : CollectivePhases(cluster_, tuner_, choice, op, gpus, bytes)) {
-    RoutedPhase routed;
+  for (const Phase& phase : PhasesOf(op, gpus, bytes, &plan->launch_s)) {
+    RoutedPhase& routed = plan->phases.emplace_back();
     routed.latency_s = phase.latency_s;
     routed.min_s = phase.min_s;
     routed.stretch = phase.stretch;
-    for (const Transfer& t : phase.transfers) {
-      if (t.src == t.dst || t.bytes <= 0) continue;
-      // A connection keeps its path (ECMP hashes a queue pair's header, which does not
-      // change between collectives): the path depends on (src, dst) only.
-      const std::vector<int>* route = RouteOf(t);
-      auto same = std::find_if(routed.coflows.begin(), routed.coflows.end(),
-                               [&t](const Coflow& f) { return f.bytes == t.bytes; });
-      if (same == routed.coflows.end()) {
-        same = routed.coflows.insert(same, Coflow{});
-        same->bytes = t.bytes;
-      }
-      same->route.insert(same->route.end(), route->begin(), route->end());
-      if (healthy_) NoteReroute(t, *route, &*same);
-    }
-    plan->phases.push_back(std::move(routed));
+    RoutePhase(phase, &plan->links, &routed.coflows);
   }
   return plans_.emplace(std::move(key), plan).first->second;
 }
@@ -426,7 +436,7 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
     return &memo;
   }
   MirrorPlans* out = added ? &memo : scratch;
-  for (const auto& m : mirrors) out->plans.push_back(PlanFor(op, m, bytes));
+  BuildMirrorPlans(op, mirrors, bytes, out);
   if (added) {
     for (const auto& m : mirrors) memo.groups.emplace_back(m);
     if (near_) near_->Remember(&memo.split);
@@ -434,11 +444,21 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
   return out;
 }
 
-void FlowCollectiveNetwork::NoteReroute(const Transfer& t, const std::vector<int>& route,
+void FlowCollectiveNetwork::BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors,
+                                             double bytes, MirrorPlans* out) {
+  for (const auto& m : mirrors) {
+    double launch_s = 0;  // mirrors run in step with the replayed group's phases
+    const std::vector<Phase> phases = PhasesOf(op, m, bytes, &launch_s);
+    if (out->phases.size() < phases.size()) out->phases.resize(phases.size());
+    for (size_t i = 0; i < phases.size(); ++i) RoutePhase(phases[i], &out->links, &out->phases[i]);
+  }
+}
+
+void FlowCollectiveNetwork::NoteReroute(const Transfer& t, std::span<const int> route,
                                         Coflow* phase) const {
   // Link ids agree between the two topologies: the same cluster builds the same links.
   const std::vector<int> healthy = TransferRoute(*healthy_, t);
-  if (healthy == route) return;
+  if (std::equal(healthy.begin(), healthy.end(), route.begin(), route.end())) return;
   ++phase->rerouted;
   for (int l : route) {
     if (std::find(healthy.begin(), healthy.end(), l) == healthy.end()) phase->detour.push_back(l);
@@ -502,7 +522,7 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
   }
   run->outstanding = static_cast<int>(phase.coflows.size());
   for (const Coflow& f : phase.coflows) {
-    flows_.StartFlowOnRoute(sim, &f.route, f.bytes, [this, run] { FinishPhase(run); });
+    flows_.StartFlowOnRoute(sim, f.route(), f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
     if (near_) near_->MarkNear(f);
   }
@@ -511,17 +531,16 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
 
 void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
   Simulator& sim = *run->sim;
-  const Plans& plans = run->mirrors->plans;
-  for (size_t m = 0; (!near_ || healthy_) && m < plans.size(); ++m) {
-    if (index >= plans[m]->phases.size()) continue;
-    for (const Coflow& f : plans[m]->phases[index].coflows) {
-      if (!near_) flows_.StartFlowOnRoute(sim, &f.route, f.bytes, nullptr);
+  const std::vector<std::vector<Coflow>>& phases = run->mirrors->phases;
+  if ((!near_ || healthy_) && index < phases.size()) {
+    for (const Coflow& f : phases[index]) {
+      if (!near_) flows_.StartFlowOnRoute(sim, f.route(), f.bytes, nullptr);
       CountReroutes(f);
     }
   }
   if (!near_) return;
-  for (const Coflow* f : near_->Run(plans, &run->mirrors->split, index)) {
-    flows_.StartFlowOnRoute(sim, &f->route, f->bytes, nullptr);
+  for (const Coflow* f : near_->Run(phases, &run->mirrors->split, index)) {
+    flows_.StartFlowOnRoute(sim, f->route(), f->bytes, nullptr);
   }
 }
 

@@ -104,21 +104,32 @@ class FlowCollectiveNetwork final : public Network {
   struct Running;
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
-  using Plans = NearMirrors::Plans;
-  // The plans of a collective's mirrored groups, memoised by where the replay keeps the
-  // groups (the same span for every collective of a program group) and checked against
-  // where each group is stored (Network::Start's contract): one lookup per collective
-  // instead of one per mirror, and no comparison of members.
+  // The routed phases of a collective's mirrored groups, memoised by where the replay
+  // keeps the groups (the same span for every collective of a program group) and checked
+  // against where each group is stored (Network::Start's contract): one lookup per
+  // collective instead of one per mirror, and no comparison of members. Per phase index
+  // the coflows of every mirror (mirror by mirror), their routes in one buffer: not
+  // copied once built.
   struct MirrorPlans {
     std::vector<std::span<const int>> groups;
-    Plans plans;
+    std::vector<std::vector<Coflow>> phases;
+    std::vector<int> links;
     NearMirrors::Split split;
   };
   using MirrorKey = std::tuple<const void*, int, double>;
   MirrorPlans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
                               MirrorPlans* scratch);
 
-  const std::vector<int>* RouteOf(const Transfer& t);
+  // The phases of a collective over `gpus` (CollectivePhases, with the tuner's choice);
+  // `launch_s`: the choice's launch cost.
+  std::vector<Phase> PhasesOf(CommOp op, std::span<const int> gpus, double bytes,
+                              double* launch_s) const;
+  // Routes a phase's transfers: one coflow per distinct byte count (in order of first
+  // appearance) appended to `out`, their routes to `links`.
+  void RoutePhase(const Phase& phase, std::vector<int>* links, std::vector<Coflow>* out);
+  // Builds the plans of `mirrors` into `out` (empty).
+  void BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
+                        MirrorPlans* out);
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
   Running* AcquireRun();
@@ -129,7 +140,7 @@ class FlowCollectiveNetwork final : public Network {
   std::shared_ptr<const RoutedPlan> GroupPlanFor(CommOp op, std::span<const int> gpus,
                                                  double bytes);
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
-  void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
+  void NoteReroute(const Transfer& t, std::span<const int> route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
   // Starts phase `index` of the collective's mirrors (nobody waits for them).
   void StartMirrors(Running* run, size_t index);
@@ -138,8 +149,8 @@ class FlowCollectiveNetwork final : public Network {
   void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
   double LinkBytes(int link, const std::vector<double>& counted) const;
 
-  // Routes through a relay GPU, by (src, via, dst); node-based so pointers stay valid.
-  std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
+  // RoutePhase's: per coflow of the phase, its links so far.
+  std::vector<std::vector<int>> routing_;
 
   const ClusterSpec cluster_;
   const NcclOptions nccl_;

@@ -51,7 +51,7 @@ void FlowNetwork::StartFlow(Simulator& sim, int src, int dst, double bytes, uint
                             std::function<void()> on_done) {
   const std::vector<int>& route = topology_->Route(src, dst, flow_key);
   assert(!route.empty() && "Topology::Build rejects disconnected networks");
-  StartFlowOnRoute(sim, &route, bytes, std::move(on_done));
+  StartFlowOnRoute(sim, std::span<const int>(route), bytes, std::move(on_done));
 }
 
 void FlowNetwork::Touch(int link) {
@@ -61,9 +61,9 @@ void FlowNetwork::Touch(int link) {
   }
 }
 
-void FlowNetwork::StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, double bytes,
                                    std::function<void()> on_done) {
-  assert(!route->empty() && bytes > 0);
+  assert(!route.empty() && bytes > 0);
   int id;
   if (!free_slots_.empty()) {
     id = free_slots_.back();
@@ -82,7 +82,7 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, const std::vector<int>* route
   ++f.version;
   f.alive = true;
   ++live_;
-  for (int l : *route) {
+  for (int l : route) {
     if (link_flows_[l].empty()) busy_since_[l] = sim.Now();
     link_flows_[l].push_back(id);
     Touch(l);
@@ -107,7 +107,7 @@ void FlowNetwork::CollectComponent() {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       comp_flows_.push_back(f);
-      for (int m : *flows_[f].route) {
+      for (int m : flows_[f].route) {
         if (!link_mark_[m]) {
           link_mark_[m] = 1;
           comp_links_.push_back(m);
@@ -122,6 +122,17 @@ void FlowNetwork::CollectComponent() {
 // tightest link are frozen at its share. O((F*h + L) log L).
 void FlowNetwork::FillRates() {
   ++rate_updates_;
+  if (comp_flows_.size() == 1) {
+    // Alone on its links (most components): the first share the filling would freeze it
+    // at, the smallest capacity / crossings over its links, computed as the filling does.
+    Flow& flow = flows_[comp_flows_.front()];
+    double share = std::numeric_limits<double>::infinity();
+    for (int l : flow.route) {
+      share = std::min(share, capacity_[l] / static_cast<int>(link_flows_[l].size()));
+    }
+    flow.rate = share;
+    return;
+  }
   for (int l : comp_links_) {
     residual_[l] = capacity_[l];
     unfrozen_[l] = static_cast<int>(link_flows_[l].size());
@@ -145,7 +156,7 @@ void FlowNetwork::FillRates() {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       flows_[f].rate = top.share;
-      for (int m : *flows_[f].route) {
+      for (int m : flows_[f].route) {
         residual_[m] = std::max(0.0, residual_[m] - top.share);
         if (--unfrozen_[m] > 0 && m != l) {
           heap_.push_back({residual_[m] / unfrozen_[m], m});
@@ -172,7 +183,7 @@ void FlowNetwork::Settle(Simulator& sim) {
     const double moved = std::min(flow.remaining, flow.rate * (now - flow.since).seconds());
     flow.remaining -= moved;
     flow.since = now;
-    for (int l : *flow.route) link_bytes_[l] += moved;
+    for (int l : flow.route) link_bytes_[l] += moved;
   }
   FillRates();
   for (int f : comp_flows_) {
@@ -232,7 +243,7 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     completions_.pop_back();
     Flow& f = flows_[top.flow];
     if (!f.alive || f.version != top.version) continue;
-    for (int l : *f.route) {
+    for (int l : f.route) {
       link_bytes_[l] += f.remaining;
       auto& list = link_flows_[l];  // one entry per crossing of this link by the flow
       *std::find(list.begin(), list.end(), top.flow) = list.back();

@@ -2,6 +2,8 @@
 // the mirror traffic (mirror_traffic.h) splits into simulated and counted coflows.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 namespace meshsim {
@@ -12,7 +14,10 @@ namespace meshsim {
 // each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
 // its cross-node edges) runs one coflow per size at once and ends with the last.
 struct Coflow {
-  std::vector<int> route;   // concatenated routes of the transfers (directed link ids)
+  // Its route: the concatenated routes of its transfers (directed link ids), links
+  // [first, first + count) of the storage of the plan that holds it.
+  const std::vector<int>* links = nullptr;
+  uint32_t first = 0, count = 0;
   double bytes = 0;         // per transfer
   int rerouted = 0;         // transfers whose route differs from the healthy fabric's
   std::vector<int> detour;  // their links that the healthy routes do not use
@@ -22,6 +27,8 @@ struct Coflow {
   mutable bool marked_near = false;
   mutable bool crosses_near = false;
   mutable bool met = false;  // seen by the mirrors: crosses_near is kept up to date
+
+  std::span<const int> route() const { return {links->data() + first, count}; }
 };
 
 struct RoutedPhase {
@@ -31,9 +38,11 @@ struct RoutedPhase {
   std::vector<Coflow> coflows;  // empty: no transfer
 };
 
+// Not copied once built: its coflows point to its `links`.
 struct RoutedPlan {
   double launch_s = 0;  // before the first phase
   std::vector<RoutedPhase> phases;
+  std::vector<int> links;  // the coflows' routes
 };
 
 }  // namespace meshsim

@@ -15,19 +15,24 @@ void NearMirrors::MarkNear(int link) {
   std::vector<const Coflow*>().swap(waiting_[link]);
 }
 
+bool NearMirrors::ScanNear(const Coflow& f) const {
+  const std::span<const int> route = f.route();
+  return f.marked_near ||
+         std::any_of(route.begin(), route.end(), [this](int l) { return near_[l] != 0; });
+}
+
 void NearMirrors::Meet(const Coflow& f) {
   if (f.met) return;
   f.met = true;
-  f.crosses_near =
-      std::any_of(f.route.begin(), f.route.end(), [this](int l) { return near_[l] != 0; });
+  f.crosses_near = ScanNear(f);
   if (f.crosses_near) return;
-  for (int l : f.route) waiting_[l].push_back(&f);
+  for (int l : f.route()) waiting_[l].push_back(&f);
 }
 
 void NearMirrors::MarkNear(const Coflow& f) {
   if (f.marked_near) return;
   f.marked_near = true;
-  for (int l : f.route) MarkNear(l);
+  for (int l : f.route()) MarkNear(l);
 }
 
 std::span<const Coflow* const> NearMirrors::Run(const Plans& plans, Split* split, size_t index) {
@@ -45,15 +50,11 @@ void NearMirrors::Finished(Split* split, size_t index, double data_s) {
 
 void NearMirrors::Update(const Plans& mirrors, Split* split) {
   if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
-    size_t phases = 0;
-    for (const auto& m : mirrors) phases = std::max(phases, m->phases.size());
-    split->phases.assign(phases, Phase{});
-    for (const auto& m : mirrors) {
-      for (size_t i = 0; i < m->phases.size(); ++i) {
-        for (const Coflow& f : m->phases[i].coflows) {
-          Meet(f);
-          split->phases[i].counted.push_back(&f);
-        }
+    split->phases.assign(mirrors.size(), Phase{});
+    for (size_t i = 0; i < mirrors.size(); ++i) {
+      for (const Coflow& f : mirrors[i]) {
+        if (split->remembered) Meet(f);
+        split->phases[i].counted.push_back(&f);
       }
     }
   }
@@ -63,8 +64,10 @@ void NearMirrors::Update(const Plans& mirrors, Split* split) {
   do {
     split->near_count = near_count_;
     for (Phase& p : split->phases) {
-      auto counted = std::stable_partition(p.counted.begin(), p.counted.end(),
-                                           [this](const Coflow* f) { return !CrossesNear(*f); });
+      auto counted =
+          std::stable_partition(p.counted.begin(), p.counted.end(), [this, split](const Coflow* f) {
+            return !(split->remembered ? CrossesNear(*f) : ScanNear(*f));
+          });
       for (auto it = counted; it != p.counted.end(); ++it) {
         AddCounted(**it, p.runs, p.busy_s);
         MarkNear(**it);
@@ -77,7 +80,7 @@ void NearMirrors::Update(const Plans& mirrors, Split* split) {
 
 void NearMirrors::AddCounted(const Coflow& f, int runs, double busy_s) {
   if (runs == 0 && busy_s == 0) return;
-  for (int l : f.route) {
+  for (int l : f.route()) {
     counted_bytes_[l] += runs * f.bytes;
     counted_busy_s_[l] += busy_s;
   }
@@ -98,7 +101,7 @@ void NearMirrors::Counted(std::vector<double>* bytes, std::vector<double>* busy_
     for (const Phase& p : split->phases) {
       if (p.runs == 0 && p.busy_s == 0) continue;
       for (const Coflow* f : p.counted) {
-        for (int l : f->route) {
+        for (int l : f->route()) {
           (*bytes)[l] += p.runs * f->bytes;
           (*busy_s)[l] += p.busy_s;
         }

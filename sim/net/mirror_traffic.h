@@ -29,7 +29,8 @@ namespace meshsim {
 
 class NearMirrors {
  public:
-  using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
+  // Per phase index, the coflows of all of a collective's mirrors in that phase.
+  using Plans = std::span<const std::vector<Coflow>>;
   // Per phase index of a collective's mirrors: the coflows simulated and those counted
   // under the near links the split last saw, and the counted ones' runs not yet added to
   // the links: `runs` times each one's bytes, `busy_s` the summed durations of the
@@ -41,6 +42,7 @@ class NearMirrors {
   };
   struct Split {
     size_t near_count = SIZE_MAX;  // SIZE_MAX: not split yet
+    bool remembered = false;       // Remember: its coflows outlive this object
     std::vector<Phase> phases;
   };
 
@@ -61,14 +63,19 @@ class NearMirrors {
   // remembered: Remember).
   void Flush(Split* split);
   // A split that lives as long as this object, whose counted runs Counted adds up.
-  void Remember(const Split* split) { splits_.push_back(split); }
+  void Remember(Split* split) {
+    split->remembered = true;
+    splits_.push_back(split);
+  }
   // Per directed link: bytes and busy time of the counted mirrors, those not yet added
   // included.
   void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
 
  private:
   bool CrossesNear(const Coflow& f) const { return f.marked_near || f.crosses_near; }
-  // From now on keeps f.crosses_near up to date (MarkNear sets it).
+  bool ScanNear(const Coflow& f) const;  // the same, from the links
+  // From now on keeps f.crosses_near up to date (MarkNear sets it). Precondition: f
+  // outlives this object.
   void Meet(const Coflow& f);
   // Brings a split up to today's near links, closed transitively.
   void Update(const Plans& mirrors, Split* split);
