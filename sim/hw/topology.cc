@@ -67,14 +67,16 @@ void Topology::Reserve(int64_t vertices, int64_t links) {
   node_of_.reserve(vertices);
   index_.reserve(vertices);
   links_.reserve(links);
+  link_names_.reserve(links / 2);
 }
 
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
-                                LinkClass ba, const std::string& name) {
+                                LinkClass ba, std::string name) {
   for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
     out_links_[s].push_back(static_cast<int>(links_.size()));
-    links_.push_back(Link{s, d, bps, latency_s, cls, false, name});
+    links_.push_back(Link{s, d, bps, latency_s, cls, false});
   }
+  link_names_.push_back(std::move(name));
 }
 
 // One slice's ICI links: for each chip (by physical index) and dimension, the link pair
@@ -268,13 +270,15 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   for (size_t i = 0; i < c.what_if.links.size(); ++i) {
     const LinkChange& change = c.what_if.links[i];
     bool found = false;
-    for (Link& l : t->links_) {
-      if (l.name != change.link) continue;
+    for (size_t k = 0; k < t->link_names_.size(); ++k) {
+      if (t->link_names_[k] != change.link) continue;
       found = true;
-      if (change.failed) {
-        l.failed = true;
-      } else {
-        l.bytes_per_s *= change.bandwidth_factor;
+      for (Link* l : {&t->links_[2 * k], &t->links_[2 * k + 1]}) {
+        if (change.failed) {
+          l->failed = true;
+        } else {
+          l->bytes_per_s *= change.bandwidth_factor;
+        }
       }
     }
     if (!found) {
@@ -413,7 +417,35 @@ Topology::Local Topology::BuildLocal(int node, const std::vector<int>& ordinal) 
       }
     }
   }
+  const int first_switch = gpus_per_node_ + 1 + nics_;
+  local.to_nic.assign(local.size, 255);
+  for (int a = 0; a < local.size; ++a) {
+    for (int i = 0; i < nics_; ++i) {
+      local.to_nic[a] = std::min<int>(local.to_nic[a], local.At(a, gpus_per_node_ + 1 + i));
+    }
+  }
+  local.from_switch.assign(gpus_per_node_, 255);
+  for (int d = 0; d < gpus_per_node_; ++d) {
+    for (int j = 0; j < nics_; ++j) {
+      local.from_switch[d] =
+          std::min<int>(local.from_switch[d], local.At(first_switch + ordinal[j], d));
+    }
+  }
   return local;
+}
+
+uint64_t Topology::SharedSwitches(int m, int n) const {
+  const int64_t pair = static_cast<int64_t>(m) << 32 | n;
+  if (pair == shared_pair_) return shared_mask_;
+  uint64_t mask = 0;
+  for (int i = 0; i < nics_; ++i) {
+    for (int j = 0; j < nics_; ++j) {
+      if (SwitchOf(m, i) == SwitchOf(n, j)) mask |= uint64_t{1} << (i * nics_ + j);
+    }
+  }
+  shared_pair_ = pair;
+  shared_mask_ = mask;
+  return mask;
 }
 
 // Every path into GPU dst's node enters through one of the node's switches; switches
@@ -434,6 +466,20 @@ int Topology::StructuralHops(int v, int dst) const {
   }
   const int m = node_of_[v];
   const Local& from = locals_[pattern_of_node_[m]];
+  if (nics_ <= 8) {
+    // Through a spine: to the nearest NIC, up to its switch, a spine, down to the switch
+    // nearest dst; or through a switch both nodes reach (SharedSwitches), 2 hops fewer.
+    const int a = index_[v], d = dst % g;
+    if (!spines_.empty() && from.to_nic[a] != 255 && to.from_switch[d] != 255) {
+      best = from.to_nic[a] + 3 + to.from_switch[d];
+    }
+    for (uint64_t mask = SharedSwitches(m, nd); mask != 0; mask &= mask - 1) {
+      const int bit = __builtin_ctzll(mask), i = bit / nics_, j = bit % nics_;
+      const int out = from.At(a, g + 1 + i), in = to.At(first_switch + to.ordinal[j], d);
+      if (out != 255 && in != 255) best = std::min(best, out + 1 + in);
+    }
+    return best >= kFar ? -1 : best;
+  }
   for (int i = 0; i < nics_; ++i) {
     const int to_nic = from.At(index_[v], g + 1 + i);
     if (to_nic == 255) continue;

@@ -475,9 +475,9 @@ Reroutes FlowCollectiveNetwork::Rerouted() const {
   Reroutes out;
   out.bytes = rerouted_bytes_;
   std::map<std::string, double> by_name;  // both directions of a physical link together
-  const auto& links = flows_.topology().links();
+  const Topology& topo = flows_.topology();
   for (size_t l = 0; l < detour_bytes_.size(); ++l) {
-    if (detour_bytes_[l] > 0) by_name[links[l].name] += detour_bytes_[l];
+    if (detour_bytes_[l] > 0) by_name[topo.LinkName(static_cast<int>(l))] += detour_bytes_[l];
   }
   for (const auto& [name, bytes] : by_name) out.links.push_back({name, bytes});
   std::stable_sort(
