@@ -78,6 +78,7 @@ class FlowNetwork {
   void Settle(Simulator& sim);
   void CollectComponent();
   void FillRates();
+  void PushShare(double share, int link);  // a heap entry for the link
   void ScheduleCompletion(Simulator& sim);
   void OnCompletion(Simulator& sim);
   SimTime FinishTime(const Flow& f) const;
@@ -106,6 +107,7 @@ class FlowNetwork {
   std::vector<uint8_t> flow_mark_;
   std::vector<double> residual_;
   std::vector<int> unfrozen_;
+  std::vector<double> heap_key_;  // per link: the share of its newest heap entry
   struct ShareEntry {
     double share;
     int link;
