@@ -344,6 +344,12 @@ const std::vector<int>& Topology::DistancesTo(int dst) const {
 
 // One pattern per distinct way a node's NICs share switches.
 void Topology::IndexStructure() {
+  uplinks_.assign(leaves_.size(), {});
+  for (int leaf : leaves_) {
+    for (int id : out_links_[leaf]) {
+      if (role_[links_[id].dst] == Role::kSpine) uplinks_[index_[leaf]].push_back(id);
+    }
+  }
   const int nodes = gpus_ / gpus_per_node_;
   std::map<std::vector<int>, int> patterns;
   pattern_of_node_.assign(nodes, 0);
@@ -528,6 +534,15 @@ void Topology::TorusRoute(int src, int dst, std::vector<int>* path) const {
 // The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
 void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
   next->clear();
+  if (structural_ && role_[at] == Role::kSwitch && !spines_.empty()) {
+    const int nd = dst / gpus_per_node_;
+    bool attached = false;
+    for (int j = 0; j < nics_ && !attached; ++j) attached = SwitchOf(nd, j) == at;
+    if (!attached) {  // up to any spine: all are one hop closer, nothing else is
+      next->assign(uplinks_[index_[at]].begin(), uplinks_[index_[at]].end());
+      return;
+    }
+  }
   const int d = Hops(at, dst);
   if (structural_ && role_[at] == Role::kSpine) {
     // Down to one of dst's node's switches only: any other is farther (a spine's links

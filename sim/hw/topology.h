@@ -169,7 +169,8 @@ class Topology {
   std::vector<int> nic_vertex_;       // per (node, nic)
   std::vector<int> switch_of_nic_;    // per (node, nic): its switch's vertex
   std::vector<int> leaves_, spines_;  // switch vertices
-  std::vector<int> pattern_of_node_;  // index into locals_
+  std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
+  std::vector<int> pattern_of_node_;       // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination

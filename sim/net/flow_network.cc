@@ -142,20 +142,26 @@ void FlowNetwork::FillRates() {
     unfrozen_[l] = static_cast<int>(link_flows_[l].size());
   }
   for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
+  // The first entries sorted at once, the renewed ones in a heap: the next is the smaller.
+  sorted_.clear();
   heap_.clear();
   for (int l : comp_links_) {
     if (unfrozen_[l] == 0) continue;
     heap_key_[l] = residual_[l] / unfrozen_[l];
-    heap_.push_back({heap_key_[l], l});
+    sorted_.push_back({heap_key_[l], l});
   }
-  auto later = [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share != b.share ? a.share > b.share : a.link > b.link;
-  };
-  std::make_heap(heap_.begin(), heap_.end(), later);
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const ShareEntry top = heap_.back();
-    heap_.pop_back();
+  std::sort(sorted_.begin(), sorted_.end(), Before());
+  size_t next_sorted = 0;
+  while (next_sorted < sorted_.size() || !heap_.empty()) {
+    ShareEntry top;
+    if (!heap_.empty() &&
+        (next_sorted == sorted_.size() || Before()(heap_.front(), sorted_[next_sorted]))) {
+      std::pop_heap(heap_.begin(), heap_.end(), After());
+      top = heap_.back();
+      heap_.pop_back();
+    } else {
+      top = sorted_[next_sorted++];
+    }
     const int l = top.link;
     if (unfrozen_[l] == 0) continue;
     const double share = residual_[l] / unfrozen_[l];
@@ -181,9 +187,7 @@ void FlowNetwork::FillRates() {
 void FlowNetwork::PushShare(double share, int link) {
   heap_key_[link] = share;
   heap_.push_back({share, link});
-  std::push_heap(heap_.begin(), heap_.end(), [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share != b.share ? a.share > b.share : a.link > b.link;
-  });
+  std::push_heap(heap_.begin(), heap_.end(), After());
 }
 
 SimTime FlowNetwork::FinishTime(const Flow& f) const {

@@ -112,7 +112,16 @@ class FlowNetwork {
     double share;
     int link;
   };
-  std::vector<ShareEntry> heap_;
+  // Ordered by share, then link id (Before); After is its reverse, for a min-heap.
+  struct Before {
+    bool operator()(const ShareEntry& a, const ShareEntry& b) const {
+      return a.share != b.share ? a.share < b.share : a.link < b.link;
+    }
+  };
+  struct After {
+    bool operator()(const ShareEntry& a, const ShareEntry& b) const { return Before()(b, a); }
+  };
+  std::vector<ShareEntry> sorted_, heap_;
 
   std::vector<std::function<void()>> finished_scratch_;  // OnCompletion's, reused
 
