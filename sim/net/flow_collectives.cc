@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "sim/net/torus_collectives.h"
@@ -407,6 +408,15 @@ std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
     RoutePhase(phase, &plan->links, &routed.coflows);
   }
   return plans_.emplace(std::move(key), plan).first->second;
+}
+
+size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) const {
+  uint64_t bits = 0;
+  static_assert(sizeof(double) == sizeof(uint64_t));
+  std::memcpy(&bits, &std::get<2>(k), sizeof bits);
+  uint64_t h = reinterpret_cast<uintptr_t>(std::get<0>(k)) * 0x9e3779b97f4a7c15ull;
+  h ^= (bits + static_cast<uint64_t>(std::get<1>(k))) * 0xc2b2ae3d27d4eb4full;
+  return static_cast<size_t>(h ^ (h >> 29));
 }
 
 std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(CommOp op,

@@ -117,6 +117,9 @@ class FlowCollectiveNetwork final : public Network {
     NearMirrors::Split split;
   };
   using MirrorKey = std::tuple<const void*, int, double>;
+  struct MirrorKeyHash {
+    size_t operator()(const MirrorKey& k) const;
+  };
   MirrorPlans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
                               MirrorPlans* scratch);
 
@@ -157,8 +160,10 @@ class FlowCollectiveNetwork final : public Network {
   const NcclTuner tuner_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
-  std::map<MirrorKey, MirrorPlans> mirror_plans_;
-  std::map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>> group_plans_;
+  std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put
+  std::unordered_map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>,
+                     MirrorKeyHash>
+      group_plans_;
   std::vector<std::unique_ptr<Running>> runs_;  // every collective ever in flight
   std::vector<Running*> free_runs_;
   std::vector<RateSample> samples_;
