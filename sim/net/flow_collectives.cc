@@ -554,8 +554,14 @@ void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
   }
 }
 
-void FlowCollectiveNetwork::Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const {
-  if (near_) near_->Counted(bytes, busy_s);
+const std::vector<double>& FlowCollectiveNetwork::CountedBytes() const {
+  static const std::vector<double> kNone;
+  return near_ ? near_->CountedBytes() : kNone;
+}
+
+const std::vector<double>& FlowCollectiveNetwork::CountedBusy() const {
+  static const std::vector<double> kNone;
+  return near_ ? near_->CountedBusy() : kNone;
 }
 
 double FlowCollectiveNetwork::LinkBytes(int link, const std::vector<double>& counted) const {
@@ -607,8 +613,8 @@ std::string FlowCollectiveNetwork::LinkName(int link) const {
 std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
   const Topology& topo = flows_.topology();
   const auto& links = topo.links();
-  std::vector<double> counted_bytes, counted_busy_s;
-  Counted(&counted_bytes, &counted_busy_s);
+  const std::vector<double>& counted_bytes = CountedBytes();
+  const std::vector<double>& counted_busy_s = CountedBusy();
   // A link's busy time: its flows' and its counted mirrors', at most the step.
   auto busy = [&](size_t l) {
     const double flows = flows_.link_busy_s()[l];
@@ -659,8 +665,7 @@ std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
 }
 
 double FlowCollectiveNetwork::IntraNodeBytes() const {
-  std::vector<double> counted_bytes, counted_busy_s;
-  Counted(&counted_bytes, &counted_busy_s);
+  const std::vector<double>& counted_bytes = CountedBytes();
   double b = 0;
   const auto& links = flows_.topology().links();
   for (size_t l = 0; l < links.size(); ++l) {
@@ -675,8 +680,7 @@ double FlowCollectiveNetwork::IntraNodeBytes() const {
 }
 
 double FlowCollectiveNetwork::InterNodeBytes() const {
-  std::vector<double> counted_bytes, counted_busy_s;
-  Counted(&counted_bytes, &counted_busy_s);
+  const std::vector<double>& counted_bytes = CountedBytes();
   double b = 0;
   const auto& links = flows_.topology().links();
   for (size_t l = 0; l < links.size(); ++l) {

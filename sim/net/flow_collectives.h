@@ -149,7 +149,8 @@ class FlowCollectiveNetwork final : public Network {
   void StartMirrors(Running* run, size_t index);
   // Per directed link: bytes and busy time of the counted mirrors (empty under
   // mirror_traffic full).
-  void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
+  const std::vector<double>& CountedBytes() const;
+  const std::vector<double>& CountedBusy() const;
   double LinkBytes(int link, const std::vector<double>& counted) const;
 
   // RoutePhase's: per coflow of the phase, its links so far.

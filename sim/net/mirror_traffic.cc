@@ -40,15 +40,20 @@ std::span<const Coflow* const> NearMirrors::Run(const Plans& plans, Split* split
   if (split->near_count != near_count_) Update(plans, split);
   if (index >= split->phases.size()) return {};
   Phase& phase = split->phases[index];
-  if (!phase.counted.empty()) ++phase.runs;
+  if (!phase.counted.empty()) {
+    ++phase.runs;
+    ++changes_;
+  }
   return phase.simulated;
 }
 
 void NearMirrors::Finished(Split* split, size_t index, double data_s) {
+  ++changes_;
   if (index < split->phases.size()) split->phases[index].busy_s += data_s;
 }
 
 void NearMirrors::Update(const Plans& mirrors, Split* split) {
+  ++changes_;
   if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
     split->phases.assign(mirrors.size(), Phase{});
     for (size_t i = 0; i < mirrors.size(); ++i) {
@@ -87,6 +92,7 @@ void NearMirrors::AddCounted(const Coflow& f, int runs, double busy_s) {
 }
 
 void NearMirrors::Flush(Split* split) {
+  ++changes_;
   for (Phase& p : split->phases) {
     for (const Coflow* f : p.counted) AddCounted(*f, p.runs, p.busy_s);
     p.runs = 0;
@@ -94,20 +100,32 @@ void NearMirrors::Flush(Split* split) {
   }
 }
 
-void NearMirrors::Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const {
-  *bytes = counted_bytes_;
-  *busy_s = counted_busy_s_;
+void NearMirrors::Total() const {
+  if (totaled_ == changes_) return;
+  totaled_ = changes_;
+  total_bytes_ = counted_bytes_;
+  total_busy_s_ = counted_busy_s_;
   for (const Split* split : splits_) {
     for (const Phase& p : split->phases) {
       if (p.runs == 0 && p.busy_s == 0) continue;
       for (const Coflow* f : p.counted) {
         for (int l : f->route()) {
-          (*bytes)[l] += p.runs * f->bytes;
-          (*busy_s)[l] += p.busy_s;
+          total_bytes_[l] += p.runs * f->bytes;
+          total_busy_s_[l] += p.busy_s;
         }
       }
     }
   }
+}
+
+const std::vector<double>& NearMirrors::CountedBytes() const {
+  Total();
+  return total_bytes_;
+}
+
+const std::vector<double>& NearMirrors::CountedBusy() const {
+  Total();
+  return total_busy_s_;
 }
 
 }  // namespace meshsim

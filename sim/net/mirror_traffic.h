@@ -64,12 +64,14 @@ class NearMirrors {
   void Flush(Split* split);
   // A split that lives as long as this object, whose counted runs Counted adds up.
   void Remember(Split* split) {
+    ++changes_;
     split->remembered = true;
     splits_.push_back(split);
   }
   // Per directed link: bytes and busy time of the counted mirrors, those not yet added
-  // included.
-  void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
+  // included (computed once per change of this object; valid until the next).
+  const std::vector<double>& CountedBytes() const;
+  const std::vector<double>& CountedBusy() const;
 
  private:
   bool CrossesNear(const Coflow& f) const { return f.marked_near || f.crosses_near; }
@@ -80,6 +82,11 @@ class NearMirrors {
   // Brings a split up to today's near links, closed transitively.
   void Update(const Plans& mirrors, Split* split);
   void AddCounted(const Coflow& f, int runs, double busy_s);
+  void Total() const;  // brings the totals up to date
+
+  uint64_t changes_ = 0;  // counted runs or busy time changed (the totals are stale)
+  mutable uint64_t totaled_ = UINT64_MAX;
+  mutable std::vector<double> total_bytes_, total_busy_s_;
 
   std::vector<uint8_t> near_;  // per directed link
   // Per directed link that is not near: the coflows met that cross it (MarkNear sets
