@@ -14,14 +14,31 @@ namespace {
 // The group's GPUs by node, in order of first appearance.
 std::vector<std::vector<int>> ByNode(const ClusterSpec& c, std::span<const int> gpus) {
   std::vector<std::vector<int>> nodes;
+  std::vector<int> seen;  // node of each entry of `nodes`, searched while there are few
   std::map<int, size_t> index;
+  constexpr size_t kFew = 16;
   for (int g : gpus) {
     const int node = g / c.gpus_per_node;
-    auto [it, inserted] = index.try_emplace(node, nodes.size());
-    if (inserted) nodes.emplace_back();
-    nodes[it->second].push_back(g);
+    size_t at = std::find(seen.begin(), seen.end(), node) - seen.begin();
+    if (seen.size() == kFew && at == kFew) {
+      if (index.empty()) {
+        for (size_t i = 0; i < kFew; ++i) index.emplace(seen[i], i);
+      }
+      at = index.try_emplace(node, nodes.size()).first->second;
+    }
+    if (at == nodes.size()) {
+      nodes.emplace_back();
+      if (seen.size() < kFew) seen.push_back(node);
+    }
+    nodes[at].push_back(g);
   }
   return nodes;
+}
+
+// Whether the GPUs span more than one node.
+bool CrossesNodes(const ClusterSpec& c, std::span<const int> gpus) {
+  return std::any_of(gpus.begin(), gpus.end(),
+                     [&](int g) { return g / c.gpus_per_node != gpus.front() / c.gpus_per_node; });
 }
 
 double Latency(const ClusterSpec& c, bool crosses) {
@@ -239,7 +256,7 @@ std::vector<Phase> PointToPointPhases(const ClusterSpec& c, CommOp op, std::span
                                       double bytes) {
   const int n = static_cast<int>(gpus.size());
   Phase p;
-  p.latency_s = Latency(c, ByNode(c, gpus).size() > 1);
+  p.latency_s = Latency(c, CrossesNodes(c, gpus));
   if (op == CommOp::kSendRecv) {
     // Across nodes NCCL's PXN relays over NVLink to the GPU on the receiver's rail.
     p.transfers.push_back({gpus[0], gpus[1], bytes, RailRelay(c, gpus[0], gpus[1])});
