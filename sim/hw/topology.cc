@@ -9,6 +9,8 @@
 #include <limits>
 #include <map>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 namespace {
 
@@ -60,14 +62,15 @@ int Topology::AddVertex(std::string name, Role role, int node, int index) {
   return static_cast<int>(vertex_names_.size()) - 1;
 }
 
+// Arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
 void Topology::Reserve(int64_t vertices, int64_t links) {
-  vertex_names_.reserve(vertices);
-  out_links_.reserve(vertices);
-  role_.reserve(vertices);
-  node_of_.reserve(vertices);
-  index_.reserve(vertices);
-  links_.reserve(links);
-  link_names_.reserve(links / 2);
+  ReserveHuge(vertex_names_, vertices);
+  ReserveHuge(out_links_, vertices);
+  ReserveHuge(role_, vertices);
+  ReserveHuge(node_of_, vertices);
+  ReserveHuge(index_, vertices);
+  ReserveHuge(links_, links);
+  ReserveHuge(link_names_, links / 2);
 }
 
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,

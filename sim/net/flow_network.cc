@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 namespace {
 
@@ -19,6 +21,17 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
     : topology_(std::move(topology)) {
   const auto& links = topology_->links();
   const size_t n = links.size();
+  // Per-link arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
+  ReserveHuge(capacity_, n);
+  ReserveHuge(link_bytes_, n);
+  ReserveHuge(link_busy_s_, n);
+  ReserveHuge(busy_since_, n);
+  ReserveHuge(link_flows_, n);
+  ReserveHuge(link_mark_, n);
+  ReserveHuge(residual_, n);
+  ReserveHuge(unfrozen_, n);
+  ReserveHuge(heap_key_, n);
+  ReserveHuge(is_watched_, n);
   capacity_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     capacity_[i] = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];

@@ -2,10 +2,20 @@
 
 #include <algorithm>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 
-NearMirrors::NearMirrors(size_t links)
-    : near_(links, 0), waiting_(links), counted_bytes_(links, 0), counted_busy_s_(links, 0) {}
+NearMirrors::NearMirrors(size_t links) {
+  ReserveHuge(near_, links);  // first touched 2 MiB at a time (huge_pages.h)
+  ReserveHuge(waiting_, links);
+  ReserveHuge(counted_bytes_, links);
+  ReserveHuge(counted_busy_s_, links);
+  near_.assign(links, 0);
+  waiting_.resize(links);
+  counted_bytes_.assign(links, 0);
+  counted_busy_s_.assign(links, 0);
+}
 
 void NearMirrors::MarkNear(int link) {
   if (near_[link]) return;
