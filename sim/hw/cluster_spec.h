@@ -164,7 +164,7 @@ enum class NetworkModelKind { kFlow, kAlphaBeta };
 // In symmetric replay, which traffic of the groups that are not replayed (mirrors) the flow
 // network simulates: kNear, the mirror coflows that cross a link replayed traffic crosses,
 // directly or through other simulated mirrors (the others are counted on their links, not
-// simulated: sim/net/flow_collectives.h); kFull, all of them.
+// simulated: sim/net/mirror_traffic.h); kFull, all of them.
 enum class MirrorTraffic { kNear, kFull };
 
 // The largest cluster (nodes x gpus_per_node) the config layer accepts: 2^24 GPUs, so that

@@ -9,6 +9,8 @@
 #include <limits>
 #include <map>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 namespace {
 
@@ -60,12 +62,24 @@ int Topology::AddVertex(std::string name, Role role, int node, int index) {
   return static_cast<int>(vertex_names_.size()) - 1;
 }
 
+// Arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
+void Topology::Reserve(int64_t vertices, int64_t links) {
+  ReserveHuge(vertex_names_, vertices);
+  ReserveHuge(out_links_, vertices);
+  ReserveHuge(role_, vertices);
+  ReserveHuge(node_of_, vertices);
+  ReserveHuge(index_, vertices);
+  ReserveHuge(links_, links);
+  ReserveHuge(link_names_, links / 2);
+}
+
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
-                                LinkClass ba, const std::string& name) {
+                                LinkClass ba, std::string name) {
   for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
     out_links_[s].push_back(static_cast<int>(links_.size()));
-    links_.push_back(Link{s, d, bps, latency_s, cls, false, name});
+    links_.push_back(Link{s, d, bps, latency_s, cls, false});
   }
+  link_names_.push_back(std::move(name));
 }
 
 // One slice's ICI links: for each chip (by physical index) and dimension, the link pair
@@ -241,6 +255,9 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;
   const TorusSpec& torus = c.intra_node.torus;
+  int64_t vertices = 0, links = 0;
+  Count(c, &vertices, &links);
+  t->Reserve(vertices, links);
   for (int gpu = 0; gpu < t->gpus_; ++gpu) {
     const int node = gpu / c.gpus_per_node, l = gpu % c.gpus_per_node;
     std::string name = "node" + std::to_string(node) + ".gpu" + std::to_string(l);
@@ -256,13 +273,15 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   for (size_t i = 0; i < c.what_if.links.size(); ++i) {
     const LinkChange& change = c.what_if.links[i];
     bool found = false;
-    for (Link& l : t->links_) {
-      if (l.name != change.link) continue;
+    for (size_t k = 0; k < t->link_names_.size(); ++k) {
+      if (t->link_names_[k] != change.link) continue;
       found = true;
-      if (change.failed) {
-        l.failed = true;
-      } else {
-        l.bytes_per_s *= change.bandwidth_factor;
+      for (Link* l : {&t->links_[2 * k], &t->links_[2 * k + 1]}) {
+        if (change.failed) {
+          l->failed = true;
+        } else {
+          l->bytes_per_s *= change.bandwidth_factor;
+        }
       }
     }
     if (!found) {
@@ -328,6 +347,12 @@ const std::vector<int>& Topology::DistancesTo(int dst) const {
 
 // One pattern per distinct way a node's NICs share switches.
 void Topology::IndexStructure() {
+  uplinks_.assign(leaves_.size(), {});
+  for (int leaf : leaves_) {
+    for (int id : out_links_[leaf]) {
+      if (role_[links_[id].dst] == Role::kSpine) uplinks_[index_[leaf]].push_back(id);
+    }
+  }
   const int nodes = gpus_ / gpus_per_node_;
   std::map<std::vector<int>, int> patterns;
   pattern_of_node_.assign(nodes, 0);
@@ -401,7 +426,35 @@ Topology::Local Topology::BuildLocal(int node, const std::vector<int>& ordinal) 
       }
     }
   }
+  const int first_switch = gpus_per_node_ + 1 + nics_;
+  local.to_nic.assign(local.size, 255);
+  for (int a = 0; a < local.size; ++a) {
+    for (int i = 0; i < nics_; ++i) {
+      local.to_nic[a] = std::min<int>(local.to_nic[a], local.At(a, gpus_per_node_ + 1 + i));
+    }
+  }
+  local.from_switch.assign(gpus_per_node_, 255);
+  for (int d = 0; d < gpus_per_node_; ++d) {
+    for (int j = 0; j < nics_; ++j) {
+      local.from_switch[d] =
+          std::min<int>(local.from_switch[d], local.At(first_switch + ordinal[j], d));
+    }
+  }
   return local;
+}
+
+uint64_t Topology::SharedSwitches(int m, int n) const {
+  const int64_t pair = static_cast<int64_t>(m) << 32 | n;
+  if (pair == shared_pair_) return shared_mask_;
+  uint64_t mask = 0;
+  for (int i = 0; i < nics_; ++i) {
+    for (int j = 0; j < nics_; ++j) {
+      if (SwitchOf(m, i) == SwitchOf(n, j)) mask |= uint64_t{1} << (i * nics_ + j);
+    }
+  }
+  shared_pair_ = pair;
+  shared_mask_ = mask;
+  return mask;
 }
 
 // Every path into GPU dst's node enters through one of the node's switches; switches
@@ -422,6 +475,20 @@ int Topology::StructuralHops(int v, int dst) const {
   }
   const int m = node_of_[v];
   const Local& from = locals_[pattern_of_node_[m]];
+  if (nics_ <= 8) {
+    // Through a spine: to the nearest NIC, up to its switch, a spine, down to the switch
+    // nearest dst; or through a switch both nodes reach (SharedSwitches), 2 hops fewer.
+    const int a = index_[v], d = dst % g;
+    if (!spines_.empty() && from.to_nic[a] != 255 && to.from_switch[d] != 255) {
+      best = from.to_nic[a] + 3 + to.from_switch[d];
+    }
+    for (uint64_t mask = SharedSwitches(m, nd); mask != 0; mask &= mask - 1) {
+      const int bit = __builtin_ctzll(mask), i = bit / nics_, j = bit % nics_;
+      const int out = from.At(a, g + 1 + i), in = to.At(first_switch + to.ordinal[j], d);
+      if (out != 255 && in != 255) best = std::min(best, out + 1 + in);
+    }
+    return best >= kFar ? -1 : best;
+  }
   for (int i = 0; i < nics_; ++i) {
     const int to_nic = from.At(index_[v], g + 1 + i);
     if (to_nic == 255) continue;
@@ -450,10 +517,9 @@ int Topology::TorusHops(int src, int dst) const {
   return hops;
 }
 
-std::vector<int> Topology::TorusRoute(int src, int dst) const {
+void Topology::TorusRoute(int src, int dst, std::vector<int>* path) const {
   const int g = gpus_per_node_, base = src / g * g;
   const int shift = src / g * torus_links_per_slice_;
-  std::vector<int> path;
   int at = src % g;
   const auto& goal = torus_coords_[dst % g];
   for (int d = 0; d < torus_spec_.Dims(); ++d) {
@@ -461,17 +527,25 @@ std::vector<int> Topology::TorusRoute(int src, int dst) const {
     for (int k = 0; k < std::abs(off); ++k) {
       const int id = torus_out_[(at * kMaxTorusDims + d) * 2 + (off < 0 ? 1 : 0)] + shift;
       assert(id >= shift);
-      path.push_back(id);
+      path->push_back(id);
       at = links_[id].dst - base;
     }
   }
   assert(at == dst % g);
-  return path;
 }
 
 // The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
 void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
   next->clear();
+  if (structural_ && role_[at] == Role::kSwitch && !spines_.empty()) {
+    const int nd = dst / gpus_per_node_;
+    bool attached = false;
+    for (int j = 0; j < nics_ && !attached; ++j) attached = SwitchOf(nd, j) == at;
+    if (!attached) {  // up to any spine: all are one hop closer, nothing else is
+      next->assign(uplinks_[index_[at]].begin(), uplinks_[index_[at]].end());
+      return;
+    }
+  }
   const int d = Hops(at, dst);
   if (structural_ && role_[at] == Role::kSpine) {
     // Down to one of dst's node's switches only: any other is farther (a spine's links
@@ -508,27 +582,33 @@ const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) con
   auto it = routes_.find(memo);
   if (it != routes_.end()) return it->second;
   std::vector<int> path;
-  if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
-    path = TorusRoute(src, dst);
-  } else if (Hops(src, dst) >= 0) {
-    int at = src;
-    const uint64_t h = key % 64;
-    std::vector<int> next;
-    while (at != dst) {
-      NextHops(at, dst, &next);
-      assert(!next.empty());
-      // Destination-based choice (InfiniBand's d-mod-k static routing, which numbers the
-      // destinations by their leaf port: the hosts of one leaf take different uplinks),
-      // shifted by the flow key: deterministic, and spreads traffic to different GPUs over
-      // the uplinks. By GPU number instead, the GPUs of one rail (the same local rank on
-      // every node) would share 1 / gpus_per_node of a rail switch's uplinks.
-      const uint64_t d = port_of_gpu_[dst] >= 0 ? port_of_gpu_[dst] : dst;
-      const int chosen = next[(d + h) % next.size()];
-      path.push_back(chosen);
-      at = links_[chosen].dst;
-    }
-  }
+  AppendRoute(src, dst, flow_key, &path);
   return routes_.emplace(memo, std::move(path)).first->second;
+}
+
+void Topology::AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>* path) const {
+  assert(src != dst && src < gpus_ && dst < gpus_);
+  if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
+    TorusRoute(src, dst, path);
+    return;
+  }
+  if (Hops(src, dst) < 0) return;
+  const uint64_t h = (flow_key == 0 ? 0 : Mix(flow_key)) % 64;
+  int at = src;
+  std::vector<int>& next = next_scratch_;
+  while (at != dst) {
+    NextHops(at, dst, &next);
+    assert(!next.empty());
+    // Destination-based choice (InfiniBand's d-mod-k static routing, which numbers the
+    // destinations by their leaf port: the hosts of one leaf take different uplinks),
+    // shifted by the flow key: deterministic, and spreads traffic to different GPUs over
+    // the uplinks. By GPU number instead, the GPUs of one rail (the same local rank on
+    // every node) would share 1 / gpus_per_node of a rail switch's uplinks.
+    const uint64_t d = port_of_gpu_[dst] >= 0 ? port_of_gpu_[dst] : dst;
+    const int chosen = next[(d + h) % next.size()];
+    path->push_back(chosen);
+    at = links_[chosen].dst;
+  }
 }
 
 }  // namespace meshsim

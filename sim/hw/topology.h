@@ -70,7 +70,6 @@ struct Link {
   double latency_s = 0;
   LinkClass cls = LinkClass::kNvlink;
   bool failed = false;
-  std::string name;  // of the physical link, shared by both directions
 };
 
 class Topology {
@@ -85,6 +84,9 @@ class Topology {
   int Gpus() const { return gpus_; }
   int Vertices() const { return static_cast<int>(vertex_names_.size()); }
   const std::vector<Link>& links() const { return links_; }
+  // Name of the physical link that directed link `link` belongs to (both directions
+  // share it): what cluster.what_if.links names.
+  const std::string& LinkName(int link) const { return link_names_[link / 2]; }
   const std::string& VertexName(int v) const { return vertex_names_[v]; }
   int NodeOfGpu(int gpu) const { return gpu / gpus_per_node_; }
   int NicOfGpu(int gpu) const { return nic_of_gpu_[gpu]; }  // a vertex
@@ -94,6 +96,8 @@ class Topology {
   // Links from GPU src to GPU dst (src != dst), or empty if no path survives. Routes
   // are memoised; `flow_key` selects among equal-cost paths.
   const std::vector<int>& Route(int src, int dst, uint64_t flow_key) const;
+  // The same route, appended to `path` and not memoised. Not thread-safe (scratch).
+  void AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>* path) const;
   // Hops from vertex `v` to GPU `dst` over surviving links (-1: unreachable).
   int Hops(int v, int dst) const;
   // Whether hop counts come from the structure (no link failed) or from searches.
@@ -110,17 +114,21 @@ class Topology {
     int spine = -1;             // local id of the spine, -1 without spines
     std::vector<int> ordinal;   // per NIC: its switch's index among the node's switches
     std::vector<uint8_t> hops;  // size x size, 255: unreachable
+    // Per local vertex: fewest hops to one of the node's NICs; per GPU: fewest hops from
+    // one of the node's switches (255: none).
+    std::vector<uint8_t> to_nic, from_switch;
     int At(int a, int b) const { return hops[a * size + b]; }
   };
   enum class Role : uint8_t { kGpu, kNvswitch, kNic, kSwitch, kSpine };
   Topology() = default;
+  void Reserve(int64_t vertices, int64_t links);  // Count's estimates
   int AddVertex(std::string name, Role role, int node, int index);
   void AddBidirectional(int a, int b, double bytes_per_s, double latency_s, LinkClass ab,
-                        LinkClass ba, const std::string& name);
+                        LinkClass ba, std::string name);
   void BuildIntraNode(const ClusterSpec& c);
   void BuildTorus(const ClusterSpec& c, int node);
   // The dimension-order route between two chips of one torus slice.
-  std::vector<int> TorusRoute(int src, int dst) const;
+  void TorusRoute(int src, int dst, std::vector<int>* path) const;
   int TorusHops(int src, int dst) const;
   void BuildInterNode(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
@@ -129,6 +137,8 @@ class Topology {
   int LocalId(int node, const Local& local, int v) const;  // -1: not in node's neighbourhood
   int SwitchOf(int node, int nic) const { return switch_of_nic_[node * nics_ + nic]; }
   int StructuralHops(int v, int dst) const;
+  // Bit i * nics + j: NIC i of node m and NIC j of node n share a switch (nics <= 8).
+  uint64_t SharedSwitches(int m, int n) const;
   void NextHops(int at, int dst, std::vector<int>* next) const;
 
   int gpus_ = 0;
@@ -143,7 +153,8 @@ class Topology {
   std::vector<int> torus_out_;           // (l * kMaxTorusDims + d) * 2 + (minus ? 1 : 0)
   int torus_links_per_slice_ = 0;
   std::vector<std::string> vertex_names_;
-  std::vector<Link> links_;
+  std::vector<Link> links_;                  // both directions of a physical link: 2k and 2k + 1
+  std::vector<std::string> link_names_;      // per physical link
   std::vector<std::vector<int>> out_links_;  // per vertex
   std::vector<int> nic_of_gpu_;
   // Per GPU: the port of its NIC on its leaf or rail switch (InfiniBand's d-mod-k routes
@@ -158,11 +169,15 @@ class Topology {
   std::vector<int> nic_vertex_;       // per (node, nic)
   std::vector<int> switch_of_nic_;    // per (node, nic): its switch's vertex
   std::vector<int> leaves_, spines_;  // switch vertices
-  std::vector<int> pattern_of_node_;  // index into locals_
+  std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
+  std::vector<int> pattern_of_node_;       // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination
   mutable std::unordered_map<uint64_t, std::vector<int>> routes_;  // by (src, dst, key)
+  mutable std::vector<int> next_scratch_;                          // AppendRoute's
+  mutable int64_t shared_pair_ = -1;  // SharedSwitches' last (m, n), and its answer
+  mutable uint64_t shared_mask_ = 0;
 };
 
 }  // namespace meshsim

@@ -1,54 +1,14 @@
-// Collectives decomposed into flows on a FlowNetwork, as NCCL runs them.
+// Collectives on a FlowNetwork: each collective's phases (flow_phases.h) routed over the
+// topology and run as flows. The transfers of a phase that carry equal bytes run as one
+// coflow (flow_plan.h).
 //
-// All-reduce, all-gather and reduce-scatter run as NcclTuner (nccl_tuner.h) chooses:
-// an algorithm, a protocol and a number of channels. The collective starts after the
-// choice's launch cost (NCCL's base latency), then runs its phases. A phase is a set of
-// concurrent point-to-point transfers and a latency term: its data takes `stretch` times
-// as long as its transfers do (the channels a small collective leaves idle, NCCL's tree
-// correction), and at least `min_s` (NCCL's absolute caps for the protocol: llMaxBw, the
-// per-channel maxima), then its latency passes. Transfers carry the protocol's wire
-// bytes (LL 2x, LL128 128/120 of the data). NCCL pipelines chunks through a ring, so all links of a
-// ring are busy at once: one flow per ring edge carrying that edge's share of the data is the fluid
-// limit of the chunked algorithm.
-//
-//  - ring (all-reduce, all-gather, reduce-scatter): one flow per edge, 2(n-1)/n (or
-//    (n-1)/n) of the buffer; latency: the tuner's steps x per-hop latency of the
-//    protocol. A ring that crosses nodes is split into one ring per NIC (at most the
-//    channels the collective uses), each carrying its share of the data; a ring's edges
-//    between nodes join GPUs of the same local rank (one rail), a different one per ring,
-//    so every NIC carries one ring each way.
-//  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC, each reducing and
-//    broadcasting 1/channels of the buffer, pipelined: a chain through the GPUs of every
-//    node (the whole slice up and down each NVLink hop) whose head joins a double binary
-//    tree across nodes (each tree carries half the slice, up and down). On one node, the
-//    chains alone.
-//  - hierarchical all-reduce (meshsim's own; only when asked for): reduce-scatter in each
-//    node, then all-reduce of each 1/g shard across nodes (a ring per local rank), then
-//    all-gather in each node, each phase with the tuner's ring latency for its ranks.
-//  - all-to-all: direct, every pair at once, 1/n of the buffer each; a transfer to another
-//    node is relayed over NVLink to the local GPU on the destination's rail (PXN), so
-//    that it crosses the fabric rail-aligned. One step of the cluster's link latency.
-//  - sendrecv: one flow plus the link latency (intra_node or inter_node latency_us); across
-//    nodes relayed to the sender's node's GPU on the receiver's rail (PXN), as NCCL does.
-// The transfers of a phase that carry equal bytes run as one coflow (see RoutedPhase).
 // With failed what-if links, each transfer's route is compared once (when its collective
 // is first planned) with the route it takes in the healthy fabric; the bytes of those
 // that differ are counted as they run (Rerouted). Without failures nothing is compared.
 //
 // Mirror traffic (Network::Start's `mirrors`, cluster.mirror_traffic). `full`: every mirror
-// coflow runs as a flow. `near` (the default): a directed link is near once a replayed
-// coflow or a simulated mirror coflow has crossed it (or it is a watched NIC); a mirror
-// coflow runs as a flow only if it crosses a near link, decided for all of a collective's
-// mirrors at once and closed transitively (a mirror that meets a near link makes its own
-// links near, which may keep more). The others are counted, not simulated: their bytes on
-// every link they cross (bytes per link do not depend on rates), and as busy time on those
-// links the duration of the replayed phase they mirror (its symmetric image); a link's
-// busy time is the longer of its flows' and its counted mirrors' (overlapping counted
-// mirrors add up), at most the step. Max-min sharing couples flows through chains of shared
-// links and over time (a mirror counted before its links became near is not added back), so
-// `near` is an approximation: step times within 0.5 % of `full` on every bundled experiment
-// (README, "Mirror traffic"). Deciding costs nothing per collective once the near links
-// stop growing (the decision is remembered with the number of near links it saw).
+// coflow runs as a flow. `near` (the default): only those that meet replayed traffic
+// (mirror_traffic.h); the others are counted.
 #pragma once
 
 #include <cstdint>
@@ -60,34 +20,13 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/flow_network.h"
+#include "sim/net/flow_phases.h"
+#include "sim/net/flow_plan.h"
+#include "sim/net/mirror_traffic.h"
 #include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
 
 namespace meshsim {
-
-// One point-to-point transfer of a phase. With `via` >= 0 the data first moves over
-// NVLink to GPU `via` and leaves through that GPU's NIC (NCCL's PXN), so that a ring
-// channel uses one rail in and out of every node.
-struct Transfer {
-  int src, dst;
-  double bytes;
-  int via = -1;
-};
-struct Phase {
-  std::vector<Transfer> transfers;
-  double latency_s = 0;  // after the transfers
-  // The phase's data ends at start + max(stretch x (last arrival - start), min_s): NCCL's
-  // absolute caps for the protocol (min_s) and idle channels / tree correction (stretch).
-  double min_s = 0;
-  double stretch = 1;
-};
-
-// The phases of a collective (pure function of the cluster; exposed for tests). For
-// all-reduce, all-gather and reduce-scatter `choice` (tuner.Choose) says how they run;
-// other operations ignore it. The launch cost (choice.launch_s) is not a phase.
-std::vector<Phase> CollectivePhases(const ClusterSpec& cluster, const NcclTuner& tuner,
-                                    const NcclChoice& choice, CommOp op, std::span<const int> gpus,
-                                    double bytes);
 
 class FlowCollectiveNetwork final : public Network {
  public:
@@ -111,60 +50,37 @@ class FlowCollectiveNetwork final : public Network {
 
  private:
   struct Running;
-  // The transfers of a phase that carry equal bytes run as one coflow: they move in
-  // lockstep (a ring advances at the pace of its slowest edge), so they are one flow over
-  // the union of their routes, a link counted once per transfer crossing it, carrying
-  // each transfer's bytes. A phase with transfers of several sizes (a tree's chain and
-  // its cross-node edges) runs one coflow per size at once and ends with the last.
-  struct Coflow {
-    std::vector<int> route;   // concatenated routes of the transfers
-    double bytes = 0;         // per transfer
-    int rerouted = 0;         // transfers whose route differs from the healthy fabric's
-    std::vector<int> detour;  // their links that the healthy routes do not use
-    // Its links are near (set once, when it first runs replayed; plans are shared and
-    // const otherwise, and near links are never unmarked).
-    mutable bool marked_near = false;
-  };
-  struct RoutedPhase {
-    double latency_s = 0;
-    double min_s = 0;
-    double stretch = 1;
-    std::vector<Coflow> coflows;  // empty: no transfer
-  };
-  struct RoutedPlan {
-    double launch_s = 0;  // before the first phase
-    std::vector<RoutedPhase> phases;
-  };
   using PlanKey = std::tuple<int, std::vector<int>, double>;
 
-  using Plans = std::vector<std::shared_ptr<const RoutedPlan>>;
-  // Per phase index of a collective's mirrors (mirror_traffic near): the coflows simulated
-  // and those counted under the near links of `near_count`, and the counted ones' runs not
-  // yet added to the links: `runs` times each one's bytes, `busy_s` the summed durations
-  // of the replayed phases they mirror.
-  struct MirrorPhase {
-    std::vector<const Coflow*> simulated, counted;
-    int runs = 0;
-    double busy_s = 0;
-  };
-  struct MirrorSplit {
-    size_t near_count = SIZE_MAX;  // SIZE_MAX: not split yet
-    std::vector<MirrorPhase> phases;
-  };
-  // The plans of a collective's mirrored groups, memoised by where the replay keeps the
-  // groups (the same span for every collective of a program group) and checked against
-  // where each group is stored (Network::Start's contract): one lookup per collective
-  // instead of one per mirror, and no comparison of members.
+  // The routed phases of a collective's mirrored groups, memoised by where the replay
+  // keeps the groups (the same span for every collective of a program group) and checked
+  // against where each group is stored (Network::Start's contract): one lookup per
+  // collective instead of one per mirror, and no comparison of members. Per phase index
+  // the coflows of every mirror (mirror by mirror), their routes in one buffer: not
+  // copied once built.
   struct MirrorPlans {
     std::vector<std::span<const int>> groups;
-    Plans plans;
-    MirrorSplit split;
+    std::vector<std::vector<Coflow>> phases;
+    std::vector<int> links;
+    NearMirrors::Split split;
   };
   using MirrorKey = std::tuple<const void*, int, double>;
+  struct MirrorKeyHash {
+    size_t operator()(const MirrorKey& k) const;
+  };
   MirrorPlans* MirrorPlansFor(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
                               MirrorPlans* scratch);
 
-  const std::vector<int>* RouteOf(const Transfer& t);
+  // The phases of a collective over `gpus` (CollectivePhases, with the tuner's choice);
+  // `launch_s`: the choice's launch cost.
+  std::vector<Phase> PhasesOf(CommOp op, std::span<const int> gpus, double bytes,
+                              double* launch_s) const;
+  // Routes a phase's transfers: one coflow per distinct byte count (in order of first
+  // appearance) appended to `out`, their routes to `links`.
+  void RoutePhase(const Phase& phase, std::vector<int>* links, std::vector<Coflow>* out);
+  // Builds the plans of `mirrors` into `out` (empty).
+  void BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
+                        MirrorPlans* out);
   // The routed phases of a collective, memoised by (op, group, bytes).
   std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
   Running* AcquireRun();
@@ -175,46 +91,36 @@ class FlowCollectiveNetwork final : public Network {
   std::shared_ptr<const RoutedPlan> GroupPlanFor(CommOp op, std::span<const int> gpus,
                                                  double bytes);
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
-  void NoteReroute(const Transfer& t, const std::vector<int>& route, Coflow* phase) const;
+  void NoteReroute(const Transfer& t, std::span<const int> route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
-  // Mirror traffic (see the top of this file).
+  // Starts phase `index` of the collective's mirrors (nobody waits for them).
   void StartMirrors(Running* run, size_t index);
-  void MarkNear(int link);
-  void MarkNear(const Coflow& f);
-  bool CrossesNear(const Coflow& f) const;
-  // Brings a split up to today's near links, closed transitively.
-  void SplitMirrors(const Plans& mirrors, MirrorSplit* split);
-  // Adds counted runs to the links: one coflow's, or all of a split's (then resets them).
-  void AddCounted(const Coflow& f, int runs, double busy_s);
-  void AddCounted(MirrorSplit* split);
-  // Per directed link: bytes and busy time of the counted mirrors, those not yet added
-  // included. Empty under mirror_traffic full.
-  void Counted(std::vector<double>* bytes, std::vector<double>* busy_s) const;
+  // Per directed link: bytes and busy time of the counted mirrors (empty under
+  // mirror_traffic full).
+  const std::vector<double>& CountedBytes() const;
+  const std::vector<double>& CountedBusy() const;
   double LinkBytes(int link, const std::vector<double>& counted) const;
 
-  // Routes through a relay GPU, by (src, via, dst); node-based so pointers stay valid.
-  std::unordered_map<uint64_t, std::vector<int>> relayed_routes_;
+  // RoutePhase's: per coflow of the phase, its links so far.
+  std::vector<std::vector<int>> routing_;
 
   const ClusterSpec cluster_;
   const NcclOptions nccl_;
   const NcclTuner tuner_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
-  std::map<MirrorKey, MirrorPlans> mirror_plans_;
-  std::map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>> group_plans_;
+  std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put
+  std::unordered_map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>,
+                     MirrorKeyHash>
+      group_plans_;
   std::vector<std::unique_ptr<Running>> runs_;  // every collective ever in flight
   std::vector<Running*> free_runs_;
   std::vector<RateSample> samples_;
   // The fabric with no link failed, when some what-if link failed; null otherwise.
   std::shared_ptr<const Topology> healthy_;
   double rerouted_bytes_ = 0;
-  std::vector<double> detour_bytes_;  // per directed link; sized only with healthy_
-  // Mirror traffic near: per directed link whether it is near, how many are, and what the
-  // counted mirrors put on it (AddCounted); the memoised splits in order of creation.
-  std::vector<uint8_t> near_;
-  size_t near_count_ = 0;
-  std::vector<double> counted_bytes_, counted_busy_s_;
-  std::vector<const MirrorSplit*> splits_;
+  std::vector<double> detour_bytes_;   // per directed link; sized only with healthy_
+  std::unique_ptr<NearMirrors> near_;  // mirror_traffic near; null under full
 };
 
 }  // namespace meshsim

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/core/huge_pages.h"
+
 namespace meshsim {
 namespace {
 
@@ -19,6 +21,17 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
     : topology_(std::move(topology)) {
   const auto& links = topology_->links();
   const size_t n = links.size();
+  // Per-link arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
+  ReserveHuge(capacity_, n);
+  ReserveHuge(link_bytes_, n);
+  ReserveHuge(link_busy_s_, n);
+  ReserveHuge(busy_since_, n);
+  ReserveHuge(link_flows_, n);
+  ReserveHuge(link_mark_, n);
+  ReserveHuge(residual_, n);
+  ReserveHuge(unfrozen_, n);
+  ReserveHuge(heap_key_, n);
+  ReserveHuge(is_watched_, n);
   capacity_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     capacity_[i] = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
@@ -30,6 +43,7 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
   link_mark_.assign(n, 0);
   residual_.assign(n, 0);
   unfrozen_.assign(n, 0);
+  heap_key_.assign(n, 0);
   is_watched_.assign(n, 0);
 }
 
@@ -51,7 +65,7 @@ void FlowNetwork::StartFlow(Simulator& sim, int src, int dst, double bytes, uint
                             std::function<void()> on_done) {
   const std::vector<int>& route = topology_->Route(src, dst, flow_key);
   assert(!route.empty() && "Topology::Build rejects disconnected networks");
-  StartFlowOnRoute(sim, &route, bytes, std::move(on_done));
+  StartFlowOnRoute(sim, std::span<const int>(route), bytes, std::move(on_done));
 }
 
 void FlowNetwork::Touch(int link) {
@@ -61,9 +75,9 @@ void FlowNetwork::Touch(int link) {
   }
 }
 
-void FlowNetwork::StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, double bytes,
                                    std::function<void()> on_done) {
-  assert(!route->empty() && bytes > 0);
+  assert(!route.empty() && bytes > 0);
   int id;
   if (!free_slots_.empty()) {
     id = free_slots_.back();
@@ -82,7 +96,7 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, const std::vector<int>* route
   ++f.version;
   f.alive = true;
   ++live_;
-  for (int l : *route) {
+  for (int l : route) {
     if (link_flows_[l].empty()) busy_since_[l] = sim.Now();
     link_flows_[l].push_back(id);
     Touch(l);
@@ -107,7 +121,7 @@ void FlowNetwork::CollectComponent() {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       comp_flows_.push_back(f);
-      for (int m : *flows_[f].route) {
+      for (int m : flows_[f].route) {
         if (!link_mark_[m]) {
           link_mark_[m] = 1;
           comp_links_.push_back(m);
@@ -118,42 +132,75 @@ void FlowNetwork::CollectComponent() {
 }
 
 // Progressive filling over the component: links in increasing order of fair share
-// (residual / unfrozen flows) from a min-heap with lazy deletion; the flows of the
-// tightest link are frozen at its share. O((F*h + L) log L).
+// (residual / unfrozen flows) from a min-heap; the flows of the tightest link (ties: the
+// lowest id) are frozen at its share. Freezing a flow only raises the shares of its other
+// links (up to rounding), so a link keeps its entry until it reaches the top, where the
+// entry is renewed at the link's current share: the same links freeze in the same order
+// as with an entry per change, with far fewer entries. O((F*h + L) log L).
 void FlowNetwork::FillRates() {
   ++rate_updates_;
+  if (comp_flows_.size() == 1) {
+    // Alone on its links (most components): the first share the filling would freeze it
+    // at, the smallest capacity / crossings over its links, computed as the filling does.
+    Flow& flow = flows_[comp_flows_.front()];
+    double share = std::numeric_limits<double>::infinity();
+    for (int l : flow.route) {
+      share = std::min(share, capacity_[l] / static_cast<int>(link_flows_[l].size()));
+    }
+    flow.rate = share;
+    return;
+  }
   for (int l : comp_links_) {
     residual_[l] = capacity_[l];
     unfrozen_[l] = static_cast<int>(link_flows_[l].size());
   }
   for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
+  // The first entries sorted at once, the renewed ones in a heap: the next is the smaller.
+  sorted_.clear();
   heap_.clear();
   for (int l : comp_links_) {
-    if (unfrozen_[l] > 0) heap_.push_back({residual_[l] / unfrozen_[l], l});
+    if (unfrozen_[l] == 0) continue;
+    heap_key_[l] = residual_[l] / unfrozen_[l];
+    sorted_.push_back({heap_key_[l], l});
   }
-  auto later = [](const ShareEntry& a, const ShareEntry& b) {
-    return a.share != b.share ? a.share > b.share : a.link > b.link;
-  };
-  std::make_heap(heap_.begin(), heap_.end(), later);
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    const ShareEntry top = heap_.back();
-    heap_.pop_back();
+  std::sort(sorted_.begin(), sorted_.end(), Before());
+  size_t next_sorted = 0;
+  while (next_sorted < sorted_.size() || !heap_.empty()) {
+    ShareEntry top;
+    if (!heap_.empty() &&
+        (next_sorted == sorted_.size() || Before()(heap_.front(), sorted_[next_sorted]))) {
+      std::pop_heap(heap_.begin(), heap_.end(), After());
+      top = heap_.back();
+      heap_.pop_back();
+    } else {
+      top = sorted_[next_sorted++];
+    }
     const int l = top.link;
-    if (unfrozen_[l] == 0 || top.share != residual_[l] / unfrozen_[l]) continue;  // stale
+    if (unfrozen_[l] == 0) continue;
+    const double share = residual_[l] / unfrozen_[l];
+    if (share != top.share) {  // stale: a link's share grows as flows freeze, lazily
+      if (share > top.share && top.share == heap_key_[l]) PushShare(share, l);
+      continue;
+    }
     for (int f : link_flows_[l]) {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       flows_[f].rate = top.share;
-      for (int m : *flows_[f].route) {
+      for (int m : flows_[f].route) {
         residual_[m] = std::max(0.0, residual_[m] - top.share);
         if (--unfrozen_[m] > 0 && m != l) {
-          heap_.push_back({residual_[m] / unfrozen_[m], m});
-          std::push_heap(heap_.begin(), heap_.end(), later);
+          const double next = residual_[m] / unfrozen_[m];
+          if (next < heap_key_[m]) PushShare(next, m);  // rounding can shrink it
         }
       }
     }
   }
+}
+
+void FlowNetwork::PushShare(double share, int link) {
+  heap_key_[link] = share;
+  heap_.push_back({share, link});
+  std::push_heap(heap_.begin(), heap_.end(), After());
 }
 
 SimTime FlowNetwork::FinishTime(const Flow& f) const {
@@ -172,7 +219,7 @@ void FlowNetwork::Settle(Simulator& sim) {
     const double moved = std::min(flow.remaining, flow.rate * (now - flow.since).seconds());
     flow.remaining -= moved;
     flow.since = now;
-    for (int l : *flow.route) link_bytes_[l] += moved;
+    for (int l : flow.route) link_bytes_[l] += moved;
   }
   FillRates();
   for (int f : comp_flows_) {
@@ -232,7 +279,7 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     completions_.pop_back();
     Flow& f = flows_[top.flow];
     if (!f.alive || f.version != top.version) continue;
-    for (int l : *f.route) {
+    for (int l : f.route) {
       link_bytes_[l] += f.remaining;
       auto& list = link_flows_[l];  // one entry per crossing of this link by the flow
       *std::find(list.begin(), list.end(), top.flow) = list.back();

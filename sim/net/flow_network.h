@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/core/simulator.h"
@@ -32,11 +33,15 @@ class FlowNetwork {
   // byte has arrived (latency is the caller's). `flow_key` picks among equal-cost paths.
   void StartFlow(Simulator& sim, int src, int dst, double bytes, uint64_t flow_key,
                  std::function<void()> on_done);
-  // The same over an explicit route (link ids; the vector must outlive the flow). A link
-  // may appear several times: the flow then takes its rate that many times on it (a
-  // coflow of several transfers moving in lockstep).
-  void StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+  // The same over an explicit route (link ids; they must outlive the flow). A link may
+  // appear several times: the flow then takes its rate that many times on it (a coflow of
+  // several transfers moving in lockstep).
+  void StartFlowOnRoute(Simulator& sim, std::span<const int> route, double bytes,
                         std::function<void()> on_done);
+  void StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
+                        std::function<void()> on_done) {
+    StartFlowOnRoute(sim, std::span<const int>(*route), bytes, std::move(on_done));
+  }
 
   const Topology& topology() const { return *topology_; }
   // Per directed link: bytes carried (up to each flow's last rate change) and time busy
@@ -54,7 +59,7 @@ class FlowNetwork {
 
  private:
   struct Flow {
-    const std::vector<int>* route = nullptr;
+    std::span<const int> route;
     double remaining = 0;  // bytes left at `since`
     double rate = 0;       // bytes/s since `since`
     SimTime since;
@@ -73,6 +78,7 @@ class FlowNetwork {
   void Settle(Simulator& sim);
   void CollectComponent();
   void FillRates();
+  void PushShare(double share, int link);  // a heap entry for the link
   void ScheduleCompletion(Simulator& sim);
   void OnCompletion(Simulator& sim);
   SimTime FinishTime(const Flow& f) const;
@@ -101,11 +107,21 @@ class FlowNetwork {
   std::vector<uint8_t> flow_mark_;
   std::vector<double> residual_;
   std::vector<int> unfrozen_;
+  std::vector<double> heap_key_;  // per link: the share of its newest heap entry
   struct ShareEntry {
     double share;
     int link;
   };
-  std::vector<ShareEntry> heap_;
+  // Ordered by share, then link id (Before); After is its reverse, for a min-heap.
+  struct Before {
+    bool operator()(const ShareEntry& a, const ShareEntry& b) const {
+      return a.share != b.share ? a.share < b.share : a.link < b.link;
+    }
+  };
+  struct After {
+    bool operator()(const ShareEntry& a, const ShareEntry& b) const { return Before()(b, a); }
+  };
+  std::vector<ShareEntry> sorted_, heap_;
 
   std::vector<std::function<void()>> finished_scratch_;  // OnCompletion's, reused
 

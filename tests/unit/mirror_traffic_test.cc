@@ -1,4 +1,4 @@
-// cluster.mirror_traffic: the near mirrors (sim/net/flow_collectives.h) against all of them.
+// cluster.mirror_traffic: the near mirrors (sim/net/mirror_traffic.h) against all of them.
 // The step time stays within the documented 0.5 % of `full` (bit-identical in these cases)
 // on small and medium clusters, also with degraded and failed links under the mirrors and
 // with a straggler; a mirror that meets replayed traffic only through another mirror is

@@ -122,7 +122,7 @@ TEST(Topology, RoutesStayOnOneRailAndReroutesAroundFailures) {
   ASSERT_TRUE(failed.ok());
   const auto& route = failed.value()->Route(3, 11, 0);
   ASSERT_FALSE(route.empty());
-  for (int l : route) EXPECT_NE(failed.value()->links()[l].name, "node0.nic3");
+  for (int l : route) EXPECT_NE(failed.value()->LinkName(l), "node0.nic3");
   EXPECT_GT(route.size(), 4u);  // around, through NVLink and another NIC
 }
 

@@ -72,7 +72,7 @@ TEST(Torus, RoutesAreDimensionOrderAndShortestRoundEachRing) {
   const auto t = Topology::Build(Slice({4, 4, 4})).value();
   const std::vector<int>& route = t->Route(0, 27, 0);
   std::vector<std::string> names;
-  for (int l : route) names.push_back(t->links()[l].name);
+  for (int l : route) names.push_back(t->LinkName(l));
   EXPECT_EQ(names, (std::vector<std::string>{"slice0.chip3.x+", "slice0.chip3.y+",
                                              "slice0.chip7.y+", "slice0.chip11.z+"}));
   EXPECT_EQ(t->VertexName(t->links()[route.back()].dst), "slice0.chip27");

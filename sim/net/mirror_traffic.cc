@@ -1,0 +1,141 @@
+#include "sim/net/mirror_traffic.h"
+
+#include <algorithm>
+
+#include "sim/core/huge_pages.h"
+
+namespace meshsim {
+
+NearMirrors::NearMirrors(size_t links) {
+  ReserveHuge(near_, links);  // first touched 2 MiB at a time (huge_pages.h)
+  ReserveHuge(waiting_, links);
+  ReserveHuge(counted_bytes_, links);
+  ReserveHuge(counted_busy_s_, links);
+  near_.assign(links, 0);
+  waiting_.resize(links);
+  counted_bytes_.assign(links, 0);
+  counted_busy_s_.assign(links, 0);
+}
+
+void NearMirrors::MarkNear(int link) {
+  if (near_[link]) return;
+  near_[link] = 1;
+  ++near_count_;
+  for (const Coflow* f : waiting_[link]) f->crosses_near = true;
+  std::vector<const Coflow*>().swap(waiting_[link]);
+}
+
+bool NearMirrors::ScanNear(const Coflow& f) const {
+  const std::span<const int> route = f.route();
+  return f.marked_near ||
+         std::any_of(route.begin(), route.end(), [this](int l) { return near_[l] != 0; });
+}
+
+void NearMirrors::Meet(const Coflow& f) {
+  if (f.met) return;
+  f.met = true;
+  f.crosses_near = ScanNear(f);
+  if (f.crosses_near) return;
+  for (int l : f.route()) waiting_[l].push_back(&f);
+}
+
+void NearMirrors::MarkNear(const Coflow& f) {
+  if (f.marked_near) return;
+  f.marked_near = true;
+  for (int l : f.route()) MarkNear(l);
+}
+
+std::span<const Coflow* const> NearMirrors::Run(const Plans& plans, Split* split, size_t index) {
+  if (plans.empty()) return {};
+  if (split->near_count != near_count_) Update(plans, split);
+  if (index >= split->phases.size()) return {};
+  Phase& phase = split->phases[index];
+  if (!phase.counted.empty()) {
+    ++phase.runs;
+    ++changes_;
+  }
+  return phase.simulated;
+}
+
+void NearMirrors::Finished(Split* split, size_t index, double data_s) {
+  ++changes_;
+  if (index < split->phases.size()) split->phases[index].busy_s += data_s;
+}
+
+void NearMirrors::Update(const Plans& mirrors, Split* split) {
+  ++changes_;
+  if (split->near_count == SIZE_MAX) {  // first: every coflow counted, then sorted out below
+    split->phases.assign(mirrors.size(), Phase{});
+    for (size_t i = 0; i < mirrors.size(); ++i) {
+      for (const Coflow& f : mirrors[i]) {
+        if (split->remembered) Meet(f);
+        split->phases[i].counted.push_back(&f);
+      }
+    }
+  }
+  // Simulated coflows stay simulated (near links stay near). Until a pass makes no link
+  // near: a coflow that now crosses a near link is simulated from now on (what it was
+  // counted for so far goes to its links), and its links become near.
+  do {
+    split->near_count = near_count_;
+    for (Phase& p : split->phases) {
+      auto counted =
+          std::stable_partition(p.counted.begin(), p.counted.end(), [this, split](const Coflow* f) {
+            return !(split->remembered ? CrossesNear(*f) : ScanNear(*f));
+          });
+      for (auto it = counted; it != p.counted.end(); ++it) {
+        AddCounted(**it, p.runs, p.busy_s);
+        MarkNear(**it);
+        p.simulated.push_back(*it);
+      }
+      p.counted.erase(counted, p.counted.end());
+    }
+  } while (split->near_count != near_count_);
+}
+
+void NearMirrors::AddCounted(const Coflow& f, int runs, double busy_s) {
+  if (runs == 0 && busy_s == 0) return;
+  for (int l : f.route()) {
+    counted_bytes_[l] += runs * f.bytes;
+    counted_busy_s_[l] += busy_s;
+  }
+}
+
+void NearMirrors::Flush(Split* split) {
+  ++changes_;
+  for (Phase& p : split->phases) {
+    for (const Coflow* f : p.counted) AddCounted(*f, p.runs, p.busy_s);
+    p.runs = 0;
+    p.busy_s = 0;
+  }
+}
+
+void NearMirrors::Total() const {
+  if (totaled_ == changes_) return;
+  totaled_ = changes_;
+  total_bytes_ = counted_bytes_;
+  total_busy_s_ = counted_busy_s_;
+  for (const Split* split : splits_) {
+    for (const Phase& p : split->phases) {
+      if (p.runs == 0 && p.busy_s == 0) continue;
+      for (const Coflow* f : p.counted) {
+        for (int l : f->route()) {
+          total_bytes_[l] += p.runs * f->bytes;
+          total_busy_s_[l] += p.busy_s;
+        }
+      }
+    }
+  }
+}
+
+const std::vector<double>& NearMirrors::CountedBytes() const {
+  Total();
+  return total_bytes_;
+}
+
+const std::vector<double>& NearMirrors::CountedBusy() const {
+  Total();
+  return total_busy_s_;
+}
+
+}  // namespace meshsim
