@@ -15,7 +15,6 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "sim/core/event_slots.h"
@@ -47,10 +46,8 @@ concept EventQueueLike =
   q.Reserve(n);
 };
 
-// A 4-ary heap on an array of compact keys: (time, sequence) packed into one 128-bit
-// integer so that a comparison is a single branch-free compare, and each node's four
-// children in one 64-byte cache line (the array is cache-line aligned and the root sits at
-// index 3, so that children 4i - 8 .. 4i - 5 of node i start on a line). Push and Pop are
+// A 4-ary heap on a std::vector of compact keys: (time, sequence) packed into one 128-bit
+// integer so that a comparison is a single branch-free compare. Push and Pop are
 // O(log n), Cancel O(1).
 class EventQueue {
  public:
@@ -76,21 +73,12 @@ class EventQueue {
   static constexpr int kSlotBits = 24;  // pending events at once: up to 16 M
   static uint32_t SlotOf(Key k) { return static_cast<uint32_t>(k) & ((1u << kSlotBits) - 1); }
   static SimTime TimeOf(Key k) { return SimTime::Picoseconds(static_cast<int64_t>(k >> 64)); }
-  // Index of the root; indices below it are padding.
-  static constexpr size_t kRoot = 3;
-  static size_t Parent(size_t i) { return i / 4 + 2; }
-  static size_t FirstChild(size_t i) { return 4 * i - 8; }
+  static constexpr size_t kArity = 4;
   void SiftUp(size_t hole, Key key);
   void DropCancelledTop();
   void PopKey();
-  void Grow();
 
-  // Keys at [kRoot, end_) of a 64-byte aligned block of capacity_ keys.
-  struct FreeAligned {
-    void operator()(Key* p) const;
-  };
-  std::unique_ptr<Key[], FreeAligned> heap_;
-  size_t end_ = kRoot, capacity_ = 0;
+  std::vector<Key> heap_;
   EventSlots slots_;
   uint64_t next_sequence_ = 0;  // below 2^(64 - kSlotBits): a trillion events
   size_t live_ = 0;

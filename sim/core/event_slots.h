@@ -52,8 +52,6 @@ class EventSlots {
     return true;
   }
   bool Cancelled(uint32_t slot) const { return slots_[slot].cancelled; }
-  // Asks the cache for a slot whose event is due next, while the current one runs.
-  void Prefetch(uint32_t slot) const { __builtin_prefetch(&slots_[slot]); }
   // Frees the slot of a cancelled event whose key has left the queue.
   void Discard(uint32_t slot) {
     ++slots_[slot].generation;

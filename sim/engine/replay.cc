@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <cstdio>
-#include <ctime>
-static double CpuR(){timespec t;clock_gettime(CLOCK_PROCESS_CPUTIME_ID,&t);return t.tv_sec+1e-9*t.tv_nsec;}
 
 #include "sim/core/huge_pages.h"
 #include "sim/core/simulator.h"
@@ -47,7 +44,8 @@ class Replayer {
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
     result_.end.resize(n);
-    arrived_.assign(p.comms().size(), 0);
+    waiting_.resize(p.comms().size());
+    for (size_t c = 0; c < waiting_.size(); ++c) waiting_[c] = p.comms()[c].parts;
     // Each distinct work of a compute op is timed here, off the event loop, once.
     work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed
     for (uint32_t w : p.ComputeWorks()) work_times_[w] = ComputeTime(p.works()[w].work, compute);
@@ -224,9 +222,10 @@ class Replayer {
         mirrors);
   }
 
+  // A part arrives: only the last one reads the collective (one cache miss per part).
   void Arrive(int32_t comm) {
+    if (--waiting_[comm] != 0) return;
     const Comm& c = p_.comms()[comm];
-    if (++arrived_[comm] < static_cast<uint32_t>(c.parts)) return;
     for (uint32_t i = c.first_part; i != kNone; i = ops_[i].next_part) {
       result_.start[i] = sim_.Now();
       CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
@@ -299,7 +298,7 @@ class Replayer {
   Simulator sim_;
   ReplayResult result_;
   std::vector<Queue> queues_;      // ranks x kStreamCount
-  std::vector<uint32_t> arrived_;  // per collective: how many parts have arrived
+  std::vector<uint32_t> waiting_;  // per collective: how many parts have not arrived
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
@@ -332,12 +331,7 @@ SimTime ReplayResult::Interference(const Program& p, OpId id) const {
 
 ReplayResult Replay(const Program& program, const ComputeModel& compute, Network& network,
                     const ReplayOptions& options) {
-  double a=CpuR();
-  Replayer r(program, compute, network, options);
-  double b=CpuR();
-  auto res= r.Run();
-  if(getenv("H4T"))fprintf(stderr,"replay-ctor %.3f run %.3f\n",b-a,CpuR()-b);
-  return res;
+  return Replayer(program, compute, network, options).Run();
 }
 
 }  // namespace meshsim

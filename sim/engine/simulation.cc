@@ -4,10 +4,6 @@
 #include <cassert>
 #include <chrono>
 #include <set>
-#include <cstdio>
-#include <ctime>
-static long Rss(){long a=0,b=0;FILE*f=fopen("/proc/self/statm","r");if(f){if(fscanf(f,"%ld %ld",&a,&b)!=2)b=0;fclose(f);}return b*4096/1048576;}
-static double Cpu(){timespec t;clock_gettime(CLOCK_PROCESS_CPUTIME_ID,&t);return t.tv_sec+1e-9*t.tv_nsec;}
 
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
@@ -228,16 +224,10 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
   for (int r = 0; r < mesh.Size(); ++r) {
     representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
   }
-  double c0=Cpu();
   Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
   const ReplayOptions ro = MakeReplayOptions(e, options, mesh, program, is_simulated, full);
-  double c1=Cpu();
-  if(getenv("H4T"))fprintf(stderr,"rss after build %ld ops %zu comms %zu edges %u works %zu\n",Rss(),program.OpCount(),program.comms().size(),program.DependentsOffset(program.OpCount()),program.works().size());
   ReplayResult replay = Replay(program, *models.compute, *models.network, ro);
-  double c2=Cpu();
   StepStats stats = AnalyzeStep(program, replay, simulated);
-  double c3=Cpu();
-  if(getenv("H4T"))fprintf(stderr,"build %.3f replay %.3f analyze %.3f rss %ld\n",c1-c0,c2-c1,c3-c2,Rss());
   Spread(representative, replay, stats);
   auto sim = std::unique_ptr<Simulation>(new Simulation{e, std::move(mesh), std::move(program),
                                                         std::move(replay), std::move(stats),

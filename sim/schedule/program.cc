@@ -186,8 +186,8 @@ OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(op.rank >= 0 && op.rank < ranks_);
   const OpId id = static_cast<OpId>(infos_.size());
   infos_.push_back(OpInfo{op.tag, op.layer, op.micro_batch, 0});
-  const uint32_t queue = static_cast<uint32_t>(op.rank) * kStreamCount +
-                         static_cast<uint32_t>(op.stream);
+  const uint32_t queue =
+      static_cast<uint32_t>(op.rank) * kStreamCount + static_cast<uint32_t>(op.stream);
   ReplayRecord& r = records_.emplace_back();
   r.ref = ref;
   r.queue = queue;
@@ -351,7 +351,9 @@ void Program::AddPart(OpId id, int32_t comm) {
     c.first_part = id;
   } else {
     records_[c.last_part].next_part = id;
-    records_[c.first_part].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+    if (c.parts == 2) {
+      records_[c.first_part].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+    }
     records_[id].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
   }
   c.last_part = id;
@@ -364,6 +366,9 @@ void Program::AddDep(OpId before, OpId after) {
 }
 
 void Program::Reserve(size_t ops) {
+  // Collectives have one part op or more: room for one per two ops (address space only:
+  // pages are taken as they are written) saves copying millions of them as the array grows.
+  ReserveHuge(comms_, ops / 2);
   ReserveHuge(infos_, ops);
   ReserveHuge(records_, ops + 1);
   ReserveHuge(edges_, ops + ops / 2);

@@ -136,7 +136,7 @@ struct ReplayRecord {
   // How the replay runs the op. kShared: a part of a collective with several parts;
   // kSolo: the only part of its collective (symmetric replay makes most of them so).
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
-  uint32_t ref = 0;  // kCompute, kMemory: Op::work; kShared, kSolo: Op::comm
+  uint32_t ref = 0;            // kCompute, kMemory: Op::work; kShared, kSolo: Op::comm
   OpId next_in_queue = kNoOp;  // the op after this one on its (rank, stream) queue
   OpId next_part = kNoOp;      // kShared: the next part of the same collective, by op id
   // After Finalize(): where its dependents begin in Program::Dependents(); they end where
@@ -197,10 +197,10 @@ class StreamRange {
 // One collective (or transfer) shared by the ops of its participants.
 struct Comm {
   CommOp op = CommOp::kAllReduce;
-  int32_t group = 0;  // index into Program::groups()
-  double bytes = 0;   // nccl-tests convention, see CollectiveModel
-  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
-  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
+  int32_t group = 0;        // index into Program::groups()
+  double bytes = 0;         // nccl-tests convention, see CollectiveModel
+  int32_t parts = 0;        // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;        // its parts' OpWork: `bytes` (index into Program::works())
   OpId first_part = kNoOp;  // its first part; the rest follow ReplayRecord::next_part
   OpId last_part = kNoOp;
 };
