@@ -218,7 +218,7 @@ void Program::Serialize(OpId id) {
   if (!collective && op.stream != Stream::kCompute) return;
   int64_t& last = last_serial_[op.rank];
   if (last >= 0 && (collective || this->op(static_cast<OpId>(last)).stream != Stream::kCompute)) {
-    edges_.emplace_back(static_cast<OpId>(last), id);
+    AddDep(static_cast<OpId>(last), id);
   }
   last = id;
 }
