@@ -11,45 +11,19 @@ namespace meshsim {
 namespace {
 
 class Replayer {
-  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kNone = kNoOp;
   // One (rank, stream) queue: the next op to run (kNone: none left), and whether it has
   // started (is computing, or waits in a collective). The ops after it are a list
-  // through ReplayOp::next_in_queue.
+  // through ReplayRecord::next_in_queue.
   struct Queue {
     uint32_t head = kNone;
     bool started = false;
   };
-  // What the event loop needs of an op, in one 24-byte record instead of the Program's
-  // op, its work, its collective, its stream's op list and its dependency lists: a
-  // program of millions of ops does not fit in cache, and one miss per op beats five.
-  // Start and end times go straight to the result's arrays (8 bytes each, dense).
-  // kSolo: a collective with one replayed participant (symmetric replay makes most of
-  // them so), started without a shared record.
-  enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
-  struct ReplayOp {
-    uint32_t ref = 0;                // kCompute, kMemory: the op's work (Program::works());
-                                     // kShared, kSolo: its collective (Program::comms())
-    uint32_t next_part = kNone;      // kShared: the next part of the same collective, by op id
-    uint32_t next_in_queue = kNone;  // the op after this one on its (rank, stream) queue
-    // First index into the Program's dependents of this op; its list ends where the next
-    // record's begins (ops_ ends with one record past the last op for that).
-    uint32_t dependents = 0;
-    uint32_t pending = 0;     // dependencies not yet finished
-    uint32_t queue : 27 = 0;  // rank * kStreamCount + stream (kMaxQueues)
-    uint32_t kind_bits : 2 = 0;
-    uint32_t category_bits : 3 = 0;
-    Kind kind() const { return static_cast<Kind>(kind_bits); }
-    MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
-  };
-  static constexpr uint32_t kMaxQueues = uint32_t{1} << 27;
-  static_assert(sizeof(ReplayOp) == 24);
-  // A collective of several replayed parts (the rest is the Program's Comm): its parts
-  // as a list through ReplayOp::next_part in op id order, and how many have arrived.
-  struct ReplayComm {
-    uint32_t first = kNone;
-    uint32_t parts = 0, arrived = 0;
-  };
-  static_assert(sizeof(ReplayComm) == 12);
+  // The event loop reads the Program's ReplayRecords (one 24-byte record per op, built as
+  // the program was) and nothing else of an op; start and end times go straight to the
+  // result's arrays (8 bytes each, dense).
+  using Kind = ReplayRecord::Kind;
+  using ReplayOp = ReplayRecord;
   // Interference: the compute op running on a rank and its progress.
   struct RunningCompute {
     uint32_t op = kNone;
@@ -62,29 +36,22 @@ class Replayer {
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
-      : p_(p), network_(network), options_(options) {
+      : p_(p), ops_(p.Records()), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    // One sequential pass turns the program's ops into compact replay records, a second
-    // counts each op's dependencies.
-    assert(static_cast<uint64_t>(p.Ranks()) * kStreamCount <= kMaxQueues);
-    ops_.clear();
-    ReserveHuge(ops_, n + 1);
+    // One sequential pass sets each op's count of dependencies not yet finished.
+    for (size_t i = 0; i < n; ++i) ops_[i].pending = p.Info(static_cast<OpId>(i)).dependencies;
     ReserveHuge(result_.start, n);
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
     result_.end.resize(n);
-    comms_.assign(p.comms().size(), ReplayComm());
-    last_part_.assign(p.comms().size(), kNone);
-    work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed yet
+    waiting_.resize(p.comms().size());
+    for (size_t c = 0; c < waiting_.size(); ++c) waiting_[c] = p.comms()[c].parts;
+    // Each distinct work of a compute op is timed here, off the event loop, once.
+    work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed
+    for (uint32_t w : p.ComputeWorks()) work_times_[w] = ComputeTime(p.works()[w].work, compute);
     result_.compute_slowdown = options.compute_slowdown;
-    for (size_t i = 0; i < n; ++i) AddRecord(static_cast<OpId>(i), compute);
-    ops_.emplace_back().dependents = p.DependentsOffset(static_cast<OpId>(n));
-    for (size_t i = 0; i < n; ++i) {
-      for (const OpId *d = DependentsBegin(i), *e = DependentsEnd(i); d != e; ++d)
-        ++ops_[*d].pending;
-    }
-    LinkQueues();
-    last_part_ = {};
+    queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
+    for (size_t q = 0; q < queues_.size(); ++q) queues_[q].head = p.StreamHead(q);
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
     result_.interference_on = interference_;
@@ -96,60 +63,6 @@ class Replayer {
     record_curve_.assign(p.Ranks(), 0);
     for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
     sim_.Reserve(1024);
-  }
-
-  // Appends op `id`'s replay record; a compute op's work is timed here, off the event
-  // loop, once per distinct work.
-  void AddRecord(OpId id, const ComputeModel& compute) {
-    const Op& op = p_.op(id);
-    ReplayOp& r = ops_.emplace_back();
-    r.queue = op.rank * kStreamCount + static_cast<uint32_t>(op.stream);
-    r.dependents = p_.DependentsOffset(id);
-    switch (op.kind) {
-      case OpKind::kCompute:
-        r.ref = op.work;
-        r.kind_bits = static_cast<uint32_t>(Kind::kCompute);
-        if (work_times_[op.work] < SimTime::Zero()) {
-          work_times_[op.work] = ComputeTime(p_.WorkOf(op), compute);
-        }
-        return;
-      case OpKind::kComm:
-        r.ref = static_cast<uint32_t>(op.comm);
-        r.kind_bits =
-            static_cast<uint32_t>(p_.comms()[op.comm].parts == 1 ? Kind::kSolo : Kind::kShared);
-        if (r.kind() == Kind::kShared) AddPart(id, op.comm);
-        return;
-      case OpKind::kMemory:
-        r.ref = op.work;
-        r.kind_bits = static_cast<uint32_t>(Kind::kMemory);
-        r.category_bits = static_cast<uint32_t>(op.category);
-        return;
-    }
-  }
-
-  // Points each (rank, stream) queue at its first op, and each op at the next.
-  void LinkQueues() {
-    queues_.assign(static_cast<size_t>(p_.Ranks()) * kStreamCount, Queue());
-    for (int r = 0; r < p_.Ranks(); ++r) {
-      for (int s = 0; s < kStreamCount; ++s) {
-        const std::vector<OpId>& ops = p_.StreamOps(r, static_cast<Stream>(s));
-        if (ops.empty()) continue;
-        queues_[r * kStreamCount + s].head = ops.front();
-        for (size_t k = 1; k < ops.size(); ++k) ops_[ops[k - 1]].next_in_queue = ops[k];
-      }
-    }
-  }
-
-  // Links part `id` of a collective of several replayed parts into its list.
-  void AddPart(OpId id, int32_t comm) {
-    ReplayComm& rc = comms_[comm];
-    if (rc.first == kNone) {
-      rc.first = id;
-    } else {
-      ops_[last_part_[comm]].next_part = id;
-    }
-    last_part_[comm] = id;
-    ++rc.parts;
   }
 
   SimTime ComputeTime(const KernelWork& work, const ComputeModel& compute) const {
@@ -199,7 +112,7 @@ class Replayer {
     Queue& q = queues_[rs];
     while (!q.started && q.head != kNone) {
       const OpId id = q.head;
-      ReplayOp& op = ops_[id];
+      const ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
       Prefetch(id, op);
@@ -231,8 +144,8 @@ class Replayer {
     }
   }
 
-  const OpId* DependentsBegin(size_t id) const { return p_.Dependents() + ops_[id].dependents; }
-  const OpId* DependentsEnd(size_t id) const { return p_.Dependents() + ops_[id + 1].dependents; }
+  const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
+  const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
   void StartCompute(OpId id, const ReplayOp& op) {
     if (!interference_) {
@@ -309,11 +222,11 @@ class Replayer {
         mirrors);
   }
 
+  // A part arrives: only the last one reads the collective (one cache miss per part).
   void Arrive(int32_t comm) {
-    ReplayComm& rc = comms_[comm];
-    if (++rc.arrived < rc.parts) return;
+    if (--waiting_[comm] != 0) return;
     const Comm& c = p_.comms()[comm];
-    for (uint32_t i = rc.first; i != kNone; i = ops_[i].next_part) {
+    for (uint32_t i = c.first_part; i != kNone; i = ops_[i].next_part) {
       result_.start[i] = sim_.Now();
       CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
     }
@@ -321,7 +234,7 @@ class Replayer {
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = rc.first, kind = c.op] {
+        [this, first = c.first_part, kind = c.op] {
           for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
             CommChanges(ops_[i].queue / kStreamCount, kind, -1);
             Finish(i);
@@ -333,7 +246,7 @@ class Replayer {
 
   // Marks an op finished: its queue moves on and its dependents may become ready.
   void Finish(OpId id) {
-    ReplayOp& op = ops_[id];
+    const ReplayOp& op = ops_[id];
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
@@ -342,7 +255,7 @@ class Replayer {
     q.started = false;
     worklist_.push_back(rs);
     for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
-      ReplayOp& w = ops_[*d];
+      const ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);
     }
   }
@@ -378,26 +291,14 @@ class Replayer {
   }
 
   const Program& p_;
+  const ReplayRecord* ops_;  // the program's records (pending counts change as it runs)
+  const OpId* deps_ = p_.Dependents();
   Network& network_;
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
-  std::vector<Queue> queues_;  // ranks x kStreamCount
-  // Per op and per collective. The arrays of the last replay on this thread are reused:
-  // a sweep replays thousands of programs of millions of ops, and fresh pages for them
-  // (a page fault and a clear per 4 KiB) cost more than refilling old ones. A replay
-  // runs start to end on one thread, never nested.
-  static std::vector<ReplayOp>& OpBuffer() {
-    thread_local std::vector<ReplayOp> buffer;
-    return buffer;
-  }
-  static std::vector<ReplayComm>& CommBuffer() {
-    thread_local std::vector<ReplayComm> buffer;
-    return buffer;
-  }
-  std::vector<ReplayOp>& ops_ = OpBuffer();
-  std::vector<ReplayComm>& comms_ = CommBuffer();
-  std::vector<uint32_t> last_part_;  // per collective, while the records are built
+  std::vector<Queue> queues_;      // ranks x kStreamCount
+  std::vector<uint32_t> waiting_;  // per collective: how many parts have not arrived
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on

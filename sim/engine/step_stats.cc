@@ -185,25 +185,21 @@ namespace {
 // depend on their order). Each stream lists its ops in id order already.
 template <typename Keep, typename Fn>
 void ForEachInIdOrder(const Program& p, int rank, Keep keep, Fn fn) {
-  std::array<const OpId*, kStreamCount> next, end;
+  std::array<StreamRange::Iterator, kStreamCount> next;
   int open = 0;
   for (int st = 0; st < kStreamCount; ++st) {
-    const std::vector<OpId>& q = p.StreamOps(rank, static_cast<Stream>(st));
+    const StreamRange q = p.StreamOps(rank, static_cast<Stream>(st));
     if (q.empty() || !keep(static_cast<Stream>(st))) continue;
-    next[open] = q.data();
-    end[open++] = q.data() + q.size();
+    next[open++] = q.begin();
   }
+  const StreamRange::Iterator end;
   while (open > 0) {
     int k = 0;
     for (int i = 1; i < open; ++i) {
       if (*next[i] < *next[k]) k = i;
     }
     fn(*next[k]);
-    if (++next[k] == end[k]) {
-      --open;
-      next[k] = next[open];
-      end[k] = end[open];
-    }
+    if (++next[k] == end) next[k] = next[--open];
   }
 }
 

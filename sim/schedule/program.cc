@@ -120,37 +120,92 @@ std::string_view TagName(Tag t) {
 }
 
 namespace {
-// The op array of the last program destroyed on this thread, kept for the next one: a
-// sweep builds thousands of programs of millions of ops, and fresh pages for them (a page
-// fault and a clear per 4 KiB) cost more than reusing old ones.
-std::vector<Op>& SpareOps() {
-  thread_local std::vector<Op> spare;
+// The op and record arrays of the last program destroyed on this thread, kept for the
+// next one: a sweep builds thousands of programs of millions of ops, and fresh pages for
+// them (a page fault and a clear per 4 KiB) cost more than reusing old ones.
+std::vector<OpInfo>& SpareOps() {
+  thread_local std::vector<OpInfo> spare;
+  return spare;
+}
+std::vector<ReplayRecord>& SpareRecords() {
+  thread_local std::vector<ReplayRecord> spare;
   return spare;
 }
 }  // namespace
 
-Program::Program(int ranks) : ranks_(ranks), streams_(static_cast<size_t>(ranks) * kStreamCount) {
-  ops_.swap(SpareOps());
-  ops_.clear();
+Program::Program(int ranks)
+    : ranks_(ranks),
+      stream_heads_(static_cast<size_t>(ranks) * kStreamCount, kNoOp),
+      stream_tails_(static_cast<size_t>(ranks) * kStreamCount, kNoOp) {
+  assert(static_cast<uint64_t>(ranks) * kStreamCount <= kMaxQueues);
+  infos_.swap(SpareOps());
+  infos_.clear();
+  records_.swap(SpareRecords());
+  records_.clear();
 }
 
 Program::~Program() {
-  std::vector<Op>& spare = SpareOps();
-  if (ops_.capacity() > spare.capacity()) spare.swap(ops_);
+  std::vector<OpInfo>& spare = SpareOps();
+  if (infos_.capacity() > spare.capacity()) spare.swap(infos_);
+  std::vector<ReplayRecord>& spare_records = SpareRecords();
+  if (records_.capacity() > spare_records.capacity()) spare_records.swap(records_);
 }
 
-OpId Program::Push(const Op& op) {
+Op Program::op(OpId id) const {
+  const ReplayRecord& r = records_[id];
+  const OpInfo& info = infos_[id];
+  Op op;
+  switch (r.kind()) {
+    case ReplayRecord::Kind::kCompute:
+      op.kind = OpKind::kCompute;
+      op.work = r.ref;
+      break;
+    case ReplayRecord::Kind::kMemory:
+      op.kind = OpKind::kMemory;
+      op.work = r.ref;
+      break;
+    case ReplayRecord::Kind::kShared:
+    case ReplayRecord::Kind::kSolo:
+      op.kind = OpKind::kComm;
+      op.comm = static_cast<int32_t>(r.ref);
+      break;
+  }
+  op.stream = static_cast<Stream>(r.queue % kStreamCount);
+  op.tag = info.tag;
+  op.category = r.category();
+  op.rank = r.rank();
+  op.layer = info.layer;
+  op.micro_batch = info.micro_batch;
+  op.dependencies = info.dependencies;
+  return op;
+}
+
+// Appends the op and its replay record, linked behind the last op of its queue.
+OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
-  const OpId id = static_cast<OpId>(ops_.size());
-  ops_.push_back(op);
-  streams_[op.rank * kStreamCount + static_cast<int>(op.stream)].push_back(id);
+  const OpId id = static_cast<OpId>(infos_.size());
+  infos_.push_back(OpInfo{op.tag, op.layer, op.micro_batch, 0});
+  const uint32_t queue =
+      static_cast<uint32_t>(op.rank) * kStreamCount + static_cast<uint32_t>(op.stream);
+  ReplayRecord& r = records_.emplace_back();
+  r.ref = ref;
+  r.queue = queue;
+  r.kind_bits = static_cast<uint32_t>(kind);
+  r.category_bits = static_cast<uint32_t>(op.category);
+  OpId& tail = stream_tails_[queue];
+  if (tail == kNoOp) {
+    stream_heads_[queue] = id;
+  } else {
+    records_[tail].next_in_queue = id;
+  }
+  tail = id;
   if (serialize_collectives_) Serialize(id);
   return id;
 }
 
 void Program::SerializeCollectives(bool on) {
-  assert(ops_.empty());
+  assert(infos_.empty());
   serialize_collectives_ = on;
   last_serial_.assign(on ? ranks_ : 0, -1);
 }
@@ -158,12 +213,12 @@ void Program::SerializeCollectives(bool on) {
 // Chains op `id` after its rank's last serial op where they are not already ordered by
 // being on the compute stream both.
 void Program::Serialize(OpId id) {
-  const Op& op = ops_[id];
+  const Op op = this->op(id);
   const bool collective = op.kind == OpKind::kComm && !IsPipelineStream(op.stream);
   if (!collective && op.stream != Stream::kCompute) return;
   int64_t& last = last_serial_[op.rank];
-  if (last >= 0 && (collective || ops_[last].stream != Stream::kCompute)) {
-    edges_.emplace_back(static_cast<OpId>(last), id);
+  if (last >= 0 && (collective || this->op(static_cast<OpId>(last)).stream != Stream::kCompute)) {
+    AddDep(static_cast<OpId>(last), id);
   }
   last = id;
 }
@@ -178,7 +233,12 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.work = InternWork(OpWork{work, recompute_flops});
-  return Push(op);
+  if (op.work >= is_compute_work_.size()) is_compute_work_.resize(works_.size(), 0);
+  if (!is_compute_work_[op.work]) {
+    is_compute_work_[op.work] = 1;
+    compute_works_.push_back(op.work);
+  }
+  return Push(op, ReplayRecord::Kind::kCompute, op.work);
 }
 
 namespace {
@@ -247,7 +307,7 @@ OpId Program::AddMemory(int rank, Stream stream, MemCategory category, double by
   op.category = category;
   op.rank = rank;
   op.work = InternWork(OpWork{KernelWork{0, bytes}, 0});
-  return Push(op);
+  return Push(op, ReplayRecord::Kind::kMemory, op.work);
 }
 
 size_t Program::GroupHash::operator()(const std::vector<int>& g) const {
@@ -263,7 +323,8 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0})});
+  comms_.push_back(
+      Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, kNoOp});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 
@@ -277,43 +338,63 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   op.layer = layer;
   op.micro_batch = micro_batch;
   op.comm = comm;
-  ++comms_[comm].parts;
-  return Push(op);
+  const OpId id = Push(op, ReplayRecord::Kind::kSolo, static_cast<uint32_t>(comm));
+  AddPart(id, comm);
+  return id;
+}
+
+// Links part `id` behind its collective's last; a collective of several parts makes
+// each of them kShared.
+void Program::AddPart(OpId id, int32_t comm) {
+  Comm& c = comms_[comm];
+  if (c.parts++ == 0) {
+    c.first_part = id;
+  } else {
+    records_[c.last_part].next_part = id;
+    if (c.parts == 2) {
+      records_[c.first_part].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+    }
+    records_[id].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+  }
+  c.last_part = id;
 }
 
 void Program::AddDep(OpId before, OpId after) {
-  assert(before < ops_.size() && after < ops_.size() && before != after);
+  assert(before < infos_.size() && after < infos_.size() && before != after);
   edges_.emplace_back(before, after);
+  ++infos_[after].dependencies;
 }
 
-void Program::Reserve(size_t ops, int like, const std::vector<int>& ranks) {
-  ReserveHuge(ops_, ops);
+void Program::Reserve(size_t ops) {
+  // Collectives have one part op or more: room for one per two ops (address space only:
+  // pages are taken as they are written) saves copying millions of them as the array grows.
+  ReserveHuge(comms_, ops / 2);
+  ReserveHuge(infos_, ops);
+  ReserveHuge(records_, ops + 1);
   ReserveHuge(edges_, ops + ops / 2);
-  for (int r : ranks) {
-    for (int s = 0; s < kStreamCount; ++s) {
-      const size_t n = streams_[like * kStreamCount + s].size();
-      streams_[r * kStreamCount + s].reserve(n + n / 8 + 4);
-    }
-  }
 }
 
-// Counts each op's dependents into Op::dependents, turns the counts into each list's end,
-// then fills the lists from the back with the edges taken last to first, which leaves
-// Op::dependents at each list's start and the lists in the order the edges were added.
+// Counts each op's dependents into ReplayRecord::dependents, turns the counts into each
+// list's end, then fills the lists from the back with the edges taken last to first, which
+// leaves each record's `dependents` at its list's start and the lists in the order the
+// edges were added. A record past the last op ends the last list.
 void Program::Finalize() {
-  for (const auto& [before, after] : edges_) ++ops_[before].dependents;
+  for (const auto& [before, after] : edges_) ++records_[before].dependents;
   uint32_t end = 0;
-  for (Op& op : ops_) {
-    end += op.dependents;
-    op.dependents = end;
+  for (ReplayRecord& r : records_) {
+    end += r.dependents;
+    r.dependents = end;
   }
+  records_.emplace_back().dependents = end;
   ReserveHuge(dependents_, edges_.size());
   dependents_.resize(edges_.size());
   for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
-    dependents_[--ops_[e->first].dependents] = e->second;
+    dependents_[--records_[e->first].dependents] = e->second;
   }
   edges_.clear();
   edges_.shrink_to_fit();
+  stream_tails_ = {};
+  is_compute_work_ = {};
   finalized_ = true;
 }
 

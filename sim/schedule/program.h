@@ -15,7 +15,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -93,8 +95,10 @@ struct OpWork {
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 
-// One op of a Program: 24 bytes, as a full replay of a large cluster holds millions
-// (issue 14 asks at most 64). Its OpWork is Program::WorkOf(op).
+// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 40
+// bytes in all (issue 14 asks at most 64): its ReplayRecord (kind, rank, stream,
+// category and work or collective, with what the replay needs) and an OpInfo (the rest).
+// Its OpWork is Program::WorkOf(op).
 struct Op {
   OpKind kind = OpKind::kCompute;
   Stream stream = Stream::kCompute;
@@ -107,22 +111,99 @@ struct Op {
     int32_t comm = -1;  // kComm: index into Program::comms() (its work is the collective's)
     uint32_t work;      // kCompute, kMemory: index into Program::works()
   };
-  // After Finalize(): where its dependents begin in Program::Dependents() (they end where
-  // the next op's begin).
-  uint32_t dependents = 0;
+  uint32_t dependencies = 0;  // how many ops it waits for (AddDep)
 };
 static_assert(sizeof(Op) <= 32, "an op record stays small: millions are replayed at once");
+
+using OpId = uint32_t;
+constexpr OpId kNoOp = UINT32_MAX;
+
+// What an op's ReplayRecord does not hold: 16 bytes.
+struct OpInfo {
+  Tag tag = Tag::kOther;
+  int32_t layer = -1;
+  int32_t micro_batch = -1;
+  uint32_t dependencies = 0;
+};
+static_assert(sizeof(OpInfo) == 16);
+
+// What the replay needs of an op, kept by the Program as ops are added, in one 24-byte
+// record beside the Op: a program of millions of ops does not fit in cache, and the
+// replay's event loop touches this record and nothing else of the op (one cache miss per
+// op instead of one per array). Program::Records() has one record past the last op, whose
+// `dependents` ends the last op's list.
+struct ReplayRecord {
+  // How the replay runs the op. kShared: a part of a collective with several parts;
+  // kSolo: the only part of its collective (symmetric replay makes most of them so).
+  enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
+  uint32_t ref = 0;            // kCompute, kMemory: Op::work; kShared, kSolo: Op::comm
+  OpId next_in_queue = kNoOp;  // the op after this one on its (rank, stream) queue
+  OpId next_part = kNoOp;      // kShared: the next part of the same collective, by op id
+  // After Finalize(): where its dependents begin in Program::Dependents(); they end where
+  // the next record's begin.
+  uint32_t dependents = 0;
+  uint32_t queue : 27 = 0;  // rank * kStreamCount + stream
+  uint32_t kind_bits : 2 = 0;
+  uint32_t category_bits : 3 = 0;
+  // The replay's count of dependencies not yet finished: the replay sets it from
+  // Op::dependencies and counts it down (a Program is replayed by one thread at a time).
+  mutable uint32_t pending = 0;
+  Kind kind() const { return static_cast<Kind>(kind_bits); }
+  MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
+  int rank() const { return static_cast<int>(queue / kStreamCount); }
+};
+static_assert(sizeof(ReplayRecord) == 24);
+// (rank, stream) queues a ReplayRecord can name.
+constexpr uint64_t kMaxQueues = uint64_t{1} << 27;
+
+// The ops of one (rank, stream) queue in order, following ReplayRecord::next_in_queue.
+class StreamRange {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = OpId;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const OpId*;
+    using reference = OpId;
+    Iterator() = default;
+    Iterator(const ReplayRecord* records, OpId id) : records_(records), id_(id) {}
+    OpId operator*() const { return id_; }
+    Iterator& operator++() {
+      id_ = records_[id_].next_in_queue;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const Iterator& o) const { return id_ == o.id_; }
+
+   private:
+    const ReplayRecord* records_ = nullptr;
+    OpId id_ = kNoOp;
+  };
+  StreamRange(const ReplayRecord* records, OpId first) : records_(records), first_(first) {}
+  Iterator begin() const { return Iterator(records_, first_); }
+  Iterator end() const { return Iterator(records_, kNoOp); }
+  bool empty() const { return first_ == kNoOp; }
+
+ private:
+  const ReplayRecord* records_;
+  OpId first_;
+};
 
 // One collective (or transfer) shared by the ops of its participants.
 struct Comm {
   CommOp op = CommOp::kAllReduce;
-  int32_t group = 0;  // index into Program::groups()
-  double bytes = 0;   // nccl-tests convention, see CollectiveModel
-  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
-  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
+  int32_t group = 0;        // index into Program::groups()
+  double bytes = 0;         // nccl-tests convention, see CollectiveModel
+  int32_t parts = 0;        // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;        // its parts' OpWork: `bytes` (index into Program::works())
+  OpId first_part = kNoOp;  // its first part; the rest follow ReplayRecord::next_part
+  OpId last_part = kNoOp;
 };
-
-using OpId = uint32_t;
 
 class Program {
  public:
@@ -170,32 +251,69 @@ class Program {
   double RecomputeFlopsOf(const Op& op) const { return works_[WorkIndexOf(op)].recompute_flops; }
   const std::vector<OpWork>& works() const { return works_; }
 
-  // Makes room for about `ops` ops (and their dependencies) in total, and on each stream
-  // of `ranks` for as many ops as `like` has on it.
-  void Reserve(size_t ops, int like, const std::vector<int>& ranks);
+  // Makes room for about `ops` ops (and their records and dependencies) in total.
+  void Reserve(size_t ops);
   // Builds the adjacency lists. Call once, after the last Add*; no Add* afterwards.
   void Finalize();
 
-  size_t OpCount() const { return ops_.size(); }
-  const Op& op(OpId id) const { return ops_[id]; }
-  const std::vector<Op>& ops() const { return ops_; }
+  size_t OpCount() const { return infos_.size(); }
+  Op op(OpId id) const;
+  // Every op, in id order: `for (const Op& op : program.ops())`, ops()[id], ops().size().
+  class OpRange {
+   public:
+    class Iterator {
+     public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = Op;
+      using difference_type = std::ptrdiff_t;
+      using pointer = const Op*;
+      using reference = Op;
+      Iterator(const Program* p, OpId id) : p_(p), id_(id) {}
+      Op operator*() const { return p_->op(id_); }
+      Iterator& operator++() {
+        ++id_;
+        return *this;
+      }
+      bool operator==(const Iterator& o) const { return id_ == o.id_; }
+
+     private:
+      const Program* p_;
+      OpId id_;
+    };
+    explicit OpRange(const Program* p) : p_(p) {}
+    Iterator begin() const { return Iterator(p_, 0); }
+    Iterator end() const { return Iterator(p_, static_cast<OpId>(p_->OpCount())); }
+    size_t size() const { return p_->OpCount(); }
+    Op operator[](OpId id) const { return p_->op(id); }
+
+   private:
+    const Program* p_;
+  };
+  OpRange ops() const { return OpRange(this); }
+  const OpInfo& Info(OpId id) const { return infos_[id]; }
   const std::vector<Comm>& comms() const { return comms_; }
   const std::vector<std::vector<int>>& groups() const { return groups_; }
-  const std::vector<OpId>& StreamOps(int rank, Stream s) const {
-    return streams_[rank * kStreamCount + static_cast<int>(s)];
+  StreamRange StreamOps(int rank, Stream s) const {
+    return StreamRange(records_.data(), StreamHead(rank * kStreamCount + static_cast<int>(s)));
   }
+  // The first op of queue rank * kStreamCount + stream (kNoOp: none).
+  OpId StreamHead(size_t queue) const { return stream_heads_[queue]; }
+  // Per op, and one past the last (ReplayRecord).
+  const ReplayRecord* Records() const { return records_.data(); }
+  // Ops that compute, by work: the works (indices into works()) that compute ops have, in
+  // the order of their first op.
+  const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
   // After Finalize(): the ops that wait for `id`.
   const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }
   const OpId* DependentsEnd(OpId id) const { return Dependents() + DependentsOffset(id + 1); }
   // The same lists as one array: op `id`'s dependents are
   // Dependents()[DependentsOffset(id) .. DependentsOffset(id + 1)).
   const OpId* Dependents() const { return dependents_.data(); }
-  uint32_t DependentsOffset(OpId id) const {
-    return id < ops_.size() ? ops_[id].dependents : static_cast<uint32_t>(dependents_.size());
-  }
+  uint32_t DependentsOffset(OpId id) const { return records_[id].dependents; }
 
  private:
-  OpId Push(const Op& op);
+  OpId Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref);
+  void AddPart(OpId id, int32_t comm);
   void Serialize(OpId id);
   // The index of `w` in works_, added if new. Works are equal when their bits are: the
   // replay then times equal works once and gives them the same time.
@@ -207,7 +325,7 @@ class Program {
   bool finalized_ = false;
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
-  std::vector<Op> ops_;
+  std::vector<OpInfo> infos_;  // per op
   std::vector<Comm> comms_;
   std::vector<KernelShapes> shapes_;
   std::vector<OpWork> works_;
@@ -219,7 +337,11 @@ class Program {
     size_t operator()(const std::vector<int>& g) const;
   };
   std::unordered_map<std::vector<int>, int32_t, GroupHash> group_index_;
-  std::vector<std::vector<OpId>> streams_;  // ranks x kStreamCount
+  std::vector<ReplayRecord> records_;  // per op; after Finalize(), one more
+  // Per (rank, stream) queue: its first op, and while ops are added its last.
+  std::vector<OpId> stream_heads_, stream_tails_;
+  std::vector<uint32_t> compute_works_;
+  std::vector<uint8_t> is_compute_work_;  // per work: whether it is in compute_works_
   std::vector<std::pair<OpId, OpId>> edges_;
   std::vector<OpId> dependents_;
 };

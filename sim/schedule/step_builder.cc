@@ -80,8 +80,7 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
     EmitRank(order[i]);
     // Ranks emit about as many ops as the first: size the arrays once.
     if (i == 0) {
-      prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024, order[0],
-                    std::vector<int>(order.begin() + 1, order.end()));
+      prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024);
     }
   }
   prog_.Finalize();

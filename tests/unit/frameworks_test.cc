@@ -180,7 +180,8 @@ TEST(Frameworks, MegatronOverlapParamGatherRunsOneBucketAheadOfTheForward) {
   // Layer l's bucket (gather l + 1) is issued by layer l - 1's pre-hook: after the compute
   // before layer l - 1's first forward op (layer 8: the output layer's bucket). Layer 0's
   // by the embedding's, at the start.
-  const std::vector<OpId> compute = s.program.StreamOps(0, Stream::kCompute);
+  const StreamRange stream = s.program.StreamOps(0, Stream::kCompute);
+  const std::vector<OpId> compute(stream.begin(), stream.end());
   for (int layer = 1; layer <= 8; ++layer) {
     const auto first = std::find_if(compute.begin(), compute.end(), [&](OpId id) {
       return s.program.op(id).layer == layer - 1 && s.program.op(id).micro_batch == 0;

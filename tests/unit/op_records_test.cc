@@ -16,6 +16,8 @@ namespace {
 TEST(OpRecords, FitInSixtyFourBytes) {
   EXPECT_LE(sizeof(Op), 64u);
   EXPECT_EQ(sizeof(Op), 24u);
+  // What the program keeps per op: its replay record and the rest.
+  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 40u);
 }
 
 TEST(OpRecords, OpsWithTheSameWorkShareOneEntry) {
