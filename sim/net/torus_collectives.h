@@ -51,7 +51,7 @@
 #include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/collective.h"
-#include "sim/net/flow_collectives.h"
+#include "sim/net/flow_phases.h"
 
 namespace meshsim {
 
@@ -81,7 +81,7 @@ CollectiveCost TorusCollectiveCost(const ClusterSpec& cluster, CommOp op, std::s
 // The same collective as phases of point-to-point transfers for the flow-level network:
 // per stage, a forward and a backward ring along every line of the group (each with half
 // of the stage's data), DCN rings per place in the slice; sendrecv, ring shifts and
-// all-to-all as flow_collectives.h runs them, with the ICI hop latency.
+// all-to-all as flow_phases.h runs them, with the ICI hop latency.
 // Precondition: cluster.Torus(), 2+ GPUs, bytes > 0.
 std::vector<Phase> TorusCollectivePhases(const ClusterSpec& cluster, CommOp op,
                                          std::span<const int> gpus, double bytes);
