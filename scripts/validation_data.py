@@ -119,7 +119,7 @@ HEAVY = {"public-h100-bridge-llama3-405b", "public-b200-bridge-deepseek-v3",
          "public-b200-bridge-qwen3-235b-a22b", "public-gb200-bridge-deepseek-v3",
          "public-gb200-bridge-qwen3-235b-a22b", "public-gb200-bridge-deepseek-v3-bf16",
          "public-gb200-bridge-qwen3-235b-a22b-bf16", "public-h100-automodel-deepseek-v3-1024",
-         "public-h100-automodel-deepseek-v3-256"}
+         "public-h100-automodel-deepseek-v3-256", "public-h100-bridge-qwen3-235b-a22b"}
 
 
 def _token_rows(table):
@@ -170,6 +170,8 @@ _H100_FP8 = [
     ("h100-bridge-llama3-8b", 128, 8192, 14451, 8, "Bridge 25.11 LLAMA3_8B FP8-CS: 8 GPUs, FSDP 8"),
     ("h100-bridge-qwen3-30b-a3b", 1024, 4096, 8826, 16,
      "Bridge 26.06 Qwen3_30B_a3B: 16 GPUs, EP 16"),
+    ("h100-bridge-qwen3-235b-a22b", 8192, 4096, 1712, 256,
+     "Bridge 26.04.01 Qwen3_235B_a22B: 256 GPUs, TP 2, PP 8, VP 4, EP 32 (EP folded over TP)"),
 ]
 
 # public_runs.md section 1b, DGX-B200 (FP8 and MXFP8 rows; 25.11's values in parentheses are
@@ -357,9 +359,6 @@ NOT_YET = [
     ("H100: Kimi K2 (section 6a), GB200: DeepSeekV4 Flash (section 1b)",
      "their models (not bundled: no architecture reference in public_runs.md section 7)"),
     ("B200 / GB200: NVFP4 rows (section 1b)", "training.dtype fp4 (NVFP4)"),
-    ("H100, fp8: Megatron-Bridge Qwen3_235B_a22B (section 1a: TP 2, PP 8, EP 32 on 256 GPUs)",
-     "expert parallelism over the TP ranks too (EP 32 > dp x cp = 16; Megatron-Core's "
-     "expert-tensor-parallel size 1): meshsim takes ep from dp x cp"),
     ("B300, GB300 (section 1c, bonus), NeMo Framework 25.x B200/GB200 excerpts (section 3)",
      "B300 / GB300 topologies (not bundled); section 3's rows are partial excerpts"),
 ]

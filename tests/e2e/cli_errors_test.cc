@@ -320,9 +320,8 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
   // -1t, each -full and -selective), the 9 public H100 rows (public-h100-megatron-*) and
   // maxtext-32b-v5p-128 (a TPU slice), the hybrid nemotron-h-8b-h100 and
   // nemotron-3-nano-b200, and the 44 rows of the other public data sets
-  // (scripts/validation_data.py: h100-fp8 16, h100-automodel 7, b200-fp8 7, b200-bf16 1,
-  // gb200-fp8 10, gb200-bf16 3), and public-h100-bridge-qwen3-235b-a22b (EP folded over
-  // TP, not in a data set yet): 75 files.
+  // (scripts/validation_data.py: h100-fp8 17, h100-automodel 7, b200-fp8 7, b200-bf16 1,
+  // gb200-fp8 10, gb200-bf16 3): 75 files.
   EXPECT_EQ(checked, 75);
 }
 
