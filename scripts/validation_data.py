@@ -247,7 +247,7 @@ H100_FP8 = Dataset(
     # Only the FP8 GEMMs' efficiency is fitted: the kernel overhead is the H100's as committed
     # (fitted in bf16 on the Megatron-LM rows, which scripts/validate.sh fits first);
     # attention, element-wise kernels and the BF16 GEMMs keep the BF16 fit.
-    grids={"shapes": {"matmul": "0.50,0.55,0.60,0.65,0.70,0.75,0.80",
+    grids={"shapes": {"matmul": "0.50,0.52,0.54,0.55,0.56,0.58,0.60,0.65,0.70,0.80",
                       "kernel_overhead_us": "committed"}},
     json="results/calibration-h100-fp8.json",
     derivation=_TOKENS_DERIVATION,
