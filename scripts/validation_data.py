@@ -314,6 +314,45 @@ GB200_BF16 = Dataset(
           "and check; predicted with gb200-nvl72's bf16 matmul estimate and the kernel "
           "overhead of its FP8 fit. " + _BRIDGE_RULE)
 
+# public_runs.md section 1b: Megatron-Bridge's Nemotron 3 rows (hybrid Mamba-2 / attention /
+# MoE models, workloads/models/nemotron-3-*.yaml), the newest container's per (model, GPUs,
+# precision). The DGX-B200 Nano row's experiment predates this data set (its own name).
+_HYBRID_NOTES = ("Not fitted: hybrid Mamba-2 / attention / MoE models (README \"Hybrid "
+                 "models\"), predicted with the topology's FP8 fit from the dense and MoE "
+                 "Transformer rows, so every error here is a held-out error. ")
+B200_HYBRID = Dataset(
+    key="b200-hybrid",
+    title="B200, mxfp8: Megatron-Bridge Nemotron 3 (hybrid Mamba-2/MoE), held out",
+    gpu="B200-SXM-180GB", precision="mxfp8",
+    topology="topologies/dgx-b200.yaml",
+    source=_BRIDGE.format("1b"),
+    rows=[Row("nemotron-3-nano-b200", tokens_step_s(512, 8192, 32768, 8),
+              "26.04.01 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 2")] + _token_rows([
+        ("b200-bridge-nemotron-3-super", 512, 8192, 6400, 64,
+         "26.04.01 Nemotron_3_Super MXFP8: 64 GPUs, EP 64")]),
+    grids={},
+    json="results/calibration-b200-hybrid.json",
+    derivation=_TOKENS_DERIVATION,
+    matmul_key="matmul_fp8",
+    notes=_HYBRID_NOTES + _BRIDGE_RULE)
+
+GB200_HYBRID = Dataset(
+    key="gb200-hybrid",
+    title="GB200 NVL72, mxfp8: Megatron-Bridge Nemotron 3 (hybrid Mamba-2/MoE), held out",
+    gpu="GB200-Blackwell-186GB", precision="mxfp8",
+    topology="topologies/gb200-nvl72.yaml",
+    source=_BRIDGE.format("1b"),
+    rows=_token_rows([
+        ("gb200-bridge-nemotron-3-nano", 512, 8192, 34816, 8,
+         "26.06.01 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 2"),
+        ("gb200-bridge-nemotron-3-super", 512, 8192, 7040, 64,
+         "26.08 Nemotron_3_Super MXFP8: 64 GPUs, TP 2, EP 64")]),
+    grids={},
+    json="results/calibration-gb200-hybrid.json",
+    derivation=_TOKENS_DERIVATION,
+    matmul_key="matmul_fp8",
+    notes=_HYBRID_NOTES + _BRIDGE_RULE)
+
 H100_AUTOMODEL = Dataset(
     key="h100-automodel",
     title="H100, bf16: NeMo-Automodel (FSDP2) and Megatron-Bridge GPT-OSS, held out",
@@ -339,7 +378,7 @@ H100_AUTOMODEL = Dataset(
 # BF16 set where the BF16 fit reuses the FP8 set's kernel overhead. Other modules (e.g.
 # scripts/validation_maxtext.py) may add theirs with register().
 DATASETS = {d.key: d for d in (KORTHIKANTI, H100_MEGATRON, H100_FP8, H100_AUTOMODEL, B200_FP8,
-                               B200_BF16, GB200_FP8, GB200_BF16)}
+                               B200_BF16, B200_HYBRID, GB200_FP8, GB200_BF16, GB200_HYBRID)}
 
 
 def register(dataset):
@@ -351,10 +390,11 @@ def register(dataset):
 # (validate.py lists them). The MaxText tables (TPU v5p, v5e; H100 A3) are
 # scripts/validation_maxtext.py's.
 NOT_YET = [
-    ("H100 / B200 / GB200: Nemotron_3 Nano / Super / Ultra, Nemotron 3.5 Lightning and Nemotron V3 "
-     "(sections 1a, 1b, 6a)", "calibration of the hybrid Mamba-Transformer models: meshsim models "
-     "them (model.layer_pattern; workloads/models/nemotron-*.yaml) but their rows are not in a "
-     "data set yet"),
+    ("H100: Nemotron_3_Nano (section 1a), GB200: Nemotron_3_Ultra and Nemotron 3.5 Lightning "
+     "(section 1b), Nemotron V3 (section 6a)", "the H100 Nano run's memory savings (meshsim "
+     "counts 95 GiB on its 80 GB GPUs; the table does not say what it used) and the "
+     "architectures of Ultra and Lightning (not in public_runs.md section 7); the B200 and "
+     "GB200 Nano and Super rows are the hybrid held-out data sets"),
     ("H100: Kimi K2 (section 6a), GB200: DeepSeekV4 Flash (section 1b)",
      "their models (not bundled: no architecture reference in public_runs.md section 7)"),
     ("B200 / GB200: NVFP4 rows (section 1b)", "training.dtype fp4 (NVFP4)"),

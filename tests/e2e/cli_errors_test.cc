@@ -319,10 +319,10 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
   // llama3-70b-mxfp8-gb200, the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b,
   // -1t, each -full and -selective), the 9 public H100 rows (public-h100-megatron-*) and
   // maxtext-32b-v5p-128 (a TPU slice), the hybrid nemotron-h-8b-h100 and
-  // nemotron-3-nano-b200, and the 44 rows of the other public data sets
+  // nemotron-3-nano-b200, and the 47 rows of the other public data sets
   // (scripts/validation_data.py: h100-fp8 17, h100-automodel 7, b200-fp8 7, b200-bf16 1,
-  // gb200-fp8 10, gb200-bf16 3): 75 files.
-  EXPECT_EQ(checked, 75);
+  // b200-hybrid 1 more, gb200-fp8 10, gb200-bf16 3, gb200-hybrid 2): 78 files.
+  EXPECT_EQ(checked, 78);
 }
 
 TEST(Cli, VersionPrintsAVersion) {
