@@ -320,38 +320,33 @@ GB200_BF16 = Dataset(
 _HYBRID_NOTES = ("Not fitted: hybrid Mamba-2 / attention / MoE models (README \"Hybrid "
                  "models\"), predicted with the topology's FP8 fit from the dense and MoE "
                  "Transformer rows, so every error here is a held-out error. ")
-B200_HYBRID = Dataset(
-    key="b200-hybrid",
-    title="B200, mxfp8: Megatron-Bridge Nemotron 3 (hybrid Mamba-2/MoE), held out",
-    gpu="B200-SXM-180GB", precision="mxfp8",
-    topology="topologies/dgx-b200.yaml",
-    source=_BRIDGE.format("1b"),
-    rows=[Row("nemotron-3-nano-b200", tokens_step_s(512, 8192, 32768, 8),
-              "26.04.01 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 2")] + _token_rows([
-        ("b200-bridge-nemotron-3-super", 512, 8192, 6400, 64,
-         "26.04.01 Nemotron_3_Super MXFP8: 64 GPUs, EP 64")]),
-    grids={},
-    json="results/calibration-b200-hybrid.json",
-    derivation=_TOKENS_DERIVATION,
-    matmul_key="matmul_fp8",
-    notes=_HYBRID_NOTES + _BRIDGE_RULE)
 
-GB200_HYBRID = Dataset(
-    key="gb200-hybrid",
-    title="GB200 NVL72, mxfp8: Megatron-Bridge Nemotron 3 (hybrid Mamba-2/MoE), held out",
-    gpu="GB200-Blackwell-186GB", precision="mxfp8",
-    topology="topologies/gb200-nvl72.yaml",
-    source=_BRIDGE.format("1b"),
-    rows=_token_rows([
+
+def _hybrid_dataset(system, gpu, topology, rows):
+    """A held-out data set of the Nemotron 3 rows of one system (`system`: b200, gb200)."""
+    titles = {"b200": "B200", "gb200": "GB200 NVL72"}
+    return Dataset(
+        key=f"{system}-hybrid",
+        title=f"{titles[system]}, mxfp8: Megatron-Bridge Nemotron 3 (hybrid Mamba-2/MoE), held out",
+        gpu=gpu, precision="mxfp8", topology=topology, source=_BRIDGE.format("1b"),
+        rows=rows, grids={}, json=f"results/calibration-{system}-hybrid.json",
+        derivation=_TOKENS_DERIVATION, matmul_key="matmul_fp8",
+        notes=_HYBRID_NOTES + _BRIDGE_RULE)
+
+
+B200_HYBRID = _hybrid_dataset(
+    "b200", "B200-SXM-180GB", "topologies/dgx-b200.yaml",
+    [Row("nemotron-3-nano-b200", tokens_step_s(512, 8192, 32768, 8),
+         "26.04.01 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 2")] + _token_rows([
+        ("b200-bridge-nemotron-3-super", 512, 8192, 6400, 64,
+         "26.04.01 Nemotron_3_Super MXFP8: 64 GPUs, EP 64")]))
+GB200_HYBRID = _hybrid_dataset(
+    "gb200", "GB200-Blackwell-186GB", "topologies/gb200-nvl72.yaml", _token_rows([
         ("gb200-bridge-nemotron-3-nano", 512, 8192, 34816, 8,
          "26.06.01 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 2"),
         ("gb200-bridge-nemotron-3-super", 512, 8192, 7040, 64,
-         "26.08 Nemotron_3_Super MXFP8: 64 GPUs, TP 2, EP 64")]),
-    grids={},
-    json="results/calibration-gb200-hybrid.json",
-    derivation=_TOKENS_DERIVATION,
-    matmul_key="matmul_fp8",
-    notes=_HYBRID_NOTES + _BRIDGE_RULE)
+         "26.08 Nemotron_3_Super MXFP8: 64 GPUs, TP 2, EP 64")]))
+
 
 H100_AUTOMODEL = Dataset(
     key="h100-automodel",
