@@ -24,6 +24,18 @@ def sizes(first, count):
     return [first << i for i in range(count)]
 
 
+# How CoreWeave ran its GB200 curves: the commit that published them (bee97e7, 2025-05-05,
+# "feat: Add gb200 example with performance") ran the NCCL 2.26.2 image with NVLink SHARP
+# and CollNet off, in both of its GB200 jobs.
+COREWEAVE_ENV = (
+    "Run with NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0: the commit that published the "
+    "figures (bee97e7, 'feat: Add gb200 example with performance') sets both in its GB200 "
+    "jobs (mpi-operator/nccl-test-distributed-gb200-nvl72-mpijob.yaml, "
+    "slurm/nccl-test-distributed-gb200-nvl72-enroot.slurm; image "
+    "nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e, all_reduce_perf -b 512M -e 8G), "
+    "so NCCL chose among rings and trees; meshsim runs with `--nvls off`."
+)
+
 # name, scale, title, source, hardware, meshsim arguments, in the acceptance, {bytes: busbw}
 CURVES = [
     dict(
@@ -181,27 +193,29 @@ CURVES = [
         name="gb200-72-rack", scale=72, check=False,
         title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
-               "(at cb86553; https://github.com/coreweave/nccl-tests). 72 GPUs: between the "
-               "goal's scales, not in the acceptance",
-        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain (NVLink SHARP)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72"],
+               "(at cb86553; https://github.com/coreweave/nccl-tests). " + COREWEAVE_ENV +
+               " 72 GPUs: between the goal's scales, not in the acceptance",
+        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 5), [586.06, 681.17, 757.78, 839.16, 834.57]))),
     dict(
         name="gb200-144-racks", scale=144, check=True,
         title="all_reduce, 144 x GB200, two NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '2 Racks' (at "
-               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
+               COREWEAVE_ENV,
         hardware="two GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144"],
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 6),
                           [493.94, 596.10, 680.30, 743.09, 793.06, 810.41]))),
     dict(
         name="gb200-1440-racks", scale=1440, check=True,
         title="all_reduce, 1440 x GB200, 20 NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '20 Racks' (at "
-               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
+               COREWEAVE_ENV,
         hardware="20 GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440"],
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 6),
                           [150.95, 218.85, 286.52, 346.38, 381.48, 405.74]))),
 ]

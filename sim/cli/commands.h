@@ -31,6 +31,7 @@ struct BenchCollectiveArgs {
   std::string algorithm = "auto";
   std::string protocol = "auto";
   int channels = 0;  // 0: as NCCL sets them
+  std::string nvls = "auto";  // NVLink SHARP: auto (the cluster's), on, off (NCCL_NVLS_ENABLE)
   bool csv = false;
 };
 
