@@ -314,12 +314,12 @@ The revision before (before it: results at 2d8e844) added NVLS and NVLSTree. For
 pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tree hop
 whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
 (45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
-H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring are unchanged.
-This revision adds the fixed-cost / asymptote split (columns of the table), the 32-GPU
-RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixes the fabric's
+H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring were unchanged.
+That revision also added the fixed-cost / asymptote split (columns of the table), the 32-GPU
+RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixed the fabric's
 static routes: d-mod-k chose a spine by the destination's GPU number, and on a rail
 switch every destination has the same local rank, so a rail's traffic to another group
-of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now chooses by
+of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it has since chosen by
 the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
 hosts. NCCL's tree and NVLSTree across more than one rail group (32 nodes: switch_ports'
 default) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
