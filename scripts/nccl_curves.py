@@ -366,9 +366,9 @@ are below (one rack 859 / 738, two 835 / 738) or above (twenty, 431 / 743) the c
   tree; a ring's are N B at any scale). Both figures are what N = 9 NICs of ~47 GB/s
   carry (846, 423). meshsim gets the halving on 8-GPU nodes (32 H100s: 354-366 GB/s, the
   RoCE run of nccl #1221 320), but its tree on a GB200 rack puts one channel on each of
-  64 NICs, and NCCL's search puts them on at most 15 (one NIC per search channel: 18 x 40 GB/s of
-  NVLink, SM100_NVLINK_BW in topo.h, at the 48 GB/s speed step; search.cc, no duplication
-  below 50 GB/s per channel on Hopper and later), so neither binds the network on twenty
+  64 NICs, and NCCL's search puts them on at most 15 (one NIC per search channel: 18 x
+  40 GB/s of NVLink, SM100_NVLINK_BW in topo.h, at the 48 GB/s speed step; no duplication
+  below 50 GB/s per channel on Hopper and later, search.cc), so neither binds the network on twenty
   racks: meshsim stays NVLink-bound (743 GB/s). Why the runs behaved as ~9 NICs per rack
   is not in NCCL's published model (a search cut short by its timeout on the 72-GPU
   graph, or the cluster's fabric between racks, are candidates; CoreWeave published no
