@@ -24,6 +24,18 @@ def sizes(first, count):
     return [first << i for i in range(count)]
 
 
+# How CoreWeave ran its GB200 curves: the commit that published them (bee97e7, 2025-05-05,
+# "feat: Add gb200 example with performance") ran the NCCL 2.26.2 image with NVLink SHARP
+# and CollNet off, in both of its GB200 jobs.
+COREWEAVE_ENV = (
+    "Run with NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0: the commit that published the "
+    "figures (bee97e7, 'feat: Add gb200 example with performance') sets both in its GB200 "
+    "jobs (mpi-operator/nccl-test-distributed-gb200-nvl72-mpijob.yaml, "
+    "slurm/nccl-test-distributed-gb200-nvl72-enroot.slurm; image "
+    "nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e, all_reduce_perf -b 512M -e 8G), "
+    "so NCCL chose among rings and trees; meshsim runs with `--nvls off`."
+)
+
 # name, scale, title, source, hardware, meshsim arguments, in the acceptance, {bytes: busbw}
 CURVES = [
     dict(
@@ -181,27 +193,29 @@ CURVES = [
         name="gb200-72-rack", scale=72, check=False,
         title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
-               "(at cb86553; https://github.com/coreweave/nccl-tests). 72 GPUs: between the "
-               "goal's scales, not in the acceptance",
-        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain (NVLink SHARP)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72"],
+               "(at cb86553; https://github.com/coreweave/nccl-tests). " + COREWEAVE_ENV +
+               " 72 GPUs: between the goal's scales, not in the acceptance",
+        hardware="one GB200 NVL72 rack: 18 trays x 4 GB200, one NVLink domain",
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "72", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 5), [586.06, 681.17, 757.78, 839.16, 834.57]))),
     dict(
         name="gb200-144-racks", scale=144, check=True,
         title="all_reduce, 144 x GB200, two NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '2 Racks' (at "
-               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
+               COREWEAVE_ENV,
         hardware="two GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144"],
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "144", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 6),
                           [493.94, 596.10, 680.30, 743.09, 793.06, 810.41]))),
     dict(
         name="gb200-1440-racks", scale=1440, check=True,
         title="all_reduce, 1440 x GB200, 20 NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '20 Racks' (at "
-               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only",
+               "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
+               COREWEAVE_ENV,
         hardware="20 GB200 NVL72 racks joined by InfiniBand (4 x CX-7 400 Gb/s per tray)",
-        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440"],
+        args=["--cluster", "topologies/gb200-nvl72.yaml", "--gpus", "1440", "--nvls", "off"],
         measured=dict(zip(sizes(512 * MIB, 6),
                           [150.95, 218.85, 286.52, 346.38, 381.48, 405.74]))),
 ]
@@ -265,30 +279,47 @@ It does **not** hold:
 - **32 MiB on two A100 nodes (gcm, NCCL 2.12), +38 %**: meshsim runs LL128 there, as
   today's tuner model picks; the measured 650 us is close to what meshsim gives a Simple
   ring there (`--algorithm ring --protocol Simple`: 621 us).
-- **At least 128 GPUs: 3 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
+- **At least 128 GPUs: 5 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
   and LL128 forced, from 1 GiB) take 19.4 ms at 1 GiB and 20.2 ms at 2 GiB, a floor of
   about 18 ms that NCCL's latency model (4.4 ms for 2046 LL128 steps) does not have; at
-  4-16 GiB meshsim is within 10-13 %. Two GB200 NVL72 racks (144 GPUs, NVLSTree) are
-  within 15 % at 2 and 4 GiB and at 8-16 GiB (-7, -8 %), +29 % and +15 % at 512 MiB and
-  1 GiB. Twenty racks (1440 GPUs) are +123 to +314 %: the measured curve reaches 406 GB/s
-  at 16 GiB with a fixed cost of ~4.4 ms (its time less its slope), where NCCL's model
-  rates NVLSTree at 917.6 GB/s with 192 us of latency; with NVLS off meshsim's tree/ring
-  is still +76 to +267 %. Nothing in NCCL's published model explains either.
-- **One GB200 NVL72 rack (72 GPUs, not in the goal), +53 % at 512 MiB to +9 % at 4 GiB**:
-  NCCL's NVLS model gives 917.6 GB/s on 72 GPUs (32 heads at 20 GB/s, efficiency 0.74);
-  the rack measures 839 at 4 GiB and has a fixed cost of ~550 us that the model lacks
-  (25 us). Without NVLS (rings) meshsim was within 16 %, below the curve.
+  4-16 GiB meshsim is within 10-13 %. Two GB200 NVL72 racks (144 GPUs, NVLS off as
+  CoreWeave ran them) are within 15 % at all four sizes (+5.4 to -11.4 %; NCCL's tree to
+  2 GiB, its ring above) and -12 % at 8-16 GiB. Twenty racks (1440 GPUs) are +103 to
+  +233 %: the measured curve reaches 406 GB/s at 16 GiB with a fixed cost of ~4.4-5 ms
+  (its time less its slope), where NCCL's model rates its tree (which it picks at every
+  size there) NVLink-bound with 688 us of latency (below, "Where the misfits come from").
+- **One GB200 NVL72 rack (72 GPUs, not in the goal), -6 to -16 %**: NCCL's Simple ring
+  over the 72 GPUs (NVLS off): the fixed cost of NCCL's latency model, 8.4 + 142 x 3.4 us
+  = 491 us, is the measured 487 us; the asymptote is 738 GB/s against 859, the
+  topology's NVLink efficiency (0.82, DGX H100's 370 of 450 GB/s, assumed for NVLink5)
+  against the 0.95 of 900 GB/s these racks reach. Setting it from this curve would fit
+  the check; no other public NVLink5 ring figure was found.
 
-What changed (this page, before: results at 2d8e844): NVLS and NVLSTree. For NVLSTree a
+What changed (this revision; before: the page at f1d6701): CoreWeave ran its GB200 curves
+with NVLink SHARP and CollNet off (NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0 in both
+GB200 jobs of the commit that published them, bee97e7), so meshsim now runs them with
+`bench-collective --nvls off` (new) instead of NVLS / NVLSTree: one rack 1 -> 3 of 4
+sizes within 15 % (mean 29.0 -> 9.9 %; fixed cost 25 -> 491 us, measured 487), two racks
+2 -> 4 of 4 (12.8 -> 5.3 %), twenty racks mean 222.5 -> 160.5 %. Two model fixes go with
+it. The GB200 scale-out fabric is rail-optimized (NVIDIA's NVL72 reference architecture;
+`topologies/gb200-nvl72.yaml`): on the fat tree of 64-port switches the static routes of
+a ring between two racks shared spine links, 354 GB/s busbw at 4 GiB, now 658. Across
+nodes of Grace superchips the tuner leaves LL128 off, as NCCL's LL128 enable rule does
+where the NICs hang off the CPU (README): two racks' 512 MiB-1 GiB move from tree/LL128
+(+23 %, +9 %) to tree/Simple (+5 %, +3 %). Every other curve is unchanged, and so are the
+step times of the 14 bundled GB200 experiments (`meshsim run X --no-trace -q
+--reproducible --summary -`, before and after: 0.000 %).
+
+The revision before (before it: results at 2d8e844) added NVLS and NVLSTree. For NVLSTree a
 pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tree hop
 whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
 (45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
-H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring are unchanged.
-This revision adds the fixed-cost / asymptote split (columns of the table), the 32-GPU
-RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixes the fabric's
+H100 nodes, with it within 9 %. The A100 curves and the 1024-GPU ring were unchanged.
+That revision also added the fixed-cost / asymptote split (columns of the table), the 32-GPU
+RoCE point (nccl #1221) and the 1984-H200 point (nccl-tests #283), and fixed the fabric's
 static routes: d-mod-k chose a spine by the destination's GPU number, and on a rail
 switch every destination has the same local rank, so a rail's traffic to another group
-of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it now chooses by
+of nodes shared 1/8 of the spine uplinks (sim/hw/topology.cc, Route); it has since chosen by
 the destination NIC's port on its switch, as InfiniBand's fat-tree routing numbers
 hosts. NCCL's tree and NVLSTree across more than one rail group (32 nodes: switch_ports'
 default) went from 90 GB/s on 512 H100s and 46 on 1024 (and 46 on the 1984 H200s of #283,
@@ -304,8 +335,9 @@ The two last columns of the table above split each curve of three sizes or more,
 and simulated, into a fixed cost and an asymptotic bus bandwidth (time = fixed + size /
 bandwidth, least squares over the upper half of its sizes; printed under each curve too).
 Where the asymptotes agree (A100 one node 234 / 231 GB/s, two A100 nodes 188 / 188, two
-H100 nodes 471 / 461; two GB200 racks 835 / 747) the misfit at mid sizes is a fixed cost
-larger than NCCL's latency model, and it grows with scale:
+H100 nodes 471 / 461) the misfit at mid sizes is a fixed cost larger than NCCL's latency
+model; on GB200 racks the fixed costs of one and two racks are NCCL's, and the asymptotes
+are below (one rack 859 / 738, two 835 / 738) or above (twenty, 431 / 743) the curves:
 
 - **One A100 node: 124-164 us measured, 56 us in NCCL's model** (8.4 + 14 x 3.4 us, Simple
   ring). What the run takes beyond size / 234 GB/s and those 56 us is not constant (note
@@ -319,31 +351,28 @@ larger than NCCL's latency model, and it grows with scale:
   idles only during the loop's final receive, 1 of 2n - 1 steps, a bandwidth factor the
   topology's calibrated link efficiency already holds), so it is not modelled: a constant
   of 100+ us would make 8-16 MiB 25 % slow.
-- **GB200 racks: 487 us on one rack (NVLS), 1.18 ms on two, 4.97 ms on twenty (NVLSTree)**,
-  against 25, 245 and 549 us in meshsim (NCCL's latencies plus NVLSTree's pipeline fill).
-  Across racks the fixed cost grows as the tree's depth: 4971 / 1184 = 4.2 for log2 20 =
-  4.3 levels against 1, about 1.2 ms per level, where two H100 nodes (one level) show 186
-  us against meshsim's 141; no NCCL constant is near it (NVLSTree's network hop is 20.9
-  us, its fill 89-178 us per level). The one-rack figure is not a fixed cost but a step:
-  512 MiB-2 GiB sit ~0.5 ms above the line through 4 and 8 GiB.
+- **GB200 racks (NVLS off): 487 us on one rack, 1.18 ms on two, 4.97 ms on twenty**,
+  against 491, 1403 and 688 us in meshsim. One rack is NCCL's ring latency (142 steps of
+  3.4 us); two racks' 1.4 ms is NCCL's ring across nodes (284 NVLink steps of 3.4 us, 2
+  network steps, x 1.4 NCCL's "plateau"), which meshsim runs from 4 GiB. On twenty racks
+  NCCL's model picks its tree at every size (2 x (71 x 4.0 + 4 x 14) + 8.4 = 688 us
+  against the ring's ~9.7 ms over 2878 steps); the measured 4.97 ms is 4.2 times two
+  racks', while NCCL's tree depth (connect.cc: 71 + log2 k) grows from 72 to 75 hops. No
+  NCCL constant is near it.
 - **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**, as a
-  double binary tree's NIC bytes double (each head's NIC carries its share once per
-  direction on two nodes, twice on more: the (nNodes <= 2 ? 2 : 1) of NCCL's NVLSTree model,
-  src/graph/tuning.cc). meshsim gets that halving on 8-GPU nodes (32 H100s: 354-366 GB/s,
-  the RoCE run of nccl #1221 320; NVIDIA's GTC 2024 figure for NVLSTree at scale, quoted in
-  nccl #1649, 370-380), but on a GB200 rack NCCL's NVLS graph has 32 heads, each with its
-  own NIC (src/graph/search.cc: NVLS maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs), one
-  head per NIC), 32 x 47 GB/s per rack, so the network never binds and both meshsim and
-  NCCL's model stay at ~918 GB/s (NVLink-bound) on twenty racks. On two racks meshsim's
-  747 GB/s is not NCCL's cap either: the heads' tree flows share leaf-spine links of the
-  fat tree along their static routes (the NICs average 5.2 GB/s; with ten times the NIC
-  and spine bandwidth the same run gives 916 GB/s, the NVLS cap). The measured 410-430
-  GB/s per rack at both scales is what ~8-9 NICs of 400 Gb/s carry. Published NVLSTree shortfalls beyond
-  two nodes point the same way without a rule to model: NCCL PR #1112 (8 AWS P5 nodes: 104
-  GB/s with NCCL 2.19's 64 KiB NVLSTree chunk from 4 nodes, 280 with 128 KiB), nccl #2035
-  (8 x B300 nodes: 800+ GB/s on 2 nodes, 200+ on 4-16, "a known issue", 380 after NCCL
-  2.30.3 raised the chunk). The twenty-rack run used NCCL 2.26.2, whose NVLSTree chunk is
-  64 KiB from 4 nodes (src/enqueue.cc at v2.26.2-1).
+  double binary tree's NIC bytes double beyond two nodes (on two, each rack's NIC carries
+  its share of each tree once per direction; beyond, an inner rack carries it twice in
+  one of the trees: 2 N B on two racks, N B on more, for N NICs of B GB/s carrying the
+  tree; a ring's are N B at any scale). Both figures are what N = 9 NICs of ~47 GB/s
+  carry (846, 423). meshsim gets the halving on 8-GPU nodes (32 H100s: 354-366 GB/s, the
+  RoCE run of nccl #1221 320), but its tree on a GB200 rack puts one channel on each of
+  64 NICs, and NCCL's search puts them on at most 15 (one NIC per search channel: 18 x
+  40 GB/s of NVLink, SM100_NVLINK_BW in topo.h, at the 48 GB/s speed step; no duplication
+  below 50 GB/s per channel on Hopper and later, search.cc), so neither binds the network on twenty
+  racks: meshsim stays NVLink-bound (743 GB/s). Why the runs behaved as ~9 NICs per rack
+  is not in NCCL's published model (a search cut short by its timeout on the 72-GPU
+  graph, or the cluster's fabric between racks, are candidates; CoreWeave published no
+  NCCL log), and taking it from this curve would be a fit.
 - **1024 H100s, ring/LL128 forced: 2.2 ms fixed, 377 GB/s** against meshsim's 4.4 ms and 346
   GB/s from 4 GiB up, but 1 and 2 GiB take 19.4 and 20.2 ms; the curve is one loop at every
   size (a channel's LL128 step holds
@@ -360,9 +389,9 @@ left as they are, since meshsim already follows them: the channels a size uses
 chunk sizes (calcCollChunking), the
 duplication of search channels (connect.cc: 24 on one node, 16 on two 8-NIC nodes), the
 LL128 enable rules (tuning.cc: on for NVLink and PXB NICs) and NCCL 2.30's SM100 NVLSTree
-tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; the GB200
-curves ran 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which
-meshsim follows across racks). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
+tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; meshsim
+follows 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which the
+GB200 curves, run with NVLS off, do not use). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
 represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
 at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
 per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes

@@ -114,6 +114,14 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
     return Bad("--channels",
                "expected 0 (as NCCL sets them) to 64, found " + std::to_string(a.channels));
   }
+  const std::pair<const char*, NvlsMode> nvls_modes[] = {
+      {"auto", cluster.value().intra_node.nvls}, {"on", NvlsMode::kOn}, {"off", NvlsMode::kOff}};
+  const auto* nvls = std::find_if(std::begin(nvls_modes), std::end(nvls_modes),
+                                  [&](const auto& o) { return a.nvls == o.first; });
+  if (nvls == std::end(nvls_modes)) {
+    return Bad("--nvls", "expected auto | on | off, found '" + a.nvls + "'");
+  }
+  cluster.value().intra_node.nvls = nvls->second;  // as NCCL_NVLS_ENABLE overrides NCCL's own
   Result<std::vector<CollectiveBenchRow>> rows =
       BenchCollective(cluster.value(), op->second, a.gpus, a.min_bytes, a.max_bytes,
                       NcclOptions{alg->second, proto->second, a.channels});

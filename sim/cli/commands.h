@@ -30,7 +30,8 @@ struct BenchCollectiveArgs {
   double max_bytes = 1 << 30;
   std::string algorithm = "auto";
   std::string protocol = "auto";
-  int channels = 0;  // 0: as NCCL sets them
+  int channels = 0;           // 0: as NCCL sets them
+  std::string nvls = "auto";  // NVLink SHARP: auto (the cluster's), on, off (NCCL_NVLS_ENABLE)
   bool csv = false;
 };
 

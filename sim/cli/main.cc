@@ -91,6 +91,9 @@ Subcommand AddBenchCollective(CLI::App& app) {
                         "all-reduce, all-gather, reduce-scatter: auto | LL | LL128 | Simple");
   bench_cmd->add_option("--channels", bench->channels,
                         "NCCL channels of the communicator (default 0: as NCCL sets them)");
+  bench_cmd->add_option("--nvls", bench->nvls,
+                        "NVLink SHARP: auto (the cluster's intra_node.nvls) | on | off, as "
+                        "NCCL_NVLS_ENABLE");
   bench_cmd->add_flag("--csv", bench->csv, "print bytes,time_us,algbw_gbps,busbw_gbps");
 
   return {bench_cmd, [bench] { return cli::BenchCollectiveCommand(*bench); }};

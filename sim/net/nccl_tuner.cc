@@ -339,6 +339,14 @@ NcclChoice NcclTuner::Evaluate(CommOp op, const GroupShape& g, double bytes,
   return c;
 }
 
+// NCCL enables LL128 by default only where its graphs reach the NICs through a PCIe switch
+// (path type <= PXB, or <= PXN on Hopper and later; tuning.cc, ncclTopoTuneModel, "Enable
+// LL128 by default only on ..."). A Grace superchip's NICs hang off the CPU (path PHB:
+// paths.cc, "On C2C platforms we can still use GDRDMA on NICs connected to the CPUs",
+// NCCL_NET_GDR_C2C), so across nodes of GH200 / GB200 / GB300 LL128 stays off unless
+// forced (NCCL_PROTO).
+bool NcclTuner::Ll128ByDefault(const GroupShape& g) const { return g.nodes <= 1 || x86_host_; }
+
 NcclChoice NcclTuner::Choose(CommOp op, const GroupShape& g, double bytes,
                              AllReduceAlgorithm algorithm, NcclProtocol protocol) const {
   const bool nvls_asked =
@@ -362,6 +370,7 @@ NcclChoice NcclTuner::Choose(CommOp op, const GroupShape& g, double bytes,
     if (a == kRingIdx && algorithm == AllReduceAlgorithm::kTree && tree_ok) continue;
     for (int p : {kLL, kLL128, kSimple}) {
       if (protocol != NcclProtocol::kAuto && ProtocolIndex(protocol) != p) continue;
+      if (protocol == NcclProtocol::kAuto && p == kLL128 && !Ll128ByDefault(g)) continue;
       if (hierarchical && protocol == NcclProtocol::kAuto && p != kSimple) continue;
       const NcclChoice c = Evaluate(op, g, bytes, alg, ProtocolOf(p));
       if (!found || c.estimate_s < best.estimate_s) best = c;

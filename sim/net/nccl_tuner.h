@@ -15,7 +15,9 @@
 //            1.4x ("plateau") once each rank's share of a channel reaches 64 bytes.
 //   busbw    Simple: the link bandwidth the group can use (NVLink per GPU, and across
 //            nodes the NICs of the group's ranks on a node); LL: half of it, at most
-//            NCCL's llMaxBw; LL128: 0.92 of it, at most channels x a per-channel cap.
+//            NCCL's llMaxBw; LL128: 0.92 of it, at most channels x a per-channel cap
+//            (across nodes of Grace superchips LL128 is off by default: their NICs are
+//            on the CPU, beyond NCCL's LL128 enable rule; Ll128ByDefault).
 //            Tree: 0.92 of it, per-channel capped, then /3.8 (LL) or x7/9 (LL128, one
 //            node) or x120/128 (LL128, several); then NCCL's per-size correction table.
 //   algbw    ring: busbw x n / steps; tree: busbw / 2.
@@ -161,13 +163,15 @@ class NcclTuner {
   double BusBw(CommOp op, const GroupShape& g, int a, int p, int channels) const;
   double CapBusBw(const GroupShape& g, int a, int p, int channels) const;  // GB/s
   double Latency(CommOp op, const GroupShape& g, int a, int p) const;
+  bool Ll128ByDefault(const GroupShape& g) const;  // NCCL's LL128 enable rule
   int NvlsHeads(const GroupShape& g) const;
   double NvlsBusBw(CommOp op, const GroupShape& g) const;  // GB/s
   NcclChoice EvaluateNvls(CommOp op, const GroupShape& g, double bytes) const;
 
   int generation_;        // 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (NCCL's compCapIndex)
   bool amd_host_;         // NCCL's AMD row for multi-node LL caps and network overhead
-  bool x86_host_;         // false for Grace (GH200, GB200, GB300): no NVLSTree size correction
+  bool x86_host_;         // false for Grace (GH200, GB200, GB300): no NVLSTree size
+                          // correction, no LL128 across nodes by default (NICs on the CPU)
   bool nvls_;             // the NVSwitch reduces (IntraNodeSpec::nvls, or derived)
   double nvlink_;         // GB/s one GPU moves over NVLink (after efficiency)
   double nvlink_search_;  // GB/s of NVLink as NCCL's topology search counts it (NVLS)

@@ -126,4 +126,37 @@ TEST(WhatIfCli, StragglerRunsAndReplaysEveryRank) {
   EXPECT_NE(r.out.find("\"replayed_ranks\": 16"), std::string::npos);
 }
 
+// --nvls off runs an NVL72 rack's all-reduce as NCCL does with NCCL_NVLS_ENABLE=0: a
+// Simple ring whose fixed cost is NCCL's ring latency, 8.4 us + 2 x 71 steps x 3.4 us =
+// 491.2 us (tuning.cc baseLat, hwLat NVLink ring Simple), read off two sizes as
+// 2 t(512 MiB) - t(1 GiB); NVLink SHARP is the default there.
+TEST(BenchCollectiveCli, NvlsOffRunsAnNvl72RackOnNcclsRing) {
+  TempDir dir;
+  const std::string cluster = SourcePath("topologies/gb200-nvl72.yaml").string();
+  auto run = [&](const std::string& nvls) {
+    return RunMeshsim({"bench-collective", "--cluster", cluster, "--gpus", "72", "--min-bytes",
+                       "536870912", "--max-bytes", "1073741824", "--nvls", nvls},
+                      dir.path());
+  };
+  RunResult r = run("auto");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nvls/Simple/24"), std::string::npos) << r.out;
+  r = run("off");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ring/Simple/24"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<double> times;
+  while (std::getline(lines, line)) {
+    std::istringstream cells(line);
+    double bytes = 0, time_us = 0;
+    if (line[0] != '#' && (cells >> bytes >> time_us)) times.push_back(time_us);
+  }
+  ASSERT_EQ(times.size(), 2u) << r.out;
+  EXPECT_NEAR(2 * times[0] - times[1], 8.4 + 142 * 3.4, 2.0);
+  r = run("maybe");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--nvls"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -302,6 +302,36 @@ TEST(NcclTuner, NvlsOnBlackwellAndAnNvl72Domain) {
   EXPECT_DOUBLE_EQ(tree("GB200-Blackwell-186GB").stretch, 1.0);
 }
 
+// NCCL enables LL128 by default only where its graphs reach the NICs through a PCIe switch
+// (typeInter <= PXN on Hopper and later, tuning.cc); a Grace superchip's NICs sit on the
+// CPU (PHB), so across GB200 nodes the tuner never picks LL128 unless forced, while two
+// B200 nodes (x86 host, NICs behind PCIe switches) do at mid sizes, and one NVL72 domain
+// keeps it (NVLink only).
+TEST(NcclTuner, Ll128OffByDefaultAcrossGraceNodes) {
+  auto picks_ll128 = [](const std::string& kind, int nodes, int per_node) {
+    ClusterSpec c = Dgx(nodes, kind, GpuArch::kBlackwell, 900);
+    c.gpus_per_node = per_node;
+    c.intra_node.nvls = NvlsMode::kOff;
+    const NcclTuner t(c);
+    const GroupShape g{nodes * per_node, nodes, per_node};
+    for (double bytes = 65536; bytes <= 4.0 * (1 << 30); bytes *= 2) {
+      if (Auto(t, CommOp::kAllReduce, g, bytes).protocol == NcclProtocol::kLL128) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(picks_ll128("B200-SXM-180GB", 2, 8));
+  EXPECT_FALSE(picks_ll128("GB200-Blackwell-186GB", 2, 8));
+  EXPECT_FALSE(picks_ll128("GB200-Blackwell-186GB", 20, 72));
+  EXPECT_TRUE(picks_ll128("GB200-Blackwell-186GB", 1, 72));
+  ClusterSpec gb = Dgx(2, "GB200-Blackwell-186GB", GpuArch::kBlackwell, 900);
+  gb.intra_node.nvls = NvlsMode::kOff;
+  EXPECT_EQ(NcclTuner(gb)
+                .Choose(CommOp::kAllReduce, {16, 2, 8}, 1 << 24, AllReduceAlgorithm::kAuto,
+                        NcclProtocol::kLL128)
+                .protocol,
+            NcclProtocol::kLL128);
+}
+
 // All-gather may run NVLS on one node: busbw 8 x 40 x 0.85 x 7/8 x 7/8 = 208.25 GB/s, taken
 // as algbw; the rings beat it at every size (LL 10.8 us + S / 161.1 GB/s below ~1 MB,
 // LL128 27.3 us + S / 388 GB/s above), so only forcing runs it. Forcing NVLS where it

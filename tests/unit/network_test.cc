@@ -422,5 +422,28 @@ TEST(BenchCollective, TreeAndHierarchicalAreDifferentAlgorithms) {
   EXPECT_NEAR(tree.time_s, tree_s, 1e-6 * tree_s);
 }
 
+// Between GB200 NVL72 racks (NVLink SHARP off, as CoreWeave's nccl-tests runs) a ring
+// all-reduce crosses on one rail per channel: on the rail-optimized fabric (no spine on
+// the way) two racks keep the NVLink-bound busbw of one rack, and with NICs slower than
+// NVLink the 64 channels' NICs bound it: 64 x 5 GB/s x 0.94 (efficiency.nic) = 300.8 GB/s.
+TEST(BenchCollective, RingsBetweenNvl72RacksAreBoundByTheirNics) {
+  ClusterSpec c = Bundled("gb200-nvl72.yaml");
+  c.intra_node.nvls = NvlsMode::kOff;
+  const double kB = 4.0 * (1 << 30);
+  const NcclOptions ring{AllReduceAlgorithm::kRing, NcclProtocol::kSimple};
+  auto busbw = [&](const ClusterSpec& cluster, int gpus) {
+    auto rows = BenchCollective(cluster, CommOp::kAllReduce, gpus, kB, kB, ring);
+    EXPECT_TRUE(rows.ok());
+    return rows.value().front().busbw_gbps;
+  };
+  const double rack = busbw(c, 72), racks = busbw(c, 144);
+  EXPECT_GT(racks, 0.85 * rack) << rack;
+  EXPECT_LT(racks, rack);
+  c.inter_node.gbps_per_nic = 5;
+  const double nic_bound = busbw(c, 144);
+  EXPECT_LT(nic_bound, 64 * 5 * 0.94);
+  EXPECT_GT(nic_bound, 0.9 * 64 * 5 * 0.94);
+}
+
 }  // namespace
 }  // namespace meshsim
