@@ -5,6 +5,15 @@
 #include <vector>
 
 namespace meshsim {
+
+double TeGroupedGemmStreams() {
+  // transformer_engine/common/util/multi_stream.cpp: get_num_compute_streams() returns 4;
+  // gemm/cublaslt_gemm.cu: nvte_multi_tensor_gemm (GroupedLinear's general_grouped_gemm)
+  // runs multi_stream_cublas_gemm, GEMM i on compute stream i % 4, unless Hopper with
+  // NVTE_USE_CUTLASS_GROUPED_GEMM (TransformerEngine @ d0067d0).
+  return 4;
+}
+
 namespace {
 
 // A weight GEMM of the forward, Y[T x out] = X[T x in] W[in x out], and its backward.
@@ -71,7 +80,8 @@ void AddDgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Dgrad());
 void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad()); }
 
 // An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
-// `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
+// `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts: one GEMM
+// launch per group on TeGroupedGemmStreams() streams, as GroupedLinear runs them).
 PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
                 Recompute recompute, bool xla_remat) {
   const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
@@ -79,6 +89,10 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   for (const Linear& l : {fc1, fc2}) {
     GemmShape g = l.Fwd(), d = l.Dgrad(), w = l.Wgrad();
     g.batch = d.batch = w.batch = groups;
+    if (groups > 1) {
+      g.launches_per_batch = d.launches_per_batch = w.launches_per_batch = true;
+      g.streams = d.streams = w.streams = std::min(groups, TeGroupedGemmStreams());
+    }
     p.fwd.gemms.push_back(g);
     p.dgrad.gemms.insert(p.dgrad.gemms.begin(), d);  // backward runs FC2's first
     p.wgrad.gemms.insert(p.wgrad.gemms.begin(), w);
