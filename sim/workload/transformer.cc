@@ -352,8 +352,8 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   // streams (TeGroupedGemmStreams, layer_kernels.h): a launch slot per 4 experts.
   const int gemm_slots = 2 * static_cast<int>(std::ceil(local_experts / 4));
   const MoePermutation perm = shape.moe_dispatcher == MoeDispatcher::kFlex
-                                   ? FlexPermutation(received)
-                                   : AlltoAllPermutation(sent, received, c.tokens, local_experts);
+                                  ? FlexPermutation(received)
+                                  : AlltoAllPermutation(sent, received, c.tokens, local_experts);
   c.experts.fwd_kernels = gemm_slots + 1 + perm.kernels;  // GEMMs, activation, permutations
   c.experts.weight_kernels = gemm_slots;
   c.experts.fwd_flops = 2 * received * dim * f * mats;

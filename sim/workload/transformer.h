@@ -99,9 +99,9 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 // (moe_latent_size > 0): the routed experts and the dispatched tokens are ExpertDim()
 // wide, and the router block also runs the hidden <-> latent projections.
 struct MoeCost {
-  double tokens = 0;          // tokens this rank routes (s*b, split by TP)
-  BlockCost router;           // LayerNorm + router GEMM, split by sequence parallelism
-  BlockCost experts;          // routed experts' FFN for the tokens this rank receives
+  double tokens = 0;  // tokens this rank routes (s*b, split by TP)
+  BlockCost router;   // LayerNorm + router GEMM, split by sequence parallelism
+  BlockCost experts;  // routed experts' FFN for the tokens this rank receives
   // HBM traffic of the token permutations around the all-to-alls (AlltoAllPermutation),
   // forward; backward runs their inverses, as much again. Its kernels are in
   // experts.fwd_kernels.
