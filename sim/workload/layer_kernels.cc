@@ -80,8 +80,7 @@ void AddDgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Dgrad());
 void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad()); }
 
 // An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
-// `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts: one GEMM
-// launch per group on TeGroupedGemmStreams() streams, as GroupedLinear runs them).
+// `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
 PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
                 Recompute recompute, bool xla_remat) {
   const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
@@ -89,10 +88,6 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   for (const Linear& l : {fc1, fc2}) {
     GemmShape g = l.Fwd(), d = l.Dgrad(), w = l.Wgrad();
     g.batch = d.batch = w.batch = groups;
-    if (groups > 1) {
-      g.launches_per_batch = d.launches_per_batch = w.launches_per_batch = true;
-      g.streams = d.streams = w.streams = std::min(groups, TeGroupedGemmStreams());
-    }
     p.fwd.gemms.push_back(g);
     p.dgrad.gemms.insert(p.dgrad.gemms.begin(), d);  // backward runs FC2's first
     p.wgrad.gemms.insert(p.wgrad.gemms.begin(), w);
@@ -100,6 +95,18 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   if (recompute == Recompute::kFull) p.recompute = p.fwd;
   if (recompute == Recompute::kFull && xla_remat) p.recompute.gemms.pop_back();  // FC2
   return p;
+}
+
+// The experts' GEMMs as Transformer Engine's GroupedLinear runs them: each batch of
+// `groups` GEMMs as one launch per group on TeGroupedGemmStreams() streams.
+void AsTeGroupedLinear(PassKernels* p, double groups) {
+  if (groups <= 1) return;
+  for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
+    for (GemmShape& g : k->gemms) {
+      g.launches_per_batch = true;
+      g.streams = std::min(groups, TeGroupedGemmStreams());
+    }
+  }
 }
 
 // The projections before the core: one QKV GEMM, or MLA's down- and up-projections (the
@@ -194,6 +201,9 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double received = tokens * m.top_k * load;
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute, false);
+  // A JAX-style plan's experts run as one grouped-matmul kernel (megablox); Megatron's
+  // as TE's GroupedLinear.
+  if (!shape.xla_remat) AsTeGroupedLinear(&k.experts, local_experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

@@ -56,9 +56,9 @@ double TeGroupedGemmStreams();
 // The MoE block (see MoeLayerCost): the router (its backward, dgrad and wgrad, is one
 // op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
 // Transformer Engine's GroupedLinear runs them, one GEMM per local expert on
-// TeGroupedGemmStreams() streams (GemmShape::launches_per_batch; each expert gets its
-// average share of the tokens the rank receives; ExpertDim() wide), and the shared
-// experts.
+// TeGroupedGemmStreams() streams (GemmShape::launches_per_batch; a JAX-style plan,
+// shape.xla_remat: one grouped kernel; each expert gets its average share of the tokens
+// the rank receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;
   PassKernels experts;

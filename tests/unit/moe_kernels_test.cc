@@ -101,6 +101,11 @@ TEST(MoeGroupedGemm, OneLaunchPerLocalExpertOnFourStreams) {
   EXPECT_DOUBLE_EQ(k.experts.fwd.Flops(), MoeLayerCost(Moe(), Shape(), 4).experts.fwd_flops);
   EXPECT_DOUBLE_EQ(MoeLayerKernels(Moe(), Shape(), 8).experts.fwd.gemms[0].streams, 2);
   EXPECT_FALSE(MoeLayerKernels(Moe(), Shape(), 16).experts.fwd.gemms[0].launches_per_batch);
+  // Backward too; a JAX-style plan's experts are one grouped kernel (megablox).
+  EXPECT_TRUE(k.experts.wgrad.gemms[0].launches_per_batch);
+  LayerShape jax = Shape();
+  jax.xla_remat = true;
+  EXPECT_FALSE(MoeLayerKernels(Moe(), jax, 4).experts.fwd.gemms[0].launches_per_batch);
 }
 
 // Few tokens per expert: 16 experts x 512 tokens, 2048 -> 1536 (compute-bound: 3.2 GFLOP
