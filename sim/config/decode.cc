@@ -117,6 +117,9 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetBool("tp_comm_overlap", &p.tp_comm_overlap);
   r.GetDouble("moe_skew", &p.moe_skew);
   r.GetDouble("moe_capacity_factor", &p.moe_capacity_factor);
+  r.GetEnum<MoeDispatcher>("moe_dispatcher",
+                           {{"alltoall", MoeDispatcher::kAllToAll}, {"flex", MoeDispatcher::kFlex}},
+                           &p.moe_dispatcher);
   r.GetEnum<Framework>("framework", FrameworkNames(), &p.framework);
   DecodeFrameworkOptions(r, p.framework, &p.framework_options);
   r.GetEnum<AllReduceAlgorithm>("allreduce_algorithm",

@@ -179,8 +179,10 @@ void DecodeMoePlan(const Args& a, MegatronImport* out) {
   } else if (p.ep > 1 && dispatcher == "flex") {
     out->not_modelled.push_back(
         "--moe-token-dispatcher-type flex is not modelled: meshsim dispatches tokens with "
-        "NCCL-style all-to-all over the ep ranks (no DeepEP / HybridEP kernels)");
+        "NCCL-style all-to-all over the ep ranks (no DeepEP / HybridEP kernels; their fused "
+        "permutations are, as plan.moe_dispatcher flex)");
   }
+  if (dispatcher == "flex") p.moe_dispatcher = MoeDispatcher::kFlex;
   const int local = std::max(1, m.experts / p.ep);
   if (local > 1 && !a.Flag("--moe-grouped-gemm")) {
     out->not_modelled.push_back(
@@ -524,6 +526,7 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     o << "  framework: megatron\n"
       << "  framework_options: {overlap_param_gather: true}\n";
   }
+  if (p.moe_dispatcher == MoeDispatcher::kFlex) o << "  moe_dispatcher: flex\n";
   if (p.moe_capacity_factor > 0) {
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.15g", p.moe_capacity_factor);
@@ -556,6 +559,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"plan.zero", "--use-distributed-optimizer"},
       {"plan.dp_bucket_mb", "--ddp-bucket-size"},
       {"plan.moe_capacity_factor", "--moe-expert-capacity-factor"},
+      {"plan.moe_dispatcher", "--moe-token-dispatcher-type"},
       {"model.layers", "--num-layers"},
       {"model.hidden", "--hidden-size"},
       {"model.heads", "--num-attention-heads"},

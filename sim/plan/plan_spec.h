@@ -67,6 +67,8 @@ struct PlanSpec {
   // that many times the average (the excess tokens are dropped).
   double moe_skew = 1.0;
   double moe_capacity_factor = 0.0;
+  // The MoE token dispatcher (transformer.h MoeDispatcher): its permutation kernels.
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // A JAX-style plan (plan.mesh, plan.rules): the mesh and rules that tp, pp, dp, cp, ep,
   // zero, sequence_parallel and mesh_order were derived from (sim/plan/sharding.h);
   // empty for a plan that names its degrees.

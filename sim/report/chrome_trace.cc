@@ -64,7 +64,11 @@ std::string KernelArgs(const Program& p, const Op& op) {
       const GemmShape& g = shapes->gemms[i];
       fmt::format_to(std::back_inserter(out), "{}{:.6g}x{:.6g}x{:.6g}", i ? "; " : "", g.m, g.n,
                      g.k);
-      if (g.batch != 1) fmt::format_to(std::back_inserter(out), "x{:.6g}", g.batch);
+      if (g.launches_per_batch) {
+        fmt::format_to(std::back_inserter(out), " ({:.6g} launches)", g.batch);
+      } else if (g.batch != 1) {
+        fmt::format_to(std::back_inserter(out), "x{:.6g}", g.batch);
+      }
     }
     out += '"';
   }

@@ -1,6 +1,8 @@
 // The MoE block of a MoE layer, as Megatron-Core runs it with expert parallelism: router,
 // token dispatch (all-to-all over the EP group), the local experts, combine (all-to-all),
-// and the shared experts as a dense, TP-split MLP.
+// and the shared experts as a dense, TP-split MLP. The experts' ops carry the token
+// permutations around the all-to-alls (MoeCost::permute_bytes): the forward's, and their
+// inverses in the input-gradient op.
 #include <optional>
 
 #include "sim/schedule/step_builder_impl.h"
@@ -41,10 +43,10 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // dispatch
   }
-  Compute(
-      st, experts,
-      KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels, ids.experts.fwd},
-      layer, mb, recompute ? c.experts.fwd_flops : 0);
+  Compute(st, experts,
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
+                     c.experts.fwd_kernels, ids.experts.fwd},
+          layer, mb, recompute ? c.experts.fwd_flops : 0);
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // combine
@@ -67,9 +69,9 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
                c.dispatch_bytes, layer, mb);  // gradient of combine
   }
   Compute(st, Tag::kMoeExpertsBwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.fwd_kernels,
-                     ids.experts.dgrad},
-          layer, mb);
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
+                     c.experts.fwd_kernels, ids.experts.dgrad},
+          layer, mb);  // with the inverse permutations
   std::optional<OpId> back;
   if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
     back = Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,

@@ -19,6 +19,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.dtype = t.dtype;
   s.flash_attention = t.flash_attention;
   s.xla_remat = !p.jax.Empty();
+  s.moe_dispatcher = p.moe_dispatcher;
   return s;
 }
 

@@ -23,6 +23,12 @@ namespace meshsim {
 // `streams`: the GEMM is one of a run of like GEMMs issued round-robin on this many CUDA
 // streams, so that up to `streams` of them run at once and fill each other's idle SMs
 // (Transformer Engine's comm-GEMM overlap chunks, tp_overlap.cc); 1: alone on the GPU.
+//
+// `launches_per_batch`: the batch is not one batched kernel but `batch` GEMM kernels
+// launched one by one, round-robin on `streams` streams, as Transformer Engine's
+// GroupedLinear runs the experts of a MoE layer (one cuBLAS GEMM per expert,
+// layer_kernels.cc): each pays its own tile and wave quantization. A casts_a GEMM still
+// casts A (all of its batch) once.
 struct GemmShape {
   double m = 0;
   double n = 0;
@@ -31,6 +37,7 @@ struct GemmShape {
   bool fp8 = false;
   bool casts_a = false;
   double streams = 1;
+  bool launches_per_batch = false;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

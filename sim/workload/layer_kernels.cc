@@ -5,6 +5,15 @@
 #include <vector>
 
 namespace meshsim {
+
+double TeGroupedGemmStreams() {
+  // transformer_engine/common/util/multi_stream.cpp: get_num_compute_streams() returns 4;
+  // gemm/cublaslt_gemm.cu: nvte_multi_tensor_gemm (GroupedLinear's general_grouped_gemm)
+  // runs multi_stream_cublas_gemm, GEMM i on compute stream i % 4, unless Hopper with
+  // NVTE_USE_CUTLASS_GROUPED_GEMM (TransformerEngine @ d0067d0).
+  return 4;
+}
+
 namespace {
 
 // A weight GEMM of the forward, Y[T x out] = X[T x in] W[in x out], and its backward.
@@ -86,6 +95,18 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   if (recompute == Recompute::kFull) p.recompute = p.fwd;
   if (recompute == Recompute::kFull && xla_remat) p.recompute.gemms.pop_back();  // FC2
   return p;
+}
+
+// The experts' GEMMs as Transformer Engine's GroupedLinear runs them: each batch of
+// `groups` GEMMs as one launch per group on TeGroupedGemmStreams() streams.
+void AsTeGroupedLinear(PassKernels* p, double groups) {
+  if (groups <= 1) return;
+  for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
+    for (GemmShape& g : k->gemms) {
+      g.launches_per_batch = true;
+      g.streams = std::min(groups, TeGroupedGemmStreams());
+    }
+  }
 }
 
 // The projections before the core: one QKV GEMM, or MLA's down- and up-projections (the
@@ -180,6 +201,9 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double received = tokens * m.top_k * load;
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute, false);
+  // A JAX-style plan's experts run as one grouped-matmul kernel (megablox); Megatron's
+  // as TE's GroupedLinear.
+  if (!shape.xla_remat) AsTeGroupedLinear(&k.experts, local_experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

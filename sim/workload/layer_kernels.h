@@ -49,10 +49,16 @@ struct LayerKernels {
 // Precondition: as TransformerLayerCost (tp divides heads and kv_heads).
 LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape);
 
+// Streams Transformer Engine's GroupedLinear spreads the experts' GEMMs over (one cuBLAS
+// GEMM per expert, round-robin): 4.
+double TeGroupedGemmStreams();
+
 // The MoE block (see MoeLayerCost): the router (its backward, dgrad and wgrad, is one
 // op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
-// grouped GEMMs over the rank's experts (each gets its average share of the tokens it
-// receives; ExpertDim() wide), and the shared experts.
+// Transformer Engine's GroupedLinear runs them, one GEMM per local expert on
+// TeGroupedGemmStreams() streams (GemmShape::launches_per_batch; a JAX-style plan,
+// shape.xla_remat: one grouped kernel; each expert gets its average share of the tokens
+// the rank receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;
   PassKernels experts;

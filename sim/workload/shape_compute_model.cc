@@ -84,6 +84,12 @@ double ShapeComputeModel::SharedComputeSeconds(const GemmShape& g, double peak,
 
 double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   if (g.Flops() == 0) return 0;
+  if (g.launches_per_batch) {  // batch separate GEMMs, each timed alone (or with its like)
+    GemmShape one = g;
+    one.batch = 1;
+    one.launches_per_batch = false;
+    return g.batch * GemmSeconds(one);
+  }
   const bool fp8 = g.fp8 && p_.fp8.On();
   const GemmTable& table = fp8 ? p_.fp8.gemm_table : p_.gemm_table;
   if (const std::optional<double> tflops = table.Tflops(g)) {

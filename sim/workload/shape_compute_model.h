@@ -96,7 +96,8 @@ class ShapeComputeModel final : public ComputeModel {
   // at once with its like, GemmShape::streams, the faster of alone and its share of their
   // waves), and (b) the time to move A, B and C through HBM.
   // An fp8 GEMM under FP8 training runs at the FP8 peak with 1-byte A and B (the table
-  // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s.
+  // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s. A GEMM with
+  // launches_per_batch is batch times one GEMM of batch 1.
   double GemmSeconds(const GemmShape& g) const;
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
   // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.

@@ -1,6 +1,7 @@
 #include "sim/workload/transformer.h"
 
 #include <cassert>
+#include <cmath>
 
 #include "sim/workload/mamba.h"
 
@@ -296,6 +297,30 @@ double CountParams(const ModelSpec& m, bool active_only) {
 double TotalParams(const ModelSpec& m) { return CountParams(m, false); }
 double ActiveParams(const ModelSpec& m) { return CountParams(m, true); }
 
+MoePermutation AlltoAllPermutation(double sent, double received, double tokens,
+                                   double local_experts) {
+  // Megatron-Core's MoEAlltoAllTokenDispatcher (megatron/core/transformer/moe/
+  // token_dispatcher.py @ d98e8a6, moe_utils.py permute / sort_chunks_by_idxs / unpermute):
+  // dispatch_preprocess permutes the rank's tokens into expert order (a gather: `sent`
+  // rows read, `sent` rows written); with more than one local expert, dispatch_postprocess
+  // sorts the received chunks by local expert and combine_preprocess sorts them back
+  // (`received` rows read and written, each); combine_postprocess unpermutes (`sent` rows
+  // read, weighted by their probabilities and summed into the rank's `tokens` rows).
+  // Kernels: fused (moe_permute_fusion) as two per permutation (row-id map, copy) and one
+  // per chunk sort; plus the token counts per expert, their all-to-all and the
+  // device-to-host copy the all-to-all's split sizes need.
+  MoePermutation p;
+  p.rows = 2 * sent + sent + tokens;
+  p.kernels = 2 + 2 + 3;
+  if (local_experts > 1) {
+    p.rows += 4 * received;
+    p.kernels += 2;
+  }
+  return p;
+}
+
+MoePermutation FlexPermutation(double received) { return MoePermutation{2 * received, 2}; }
+
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
   const Dims d = DimsOf(m, shape);
   MoeCost c;
@@ -303,8 +328,9 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   const double h = d.h, f = static_cast<double>(m.ExpertFfnHidden());
   const int mats = m.FfnMatrices();
   const double sp_split = shape.sequence_parallel ? d.t : 1.0;
-  // Router: LayerNorm, a hidden x experts GEMM and top-k, on the rank's tokens.
-  c.router.fwd_kernels = 3;
+  // Router: LayerNorm, a hidden x experts GEMM and top-k, on the rank's tokens, and the
+  // kernels around them (MoeRouterKernels).
+  c.router.fwd_kernels = kMoeRouterKernels;
   c.router.weight_kernels = 1;
   c.router.fwd_flops = 2 * c.tokens * h * m.experts;
   c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
@@ -320,11 +346,20 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   }
   // Routed experts: each token goes to top_k experts; this rank's experts receive, when
   // balanced, as many token copies as it sends.
-  const double received = c.tokens * m.top_k * load;
-  c.experts.fwd_kernels = mats + 2;  // GEMMs, activation, permute / unpermute
-  c.experts.weight_kernels = mats;
+  const double sent = c.tokens * m.top_k, received = sent * load;
+  const double local_experts = static_cast<double>(m.experts) / ep;
+  // GroupedLinear launches one GEMM per local expert for each of FC1 and FC2, on 4
+  // streams (TeGroupedGemmStreams, layer_kernels.h): a launch slot per 4 experts.
+  const int gemm_slots = 2 * static_cast<int>(std::ceil(local_experts / 4));
+  const MoePermutation perm = shape.moe_dispatcher == MoeDispatcher::kFlex
+                                  ? FlexPermutation(received)
+                                  : AlltoAllPermutation(sent, received, c.tokens, local_experts);
+  c.experts.fwd_kernels = gemm_slots + 1 + perm.kernels;  // GEMMs, activation, permutations
+  c.experts.weight_kernels = gemm_slots;
   c.experts.fwd_flops = 2 * received * dim * f * mats;
-  c.experts.fwd_bytes = received * (4 * dim + (mats == 3 ? 6 : 4) * f) * d.elt / 2;
+  // The activation (SwiGLU reads 2f and writes f elements; GeLU 1 and 1).
+  c.experts.fwd_bytes = received * (mats == 3 ? 3 : 2) * f * d.elt;
+  c.permute_bytes = perm.rows * dim * d.elt;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
   // FP8: the permuted input and FC2's input are saved in FP8.
   c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +

@@ -23,6 +23,12 @@ namespace meshsim {
 // checkpoint_dots_with_no_batch_dims (MaxText's remat_policy minimal) does.
 enum class Recompute { kNone, kSelective, kFull, kProjections };
 
+// How a MoE layer's tokens reach the experts (Megatron-Core's --moe-token-dispatcher-type):
+// kAllToAll, the all-to-all dispatcher, permutes the tokens in separate kernels around the
+// all-to-alls (AlltoAllPermutation); kFlex, DeepEP's or HybridEP's dispatcher, fuses the
+// permutations into its dispatch and combine kernels (FlexPermutation).
+enum class MoeDispatcher { kAllToAll, kFlex };
+
 // Whether backward re-runs the attention core (selective and projections).
 inline bool RecomputesAttentionCore(Recompute r) {
   return r == Recompute::kSelective || r == Recompute::kProjections;
@@ -51,6 +57,7 @@ struct LayerShape {
   // parallelism) gives the weight gradients their gathered input, so the backward does not
   // gather it again. PyTorch's checkpoint re-runs the whole function (false).
   bool xla_remat = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
 
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
   int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }
@@ -92,9 +99,13 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape);
 // (moe_latent_size > 0): the routed experts and the dispatched tokens are ExpertDim()
 // wide, and the router block also runs the hidden <-> latent projections.
 struct MoeCost {
-  double tokens = 0;          // tokens this rank routes (s*b, split by TP)
-  BlockCost router;           // LayerNorm + router GEMM, split by sequence parallelism
-  BlockCost experts;          // routed experts' FFN for the tokens this rank receives
+  double tokens = 0;  // tokens this rank routes (s*b, split by TP)
+  BlockCost router;   // LayerNorm + router GEMM, split by sequence parallelism
+  BlockCost experts;  // routed experts' FFN for the tokens this rank receives
+  // HBM traffic of the token permutations around the all-to-alls (AlltoAllPermutation),
+  // forward; backward runs their inverses, as much again. Its kernels are in
+  // experts.fwd_kernels.
+  double permute_bytes = 0;
   BlockCost shared;           // shared experts (TP-split like a dense MLP); may be empty
   double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
   double expert_params = 0;   // routed-expert parameters held by this rank
@@ -102,6 +113,30 @@ struct MoeCost {
 };
 // `load` scales the routed tokens this rank's experts process (1 = balanced).
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
+
+// Kernels of a MoE router's forward, as Megatron-Core's TopKRouter launches them with
+// moe_router_fusion (router.py @ d98e8a6): the pre-MLP LayerNorm, the gating GEMM, the
+// fused top-k with its score function, the auxiliary load-balancing loss (fused routing
+// scores, tokens per expert, fused loss, its autograd scaler) and the benchmarks'
+// force-balanced random logits (apply_random_logits: generate, copy).
+inline constexpr int kMoeRouterKernels = 9;
+
+// The token permutations of Megatron-Core's all-to-all token dispatcher for one rank and
+// one micro-batch: `sent` token copies leave the rank (tokens x top_k), `received` arrive
+// for its `local_experts` experts, `tokens` rows come back out. `rows`: hidden-wide rows
+// read plus rows written, forward; `kernels`: the kernels of its permutations and of its
+// token-count bookkeeping.
+struct MoePermutation {
+  double rows = 0;
+  int kernels = 0;
+};
+MoePermutation AlltoAllPermutation(double sent, double received, double tokens,
+                                   double local_experts);
+// The same for DeepEP's and HybridEP's fused dispatchers: the dispatch kernel writes the
+// `received` copies in local-expert order and the combine kernel reads them back (2 x
+// received rows: what the communication kernels' own permutation adds to their traffic),
+// in one permute and one unpermute kernel.
+MoePermutation FlexPermutation(double received);
 
 // Bytes of K and V of this rank's sequence chunk (what ring attention passes on per step):
 // kv_heads x (QkHeadDim() + VHeadDim()) elements per token, split by TP.

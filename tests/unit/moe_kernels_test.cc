@@ -1,0 +1,155 @@
+// The MoE layer as Megatron-Core and Transformer Engine run it: the token permutations of
+// the all-to-all dispatcher (HBM traffic in hidden-wide rows x top_k x tokens), the
+// experts' GEMMs as GroupedLinear launches them (one cuBLAS GEMM per local expert on 4
+// streams: tile and wave quantization per expert), the router's kernels, and routing
+// imbalance lengthening the busiest rank's expert GEMMs. Expected values are derived by
+// hand in the comments beside them.
+#include <gtest/gtest.h>
+
+#include "sim/workload/layer_kernels.h"
+#include "sim/workload/shape_compute_model.h"
+#include "sim/workload/transformer.h"
+
+namespace meshsim {
+namespace {
+
+// 16 experts of 64, top 4, hidden 128, SwiGLU; one sequence of 256 tokens.
+ModelSpec Moe(int top_k = 4, int hidden = 128) {
+  ModelSpec m;
+  m.name = "moe";
+  m.layers = 1;
+  m.hidden = hidden;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.ffn_kind = FfnKind::kSwiglu;
+  m.vocab = 1000;
+  m.seq_len = 256;
+  m.experts = 16;
+  m.top_k = top_k;
+  m.moe_ffn_hidden = 64;
+  return m;
+}
+
+LayerShape Shape(int64_t seq = 256) {
+  LayerShape s;
+  s.seq = seq;
+  s.micro_batch = 1;
+  return s;
+}
+
+// Sent = 256 x 4 = 1024 copies, received the same (balanced). Rows: permute 2 x 1024,
+// chunk sort and unsort 4 x 1024, unpermute 1024 + 256: 7,424 rows of 128 x 2 bytes.
+TEST(MoePermutation, AllToAllDispatcherTrafficByHand) {
+  const MoeCost c = MoeLayerCost(Moe(), Shape(), /*ep=*/4);
+  EXPECT_DOUBLE_EQ(c.permute_bytes, 7424.0 * 128 * 2);
+  // One local expert (ep 16): no chunk sort, 3 x 1024 + 256 rows.
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(), Shape(), 16).permute_bytes, 3328.0 * 128 * 2);
+  // Kernels: 2 GEMM slots per 4 local experts (FC1, FC2), the activation, the
+  // permutations (2 + 2), their bookkeeping (3) and the chunk sorts (2).
+  EXPECT_EQ(c.experts.fwd_kernels, 2 + 1 + 7 + 2);
+  EXPECT_EQ(MoeLayerCost(Moe(), Shape(), 1).experts.fwd_kernels, 2 * 4 + 1 + 7 + 2);
+  EXPECT_EQ(c.router.fwd_kernels, kMoeRouterKernels);
+}
+
+// DeepEP's and HybridEP's dispatchers (plan.moe_dispatcher flex) fuse the permutations
+// into their dispatch and combine: the 1024 received copies written once and read once
+// (2,048 rows), in two kernels, whatever the local experts.
+TEST(MoePermutation, FlexDispatcherFusesThePermutations) {
+  LayerShape s = Shape();
+  s.moe_dispatcher = MoeDispatcher::kFlex;
+  const MoeCost c = MoeLayerCost(Moe(), s, 4);
+  EXPECT_DOUBLE_EQ(c.permute_bytes, 2048.0 * 128 * 2);
+  EXPECT_EQ(c.experts.fwd_kernels, 2 + 1 + 2);
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(), s, 16).permute_bytes, c.permute_bytes);
+  EXPECT_LT(c.permute_bytes, MoeLayerCost(Moe(), Shape(), 4).permute_bytes);
+}
+
+// The traffic scales with top_k x hidden x tokens: each doubles it, but for the
+// unpermuted output rows (tokens x hidden), which do not scale with top_k.
+TEST(MoePermutation, ScalesWithTopkHiddenAndTokens) {
+  const double base = MoeLayerCost(Moe(), Shape(), 4).permute_bytes;
+  const double row = 128.0 * 2;
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(8), Shape(), 4).permute_bytes, 2 * base - 256 * row);
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(4, 256), Shape(), 4).permute_bytes, 2 * base);
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(), Shape(512), 4).permute_bytes, 2 * base);
+  // Imbalance: the busiest rank receives 1.5x; only its chunk sorts grow (4 x 512 rows).
+  EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(), Shape(), 4, 1.5).permute_bytes, base + 4 * 512 * row);
+}
+
+ShapeModelParams H100Like() {
+  ShapeModelParams p;
+  p.peak_flops_per_s = 989e12;
+  p.hbm_bytes_per_s = 3350e9;
+  p.matmul_efficiency = 0.8;
+  p.sms = 132;
+  p.tile_m = 256;
+  p.tile_n = 128;
+  return p;
+}
+
+// The experts' GEMMs are one launch per local expert, on min(4, experts) streams; their
+// FLOPs are the grouped FLOPs.
+TEST(MoeGroupedGemm, OneLaunchPerLocalExpertOnFourStreams) {
+  const MoeKernels k = MoeLayerKernels(Moe(), Shape(), 4);  // 4 local experts
+  ASSERT_EQ(k.experts.fwd.gemms.size(), 2u);
+  const GemmShape& fc1 = k.experts.fwd.gemms[0];
+  EXPECT_TRUE(fc1.launches_per_batch);
+  EXPECT_DOUBLE_EQ(fc1.batch, 4);
+  EXPECT_DOUBLE_EQ(fc1.streams, 4);
+  EXPECT_DOUBLE_EQ(fc1.m, 256.0 * 4 / 4);  // 1024 received over 4 experts
+  EXPECT_DOUBLE_EQ(k.experts.fwd.Flops(), MoeLayerCost(Moe(), Shape(), 4).experts.fwd_flops);
+  EXPECT_DOUBLE_EQ(MoeLayerKernels(Moe(), Shape(), 8).experts.fwd.gemms[0].streams, 2);
+  EXPECT_FALSE(MoeLayerKernels(Moe(), Shape(), 16).experts.fwd.gemms[0].launches_per_batch);
+  // Backward too; a JAX-style plan's experts are one grouped kernel (megablox).
+  EXPECT_TRUE(k.experts.wgrad.gemms[0].launches_per_batch);
+  LayerShape jax = Shape();
+  jax.xla_remat = true;
+  EXPECT_FALSE(MoeLayerKernels(Moe(), jax, 4).experts.fwd.gemms[0].launches_per_batch);
+}
+
+// Few tokens per expert: 16 experts x 512 tokens, 2048 -> 1536 (compute-bound: 3.2 GFLOP
+// against 9.9 MB per expert). One batched kernel packs 16 x 24 tiles (2 x 12 of 256 x 128)
+// into 3 waves of 132 SMs at k 2048 (k / (k + 128) = 0.941): 3 x 2048 / 0.941 = 6,529
+// tile-k-steps. Each of 16 separate launches is a wave of its own: alone, its 24 tiles split
+// k 5 ways into one wave at k 409.6 (0.762), 537.6 (sharing the SMs with 3 others, a
+// quarter of a wave at k 2048, 544, is no faster); 16 x 537.6 = 8,602: 1.32x slower.
+TEST(MoeGroupedGemm, FewTokensPerExpertIsLessEfficientThanOneBatchedKernel) {
+  const ShapeComputeModel model(H100Like());
+  GemmShape batched{512, 1536, 2048, 16};
+  GemmShape launched = batched;
+  launched.launches_per_batch = true;
+  launched.streams = 4;
+  EXPECT_NEAR(model.GemmSeconds(launched) / model.GemmSeconds(batched), 8602.0 / 6529, 0.01);
+  // Many tokens per expert: the two agree within a few per cent.
+  GemmShape big{8192, 1536, 2048, 16};
+  GemmShape big_launched = big;
+  big_launched.launches_per_batch = true;
+  big_launched.streams = 4;
+  EXPECT_NEAR(model.GemmSeconds(big_launched) / model.GemmSeconds(big), 1.0, 0.05);
+  // One launch of batch 1 is exactly that GEMM.
+  GemmShape one{512, 1536, 2048, 1};
+  GemmShape one_launched = one;
+  one_launched.launches_per_batch = true;
+  EXPECT_DOUBLE_EQ(model.GemmSeconds(one_launched), model.GemmSeconds(one));
+}
+
+// Routing imbalance: the rank whose experts receive 2x the average tokens runs its
+// expert GEMMs on twice the rows: about twice as long, never shorter.
+TEST(MoeGroupedGemm, ImbalanceLengthensTheExpertGemms) {
+  const ShapeComputeModel model(H100Like());
+  const ModelSpec m = Moe(8, 2048);
+  LayerShape s = Shape(4096);
+  double balanced = 0, skewed = 0;
+  for (const GemmShape& g : MoeLayerKernels(m, s, 4).experts.fwd.gemms) {
+    balanced += model.GemmSeconds(g);
+  }
+  for (const GemmShape& g : MoeLayerKernels(m, s, 4, 2.0).experts.fwd.gemms) {
+    skewed += model.GemmSeconds(g);
+  }
+  EXPECT_GT(skewed, 1.8 * balanced);
+  EXPECT_LT(skewed, 2.2 * balanced);
+}
+
+}  // namespace
+}  // namespace meshsim
