@@ -61,8 +61,10 @@ bool ExpertGroupsAlike(const Mesh& mesh, int domain_gpus) {
       std::vector<int> first;
       ForEachGroup(mesh, pp, family, [&](const std::vector<int>& g) {
         std::vector<int> pattern = DomainPattern(g, domain_gpus);
-        if (first.empty()) first = std::move(pattern);
-        else alike = alike && pattern == first;
+        if (first.empty())
+          first = std::move(pattern);
+        else
+          alike = alike && pattern == first;
       });
     }
   }

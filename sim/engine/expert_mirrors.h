@@ -37,8 +37,7 @@ ExpertFamily FamilyOf(const Mesh& mesh, const std::vector<int>& group);
 // rank with `replayed[rank]`, in order of their lowest rank, members in the family's
 // order. O(ranks of the mesh + stage size x groups). Precondition: family != kNone.
 std::vector<std::vector<int>> ExpertMirrors(const Mesh& mesh, const std::vector<int>& group,
-                                            ExpertFamily family,
-                                            const std::vector<bool>& replayed);
+                                            ExpertFamily family, const std::vector<bool>& replayed);
 
 // Whether, in every stage, the groups of each expert family place their members alike
 // on NVLink domains of `domain_gpus` GPUs (GPU r is rank r): member i and member j share

@@ -71,8 +71,8 @@ TEST(ExpertSymmetry, FlowNetworkMatchesFullReplay) {
 // stage's EP groups are {tp 0-1 of dp 0-1} and {tp 0-1 of dp 2-3}, which no translate
 // along dp maps onto each other; two pipeline stages, one node each.
 TEST(ExpertSymmetry, FoldedOverTensorParallelMatchesFullReplay) {
-  const std::vector<std::string> plan{"plan.tp=2", "plan.pp=2", "plan.dp=4", "plan.ep=4",
-                                      "model.experts=8", "cluster.nodes=2"};
+  const std::vector<std::string> plan{"plan.tp=2", "plan.pp=2",       "plan.dp=4",
+                                      "plan.ep=4", "model.experts=8", "cluster.nodes=2"};
   std::vector<std::string> alpha_beta = plan;
   alpha_beta.push_back("cluster.network_model=alpha_beta");
   ExpectLikeFullReplay(Load(alpha_beta), 0);
