@@ -106,6 +106,17 @@ bool Invariant(const Mesh& mesh, const std::vector<int>& group, int a, int b, in
   return moved == same;
 }
 
+// With several replayed pipelines (traced ranks), a group that is a mirror of two replayed
+// groups (a translate of both, or of the same expert family) runs its collectives once:
+// it stays a mirror of the first only. Groups listed in another order (a send and its
+// receive) are other collectives and stay.
+void DropSharedMirrors(std::vector<std::vector<std::vector<int>>>* mirrors) {
+  std::set<std::vector<int>> claimed;
+  for (std::vector<std::vector<int>>& of_group : *mirrors) {
+    std::erase_if(of_group, [&](const std::vector<int>& m) { return !claimed.insert(m).second; });
+  }
+}
+
 std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Program& program,
                                                    const std::vector<bool>& replayed) {
   const int T = mesh.Degree(Axis::kTp), C = mesh.Degree(Axis::kCp), D = mesh.Degree(Axis::kDp);
@@ -138,6 +149,8 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
       }
     }
   }
+  const auto replayed_ranks = std::count(replayed.begin(), replayed.end(), true);
+  if (replayed_ranks > mesh.Degree(Axis::kPp)) DropSharedMirrors(&out);
   return out;
 }
 

@@ -21,14 +21,15 @@ Experiment Load(const std::vector<std::string>& sets) {
   return e.value();
 }
 
-struct Run {
+struct Replayed {
   nlohmann::ordered_json summary;
   size_t replayed = 0;
 };
 
-Run RunOf(const Experiment& e, bool full) {
+Replayed RunOf(const Experiment& e, bool full, const std::vector<int>& traced = {}) {
   SimulationOptions options;
   options.full_replay = full;
+  options.memory_curve_ranks = traced;
   const auto sim = Simulate(e, options);
   return {BuildSummary(*sim, SummaryOptions{true}), sim->simulated_ranks.size()};
 }
@@ -36,7 +37,7 @@ Run RunOf(const Experiment& e, bool full) {
 // Step time within `tolerance` (relative; 0: the same bits) and the same bytes on every
 // link class, after checking that the default run replayed one pipeline.
 void ExpectLikeFullReplay(const Experiment& e, double tolerance) {
-  const Run symmetric = RunOf(e, false), full = RunOf(e, true);
+  const Replayed symmetric = RunOf(e, false), full = RunOf(e, true);
   const Mesh mesh(e.plan);
   EXPECT_EQ(symmetric.replayed, static_cast<size_t>(mesh.Degree(Axis::kPp)));
   EXPECT_EQ(full.replayed, static_cast<size_t>(mesh.Size()));
@@ -77,6 +78,20 @@ TEST(ExpertSymmetry, FoldedOverTensorParallelMatchesFullReplay) {
   alpha_beta.push_back("cluster.network_model=alpha_beta");
   ExpectLikeFullReplay(Load(alpha_beta), 0);
   ExpectLikeFullReplay(Load(plan), 0.005);
+}
+
+// A traced rank in another EP group (9: EP group 8..15, expert-data group 1, 9, 17, 25)
+// adds its pipeline; the groups that mirror both replayed groups count once.
+TEST(ExpertSymmetry, TracedRanksInOtherExpertGroupsMatchFullReplay) {
+  const Experiment e = Load({"cluster.network_model=alpha_beta"});
+  const Replayed symmetric = RunOf(e, false, {0, 9}), full = RunOf(e, true, {0, 9});
+  EXPECT_EQ(symmetric.replayed, 2u);
+  EXPECT_EQ(symmetric.summary["step_time_s"], full.summary["step_time_s"]);
+  for (size_t i = 0; i < full.summary["links"].size(); ++i) {
+    const double x = symmetric.summary["links"][i]["bytes"].get<double>();
+    const double y = full.summary["links"][i]["bytes"].get<double>();
+    EXPECT_NEAR(x, y, 1e-9 * y) << i;
+  }
 }
 
 TEST(ExpertSymmetry, MirrorsAreTheFamilysOtherGroups) {
