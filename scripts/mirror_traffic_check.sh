@@ -25,8 +25,10 @@ echo
 echo "| experiment | step s, near | step s, full | difference | CPU s near | CPU s full |"
 echo "|---|---|---|---|---|---|"
 for f in workloads/experiments/*.yaml; do
-  # Expert parallelism, MoE skew and what-ifs replay every rank: skipped without running
-  # (and any other experiment that turns out to replay every rank, after one run).
+  # MoE skew and what-ifs replay every rank: skipped without running (and any other
+  # experiment that turns out to replay every rank, after one run). Expert parallelism,
+  # which replayed every rank when results/mirror_traffic.md was written, is checked by
+  # scripts/expert_symmetry_check.sh.
   grep -qE '^\s*(ep:\s*([2-9]|[1-9][0-9]+)|moe_skew:|what_if:)' "$f" && continue
   read -r near symmetric cpu_near <<<"$(step "$f" near)"
   [[ $symmetric == True ]] || continue

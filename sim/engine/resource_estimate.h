@@ -19,7 +19,7 @@ struct ResourceEstimate {
   int64_t ranks = 0;           // in the mesh
   int64_t replayed_ranks = 0;  // symmetric: whole pipelines; full: every rank
   bool full_replay = false;
-  bool full_replay_forced = false;  // what-if changes, ep or skewed MoE need every rank
+  bool full_replay_forced = false;  // NeedsFullReplay without --full-replay (what-ifs...)
   int64_t ops = 0;                  // replayed
   int64_t ops_per_pipeline = 0;
   int64_t topology_links = 0;  // directed; 0 on the alpha-beta model

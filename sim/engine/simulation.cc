@@ -5,6 +5,7 @@
 #include <chrono>
 #include <set>
 
+#include "sim/engine/expert_mirrors.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
 #include "sim/schedule/step_builder.h"
@@ -105,12 +106,29 @@ bool Invariant(const Mesh& mesh, const std::vector<int>& group, int a, int b, in
   return moved == same;
 }
 
+// With several replayed pipelines (traced ranks), a group that is a mirror of two replayed
+// groups (a translate of both, or of the same expert family) runs its collectives once:
+// it stays a mirror of the first only. Groups listed in another order (a send and its
+// receive) are other collectives and stay.
+void DropSharedMirrors(std::vector<std::vector<std::vector<int>>>* mirrors) {
+  std::set<std::vector<int>> claimed;
+  for (std::vector<std::vector<int>>& of_group : *mirrors) {
+    std::erase_if(of_group, [&](const std::vector<int>& m) { return !claimed.insert(m).second; });
+  }
+}
+
 std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Program& program,
                                                    const std::vector<bool>& replayed) {
   const int T = mesh.Degree(Axis::kTp), C = mesh.Degree(Axis::kCp), D = mesh.Degree(Axis::kDp);
   std::vector<std::vector<std::vector<int>>> out(program.groups().size());
   for (size_t g = 0; g < program.groups().size(); ++g) {
     const std::vector<int>& group = program.groups()[g];
+    // Expert groups are blocks of a stage, not translates (expert_mirrors.h).
+    const ExpertFamily family = FamilyOf(mesh, group);
+    if (family != ExpertFamily::kNone) {
+      out[g] = ExpertMirrors(mesh, group, family, replayed);
+      continue;
+    }
     // Translates along an axis the group is invariant on are repeats of an earlier one
     // (in this loop order), which `seen` would drop: skip them without building them.
     const int as = Invariant(mesh, group, 1, 0, 0) ? 1 : T;
@@ -131,6 +149,8 @@ std::vector<std::vector<std::vector<int>>> Mirrors(const Mesh& mesh, const Progr
       }
     }
   }
+  const auto replayed_ranks = std::count(replayed.begin(), replayed.end(), true);
+  if (replayed_ranks > mesh.Degree(Axis::kPp)) DropSharedMirrors(&out);
   return out;
 }
 
@@ -201,8 +221,12 @@ std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra,
 }
 
 bool NeedsFullReplay(const Experiment& e, const SimulationOptions& options) {
-  return options.full_replay || !e.cluster.what_if.Empty() || e.plan.ep > 1 ||
-         (e.model.IsMoe() && e.plan.moe_skew != 1.0);
+  if (options.full_replay || !e.cluster.what_if.Empty()) return true;
+  if (e.model.IsMoe() && e.plan.moe_skew != 1.0) return true;
+  // Expert groups mirror each other when they sit alike on the NVLink domains (the
+  // network's nodes); a torus routes by coordinates, which blocks of ranks do not keep.
+  return e.plan.ep > 1 &&
+         (e.cluster.Torus() || !ExpertGroupsAlike(Mesh(e.plan), e.cluster.GpusPerDomain()));
 }
 
 Models DefaultModels(const Experiment& e) {

@@ -17,7 +17,8 @@ struct SimulationOptions {
   // Ranks whose memory timeline is kept (for traces); they are always replayed.
   std::vector<int> memory_curve_ranks;
   // Replay every rank even where ranks are symmetric. What-if stragglers, link changes,
-  // skewed MoE routing and expert parallelism always replay every rank.
+  // skewed MoE routing, and expert groups that sit unlike on the NVLink domains (or on a
+  // torus) always replay every rank.
   bool full_replay = false;
 };
 
@@ -63,8 +64,9 @@ std::unique_ptr<Simulation> Simulate(const Experiment& experiment,
 // `extra`, or all ranks if `full`; ascending.
 std::vector<int> SimulatedRanks(const Mesh& mesh, const std::vector<int>& extra, bool full);
 // Whether every rank must be replayed: asked for, or stragglers, changed links and skewed
-// MoE routing make ranks differ, and expert-parallel groups (blocks of a stage's ranks)
-// are not mapped onto each other by the tp/cp/dp translations symmetric replay relies on.
+// MoE routing make ranks differ, or the expert groups (blocks of a stage's ranks, whose
+// mirrors are the family's other groups: expert_mirrors.h) do not sit alike on the
+// NVLink domains (ExpertGroupsAlike), or the cluster is a torus and has expert groups.
 bool NeedsFullReplay(const Experiment& experiment, const SimulationOptions& options);
 
 // The parts of DefaultModels. MakeNetwork fails only on a topology that

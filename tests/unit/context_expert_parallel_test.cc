@@ -157,7 +157,9 @@ TEST(ExpertParallel, FoldsOverTensorParallelRanks) {
   e.plan.dp = 4;
   e.plan.sequence_parallel = true;
   ASSERT_TRUE(ValidatePlan(e.plan, e.training, e.model, e.cluster).ok());
-  const auto sim = Simulate(e);
+  SimulationOptions every_rank;  // rank 1's program: symmetric replay replays rank 0's
+  every_rank.full_replay = true;
+  const auto sim = Simulate(e, every_rank);
   const Mesh& mesh = sim->mesh;
   EXPECT_EQ(mesh.ExpertGroup(5), (std::vector<int>{4, 5, 6, 7}));  // tp 0-1 of dp 2-3
   EXPECT_EQ(mesh.ExpertDataGroup(1), (std::vector<int>{1, 5}));

@@ -59,6 +59,23 @@ TEST(Symmetry, CloseToFullReplayOnFlowNetwork) {
   }
 }
 
+// A traced rank adds its pipeline (rank 9: tp 1, dp 1 of stage 0); a translate of both
+// replayed pipelines' groups runs its collectives once, so it is one group's mirror only.
+TEST(Symmetry, TracedPipelinesShareTheirMirrors) {
+  const Experiment e = Load({"cluster.network_model=alpha_beta"});
+  SimulationOptions traced;
+  traced.memory_curve_ranks = {0, 9};
+  const auto sim = Simulate(e, traced);
+  EXPECT_EQ(sim->simulated_ranks.size(), 8u);
+  traced.full_replay = true;
+  const auto full = Simulate(e, traced);
+  EXPECT_EQ(sim->replay.step_time, full->replay.step_time);
+  EXPECT_NEAR(sim->replay.inter_node_bytes, full->replay.inter_node_bytes,
+              1e-9 * full->replay.inter_node_bytes);
+  EXPECT_NEAR(sim->replay.intra_node_bytes, full->replay.intra_node_bytes,
+              1e-9 * full->replay.intra_node_bytes);
+}
+
 TEST(Symmetry, ReplaysOnePipelineByDefault) {
   const auto sim = Simulate(Load({}));
   EXPECT_EQ(sim->simulated_ranks.size(), 4u);  // pp = 4
