@@ -6,7 +6,7 @@
 # comparison), then the validation tables (scripts/validate.py). About an hour on 2 busy
 # cores (the A100 grids, and the H100 weak-scaling rows simulate up to 6,144 GPUs).
 # It does not change the topologies: `scripts/calibrate.py --dataset KEY --write` does, first.
-# Usage: [HEAVY=1] scripts/validate.sh [BUILD_DIR]   (builds meshsim there first; default build)
+# Usage: scripts/validate.sh [BUILD_DIR]   (builds meshsim there first; default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
@@ -30,6 +30,6 @@ from validation_data import DATASETS; print(DATASETS['$key'].json)")
   python3 scripts/calibrate.py --dataset "$key" --meshsim "$build_dir/meshsim" \
     --jobs "$jobs" --json "$json"
 done
-# HEAVY=1 also simulates the heavy rows (validation_data.Row.heavy: minutes each).
+# The rows kept out of the fits (validation_data.Row.heavy) are simulated too (--heavy).
 python3 scripts/validate.py --meshsim "$build_dir/meshsim" --calibration results/calibration.json \
-  --compare "results/calibration-$other.json" --out results/validation.md ${HEAVY:+--heavy}
+  --compare "results/calibration-$other.json" --out results/validation.md --heavy
