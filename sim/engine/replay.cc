@@ -36,10 +36,8 @@ class Replayer {
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
-      : p_(p), ops_(p.Records()), network_(network), options_(options) {
+      : p_(p), ops_(p.RecordsForReplay()), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    // One sequential pass sets each op's count of dependencies not yet finished.
-    for (size_t i = 0; i < n; ++i) ops_[i].pending = p.Info(static_cast<OpId>(i)).dependencies;
     ReserveHuge(result_.start, n);
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
