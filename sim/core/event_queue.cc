@@ -59,17 +59,18 @@ void EventQueue::SiftUp(size_t hole, Key key) {
 // Moves the hole at the root down along the least children to a leaf, without comparing
 // against the key that will fill it (one comparison per level fewer than a sift-down; the
 // key usually belongs near the bottom), and returns the leaf. Each level's four children
-// are one cache line; their children, the next level's candidates, are prefetched while
-// this level is compared.
+// are one cache line; in a heap larger than a core's L1 data cache, their children, the
+// next level's candidates, are prefetched while this level is compared.
 size_t EventQueue::HoleToLeaf() {
   Key* h = Heap();
   const size_t n = size_;
+  const bool prefetch = n >= kPrefetchFrom;
   size_t hole = 0;
   while (true) {
     const size_t first = hole * kArity + 1;
     if (first >= n) return hole;
     const size_t next = first * kArity + 1;
-    for (size_t c = next; c < n && c < next + kArity * kArity; c += kArity) {
+    for (size_t c = next; prefetch && c < n && c < next + kArity * kArity; c += kArity) {
       __builtin_prefetch(&h[c]);
     }
     const size_t end = std::min(first + kArity, n);
