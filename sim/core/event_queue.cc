@@ -70,8 +70,10 @@ size_t EventQueue::HoleToLeaf() {
     const size_t first = hole * kArity + 1;
     if (first >= n) return hole;
     const size_t next = first * kArity + 1;
-    for (size_t c = next; prefetch && c < n && c < next + kArity * kArity; c += kArity) {
-      __builtin_prefetch(&h[c]);
+    if (prefetch) {
+      for (size_t c = next; c < n && c < next + kArity * kArity; c += kArity) {
+        __builtin_prefetch(&h[c]);
+      }
     }
     const size_t end = std::min(first + kArity, n);
     size_t best = first;
