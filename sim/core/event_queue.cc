@@ -2,8 +2,25 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <new>
 
 namespace meshsim {
+
+EventQueue::EventQueue() { Grow(64); }
+
+EventQueue::~EventQueue() { ::operator delete (storage_, std::align_val_t{kLine}); }
+
+void EventQueue::Grow(size_t capacity) {
+  auto* grown =
+      static_cast<Key*>(::operator new ((kPad + capacity) * sizeof(Key), std::align_val_t{kLine}));
+  if (storage_) {
+    std::memcpy(grown + kPad, Heap(), size_ * sizeof(Key));
+    ::operator delete (storage_, std::align_val_t{kLine});
+  }
+  storage_ = grown;
+  capacity_ = capacity;
+}
 
 EventId EventQueue::Push(SimTime at, Callback cb) {
   const uint32_t slot = slots_.Add(std::move(cb));
@@ -11,8 +28,13 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
   const Key key =
       (static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot;
-  heap_.emplace_back();
-  SiftUp(heap_.size() - 1, key);
+  if (root_vacant_) {
+    root_vacant_ = false;
+    SiftUp(HoleToLeaf(), key);
+  } else {
+    if (size_ == capacity_) Grow(2 * capacity_);
+    SiftUp(size_++, key);
+  }
   ++live_;
   return slots_.IdOf(slot);
 }
@@ -24,41 +46,62 @@ bool EventQueue::Cancel(EventId id) {
 }
 
 void EventQueue::SiftUp(size_t hole, Key key) {
+  Key* h = Heap();
   while (hole > 0) {
     const size_t parent = (hole - 1) / kArity;
-    if (heap_[parent] <= key) break;
-    heap_[hole] = heap_[parent];
+    if (h[parent] <= key) break;
+    h[hole] = h[parent];
     hole = parent;
   }
-  heap_[hole] = key;
+  h[hole] = key;
 }
 
-// Removes the root. The last key usually belongs near the bottom, so the hole left at the
-// root goes down along the least children to a leaf without comparing against it (one
-// comparison per level fewer than a sift-down), and the last key then sifts up from there.
-void EventQueue::PopKey() {
-  const Key last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
-  if (n == 0) return;
+// Moves the hole at the root down along the least children to a leaf, without comparing
+// against the key that will fill it (one comparison per level fewer than a sift-down; the
+// key usually belongs near the bottom), and returns the leaf. Each level's four children
+// are one cache line; in a heap larger than a core's L1 data cache, their children, the
+// next level's candidates, are prefetched while this level is compared.
+size_t EventQueue::HoleToLeaf() {
+  Key* h = Heap();
+  const size_t n = size_;
+  const bool prefetch = n >= kPrefetchFrom;
   size_t hole = 0;
   while (true) {
     const size_t first = hole * kArity + 1;
-    if (first >= n) break;
+    if (first >= n) return hole;
+    const size_t next = first * kArity + 1;
+    if (prefetch) {
+      for (size_t c = next; c < n && c < next + kArity * kArity; c += kArity) {
+        __builtin_prefetch(&h[c]);
+      }
+    }
     const size_t end = std::min(first + kArity, n);
     size_t best = first;
     for (size_t c = first + 1; c < end; ++c) {
-      if (heap_[c] < heap_[best]) best = c;
+      if (h[c] < h[best]) best = c;
     }
-    heap_[hole] = heap_[best];
+    h[hole] = h[best];
     hole = best;
   }
-  SiftUp(hole, last);
+}
+
+// Removes the root: the hole goes to a leaf and the last key fills it, sifting up.
+void EventQueue::PopKey() {
+  const Key last = Heap()[--size_];
+  if (size_ == 0) return;
+  SiftUp(HoleToLeaf(), last);
+}
+
+// Removes a vacant root left by Pop.
+void EventQueue::Settle() {
+  if (!root_vacant_) return;
+  root_vacant_ = false;
+  PopKey();
 }
 
 void EventQueue::DropCancelledTop() {
-  while (!heap_.empty() && slots_.Cancelled(SlotOf(heap_.front()))) {
-    const uint32_t slot = SlotOf(heap_.front());
+  while (size_ > 0 && slots_.Cancelled(SlotOf(Heap()[0]))) {
+    const uint32_t slot = SlotOf(Heap()[0]);
     PopKey();
     slots_.Discard(slot);
   }
@@ -66,22 +109,38 @@ void EventQueue::DropCancelledTop() {
 
 SimTime EventQueue::NextTime() {
   assert(!Empty());
+  Settle();
   DropCancelledTop();
-  return TimeOf(heap_.front());
+  return TimeOf(Heap()[0]);
 }
 
 SimTime EventQueue::Pop(Callback* cb) {
   assert(!Empty());
+  Settle();
   DropCancelledTop();
-  const Key top = heap_.front();
-  PopKey();
+  const Key top = Heap()[0];
+  root_vacant_ = true;
   slots_.Take(SlotOf(top), cb);
+  PrefetchNext();
   --live_;
   return TimeOf(top);
 }
 
+// The least of the root's children is the next top unless a Push brings an earlier key:
+// fetch its callback while the popped one runs.
+void EventQueue::PrefetchNext() const {
+  const Key* h = Heap();
+  const size_t end = std::min<size_t>(kArity + 1, size_);
+  if (end <= 1) return;
+  size_t best = 1;
+  for (size_t c = 2; c < end; ++c) {
+    if (h[c] < h[best]) best = c;
+  }
+  slots_.Prefetch(SlotOf(h[best]));
+}
+
 void EventQueue::Reserve(size_t n) {
-  heap_.reserve(n);
+  if (n > capacity_) Grow(n);
   slots_.Reserve(n);
 }
 

@@ -36,10 +36,8 @@ class Replayer {
  public:
   Replayer(const Program& p, const ComputeModel& compute, Network& network,
            const ReplayOptions& options)
-      : p_(p), ops_(p.Records()), network_(network), options_(options) {
+      : p_(p), ops_(p.RecordsForReplay()), network_(network), options_(options) {
     const size_t n = p.OpCount();
-    // One sequential pass sets each op's count of dependencies not yet finished.
-    for (size_t i = 0; i < n; ++i) ops_[i].pending = p.Info(static_cast<OpId>(i)).dependencies;
     ReserveHuge(result_.start, n);
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
@@ -319,13 +317,17 @@ SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank) {
   return SimTime::Seconds(t.seconds() * slowdown[rank]);
 }
 
+// Both read the op's ReplayRecord alone (its ref is a compute op's work): the step
+// analysis asks them for every compute op.
 SimTime ReplayResult::ComputeTime(const Program& p, OpId id) const {
-  const Op& op = p.op(id);
-  return SlowedBy(work_times[op.work], compute_slowdown, op.rank);
+  const ReplayRecord& r = p.Records()[id];
+  return SlowedBy(work_times[r.ref], compute_slowdown, r.rank());
 }
 
 SimTime ReplayResult::Interference(const Program& p, OpId id) const {
-  if (!interference_on || p.op(id).kind != OpKind::kCompute) return SimTime::Zero();
+  if (!interference_on || p.Records()[id].kind() != ReplayRecord::Kind::kCompute) {
+    return SimTime::Zero();
+  }
   return std::max(SimTime::Zero(), end[id] - start[id] - ComputeTime(p, id));
 }
 

@@ -11,9 +11,20 @@ namespace {
 // Activity classes in priority order (lower index wins when several are active).
 enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kActivityCount };
 
-Activity ActivityOf(const Op& op) {
-  if (op.kind == OpKind::kCompute) return op.tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
-  switch (op.stream) {
+// The analysis visits every op of every analysed rank several times: it reads the parts
+// of an op it needs from the program's ReplayRecord and OpInfo arrays rather than build
+// whole Ops (Program::op).
+bool IsCompute(const ReplayRecord& r) { return r.kind() == ReplayRecord::Kind::kCompute; }
+bool IsComm(const ReplayRecord& r) {
+  return r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo;
+}
+
+// The activity of op `id` on `stream` (a memory op's counts for nothing).
+Activity ActivityOf(const Program& p, OpId id, Stream stream) {
+  if (IsCompute(p.Records()[id])) {
+    return p.Info(id).tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
+  }
+  switch (stream) {
     case Stream::kTp:
     case Stream::kTpBack:
       return kTp;
@@ -208,8 +219,7 @@ std::vector<int64_t> LastPassEnds(const Program& program, const ReplayResult& re
   std::vector<int64_t> last(program.Ranks(), 0);
   for (int r = 0; r < program.Ranks(); ++r) {
     for (OpId id : program.StreamOps(r, Stream::kCompute)) {
-      const Op& op = program.op(id);
-      if (op.kind == OpKind::kCompute && op.tag != Tag::kOptimizerStep) {
+      if (IsCompute(program.Records()[id]) && program.Info(id).tag != Tag::kOptimizerStep) {
         last[r] = std::max(last[r], replay.end[id].picoseconds());
       }
     }
@@ -223,13 +233,14 @@ void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
   for (int st = 0; st < kStreamCount; ++st) {
     std::vector<Edge>& run = edges[st];
     run.clear();
-    for (OpId id : program.StreamOps(rank, static_cast<Stream>(st))) {
-      const Op& op = program.op(id);
-      if (op.kind == OpKind::kMemory) continue;
+    const auto stream = static_cast<Stream>(st);
+    for (OpId id : program.StreamOps(rank, stream)) {
+      if (program.Records()[id].kind() == ReplayRecord::Kind::kMemory) continue;
       const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
       if (e <= b) continue;
-      run.push_back(MakeEdge(b, true, ActivityOf(op)));
-      run.push_back(MakeEdge(e, false, ActivityOf(op)));
+      const Activity a = ActivityOf(program, id, stream);
+      run.push_back(MakeEdge(b, true, a));
+      run.push_back(MakeEdge(e, false, a));
     }
   }
 }
@@ -238,23 +249,25 @@ void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
 void CountWork(const Program& program, const ReplayResult& replay, int rank, RankStats& stats) {
   int64_t slowed[2] = {0, 0};  // compute and optimizer kernels' extra time, ps
   for (OpId id : program.StreamOps(rank, Stream::kCompute)) {
-    const Op& op = program.op(id);
-    if (op.kind != OpKind::kCompute) continue;
+    const ReplayRecord& r = program.Records()[id];
+    if (!IsCompute(r)) continue;
     if (replay.interference_on) {
-      slowed[op.tag == Tag::kOptimizerStep] += replay.Interference(program, id).picoseconds();
+      slowed[program.Info(id).tag == Tag::kOptimizerStep] +=
+          replay.Interference(program, id).picoseconds();
     }
-    stats.model_flops += program.WorkOf(op).flops - program.RecomputeFlopsOf(op);
-    stats.recompute_flops += program.RecomputeFlopsOf(op);
+    const OpWork& w = program.works()[r.ref];  // a compute op's ref is its work
+    stats.model_flops += w.work.flops - w.recompute_flops;
+    stats.recompute_flops += w.recompute_flops;
   }
   for (int c = 0; c < kCommClassCount; ++c) {
     const auto in_class = [c](Stream s) { return static_cast<int>(CommClassOf(s)) == c; };
     ForEachInIdOrder(program, rank, in_class, [&](OpId id) {
-      const Op& op = program.op(id);
-      if (op.kind != OpKind::kComm) return;
-      const Comm& comm = program.comms()[op.comm];
+      const ReplayRecord& r = program.Records()[id];
+      if (!IsComm(r)) return;
+      const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
       const auto& group = program.groups()[comm.group];
       stats.sent_bytes[c] +=
-          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == op.rank);
+          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank);
     });
   }
   TimeBreakdown& b = stats.breakdown;

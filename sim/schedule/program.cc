@@ -176,7 +176,6 @@ Op Program::op(OpId id) const {
   op.rank = r.rank();
   op.layer = info.layer;
   op.micro_batch = info.micro_batch;
-  op.dependencies = info.dependencies;
   return op;
 }
 
@@ -185,7 +184,7 @@ OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
   const OpId id = static_cast<OpId>(infos_.size());
-  infos_.push_back(OpInfo{op.tag, op.layer, op.micro_batch, 0});
+  infos_.push_back(OpInfo{op.tag, op.layer, op.micro_batch});
   const uint32_t queue =
       static_cast<uint32_t>(op.rank) * kStreamCount + static_cast<uint32_t>(op.stream);
   ReplayRecord& r = records_.emplace_back();
@@ -362,7 +361,7 @@ void Program::AddPart(OpId id, int32_t comm) {
 void Program::AddDep(OpId before, OpId after) {
   assert(before < infos_.size() && after < infos_.size() && before != after);
   edges_.emplace_back(before, after);
-  ++infos_[after].dependencies;
+  ++records_[after].pending;
 }
 
 void Program::Reserve(size_t ops) {
@@ -396,6 +395,17 @@ void Program::Finalize() {
   stream_tails_ = {};
   is_compute_work_ = {};
   finalized_ = true;
+}
+
+const ReplayRecord* Program::RecordsForReplay() const {
+  assert(finalized_);
+  if (pending_spent_) {
+    const size_t n = OpCount();
+    for (size_t i = 0; i < n; ++i) records_[i].pending = 0;
+    for (const OpId after : dependents_) ++records_[after].pending;
+  }
+  pending_spent_ = true;
+  return records_.data();
 }
 
 }  // namespace meshsim

@@ -95,7 +95,7 @@ struct OpWork {
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 
-// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 40
+// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 36
 // bytes in all (issue 14 asks at most 64): its ReplayRecord (kind, rank, stream,
 // category and work or collective, with what the replay needs) and an OpInfo (the rest).
 // Its OpWork is Program::WorkOf(op).
@@ -111,21 +111,20 @@ struct Op {
     int32_t comm = -1;  // kComm: index into Program::comms() (its work is the collective's)
     uint32_t work;      // kCompute, kMemory: index into Program::works()
   };
-  uint32_t dependencies = 0;  // how many ops it waits for (AddDep)
 };
 static_assert(sizeof(Op) <= 32, "an op record stays small: millions are replayed at once");
 
 using OpId = uint32_t;
 constexpr OpId kNoOp = UINT32_MAX;
 
-// What an op's ReplayRecord does not hold: 16 bytes.
+// What an op's ReplayRecord does not hold: 12 bytes. (How many ops it waits for is
+// ReplayRecord::pending between replays.)
 struct OpInfo {
   Tag tag = Tag::kOther;
   int32_t layer = -1;
   int32_t micro_batch = -1;
-  uint32_t dependencies = 0;
 };
-static_assert(sizeof(OpInfo) == 16);
+static_assert(sizeof(OpInfo) == 12);
 
 // What the replay needs of an op, kept by the Program as ops are added, in one 24-byte
 // record beside the Op: a program of millions of ops does not fit in cache, and the
@@ -145,8 +144,9 @@ struct ReplayRecord {
   uint32_t queue : 27 = 0;  // rank * kStreamCount + stream
   uint32_t kind_bits : 2 = 0;
   uint32_t category_bits : 3 = 0;
-  // The replay's count of dependencies not yet finished: the replay sets it from
-  // Op::dependencies and counts it down (a Program is replayed by one thread at a time).
+  // How many of the ops it waits for have not finished: AddDep counts it up, a replay
+  // counts it down, and Program::RecordsForReplay() counts it again before the next
+  // replay of the same program (a Program is replayed by one thread at a time).
   mutable uint32_t pending = 0;
   Kind kind() const { return static_cast<Kind>(kind_bits); }
   MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
@@ -300,6 +300,10 @@ class Program {
   OpId StreamHead(size_t queue) const { return stream_heads_[queue]; }
   // Per op, and one past the last (ReplayRecord).
   const ReplayRecord* Records() const { return records_.data(); }
+  // Records() for a replay, which counts their `pending` down: every count is the op's
+  // number of dependencies, counted again from the dependents lists where an earlier
+  // replay spent them. After Finalize().
+  const ReplayRecord* RecordsForReplay() const;
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
   // the order of their first op.
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
@@ -323,6 +327,7 @@ class Program {
   int ranks_;
   bool serialize_collectives_ = false;
   bool finalized_ = false;
+  mutable bool pending_spent_ = false;  // a replay has counted the records' `pending` down
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
   std::vector<OpInfo> infos_;  // per op

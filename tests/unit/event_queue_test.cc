@@ -204,6 +204,61 @@ TYPED_TEST(EventQueueTest, ReserveKeepsBehaviour) {
   EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{1, 2}));
 }
 
+// The hold model the simulator runs: pop one, push one (EventQueue fills the popped root
+// with the pushed key). The pushed key is sometimes earlier than every pending one, often
+// a tie, and the queue grows well past its initial capacity; the order stays (time, push
+// order).
+TYPED_TEST(EventQueueTest, PopThenPushKeepsTimeAndPushOrder) {
+  std::mt19937_64 rng(7);
+  TypeParam q;
+  std::multimap<int64_t, int> ref;
+  int last_ran = -1;
+  int tags = 0;
+  auto push = [&](int64_t t) {
+    const int tag = tags++;
+    q.Push(Ps(t), [&last_ran, tag] { last_ran = tag; });
+    ref.emplace(t, tag);
+  };
+  for (int i = 0; i < 5000; ++i) push(static_cast<int64_t>(rng() % 1000));
+  EventCallback cb;
+  for (int step = 0; step < 20000; ++step) {
+    const auto top = ref.begin();
+    ASSERT_EQ(q.Pop(&cb), Ps(top->first)) << "step " << step;
+    cb();
+    ASSERT_EQ(last_ran, top->second) << "step " << step;
+    const int64_t now = top->first;
+    ref.erase(top);
+    const int64_t pick = static_cast<int64_t>(rng() % 4);
+    push(pick == 0 ? now : now + static_cast<int64_t>(rng() % (pick == 1 ? 2 : 1000)));
+    if (step % 7 == 0) push(now + 500);  // grows
+  }
+  while (!ref.empty()) {
+    ASSERT_EQ(q.Pop(&cb), Ps(ref.begin()->first));
+    cb();
+    ASSERT_EQ(last_ran, ref.begin()->second);
+    ref.erase(ref.begin());
+  }
+  EXPECT_TRUE(q.Empty());
+}
+
+// NextTime, Cancel and Size between a Pop and the next Push see the popped event gone.
+TYPED_TEST(EventQueueTest, CallsBetweenPopAndPushSeeThePoppedEventGone) {
+  TypeParam q;
+  q.Push(Ps(1), [] {});
+  const EventId second = q.Push(Ps(2), [] {});
+  q.Push(Ps(3), [] {});
+  EventCallback cb;
+  EXPECT_EQ(q.Pop(&cb), Ps(1));
+  EXPECT_EQ(q.Size(), 2u);
+  EXPECT_EQ(q.NextTime(), Ps(2));
+  EXPECT_TRUE(q.Cancel(second));
+  EXPECT_EQ(q.NextTime(), Ps(3));
+  EXPECT_EQ(q.Pop(&cb), Ps(3));
+  EXPECT_TRUE(q.Empty());
+  q.Push(Ps(4), [] {});
+  EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{4}));
+}
+
 // The reference model: std::multimap keeps equal keys in insertion order, which is the
 // FIFO tie-break the queue promises.
 struct ReferenceQueue {

@@ -15,9 +15,9 @@ namespace {
 
 TEST(OpRecords, FitInSixtyFourBytes) {
   EXPECT_LE(sizeof(Op), 64u);
-  EXPECT_EQ(sizeof(Op), 24u);
+  EXPECT_EQ(sizeof(Op), 20u);
   // What the program keeps per op: its replay record and the rest.
-  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 40u);
+  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 36u);
 }
 
 TEST(OpRecords, OpsWithTheSameWorkShareOneEntry) {
