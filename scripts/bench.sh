@@ -2,7 +2,9 @@
 # Runs the Google Benchmarks and timed CLI runs, and regenerates results/bench.md.
 # Usage: scripts/bench.sh [BUILD_DIR]   (default build-bench; built RelWithDebInfo)
 # BENCH_FILTER=REGEX runs only those benchmarks (results/bench.md then lists only them; the
-# BM_Scale rows run apart, one process each: SCALE_FILTER=REGEX, or - for none).
+# BM_Scale rows run apart, one process each: SCALE_FILTER=REGEX, or - for none; each
+# SCALE_RUNS times, default 3, and the run of median wall time is kept: on this VM a single
+# run's first-touch page faults move a row by a second or more).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build-bench}
@@ -19,18 +21,25 @@ scale_json=()
 if [[ ${SCALE_FILTER:-BM_Scale} != "-" ]]; then
   for row in $("$build_dir/meshsim_bench" --benchmark_list_tests \
                  --benchmark_filter="${SCALE_FILTER:-BM_Scale}"); do
-    f=$(mktemp)
-    "$build_dir/meshsim_bench" --benchmark_filter="^${row}\$" --benchmark_out="$f" \
-      --benchmark_out_format=json >/dev/null 2>&1 || true
-    scale_json+=("$f")
+    for _ in $(seq "${SCALE_RUNS:-3}"); do
+      f=$(mktemp)
+      "$build_dir/meshsim_bench" --benchmark_filter="^${row}\$" --benchmark_out="$f" \
+        --benchmark_out_format=json >/dev/null 2>&1 || true
+      scale_json+=("$f")
+    done
   done
 fi
 python3 - "$json" "$build_dir" "${scale_json[@]}" > "$out" <<'PY'
 import json, os, platform, subprocess, sys, time
 data = json.load(open(sys.argv[1]))
 build = sys.argv[2]
+runs = {}  # the scale rows' runs by name; the median run (by wall time) is kept
 for extra in sys.argv[3:]:
-    data["benchmarks"] += json.load(open(extra))["benchmarks"]
+    for b in json.load(open(extra))["benchmarks"]:
+        runs.setdefault(b["name"], []).append(b)
+for name, bs in runs.items():
+    bs.sort(key=lambda b: b["real_time"])
+    data["benchmarks"].append(bs[(len(bs) - 1) // 2])
 ctx = data["context"]
 print("# meshsim speed")
 print()
@@ -41,7 +50,8 @@ print(f"Machine: {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz, "
       f"{platform.system()} {platform.release()}; date {ctx.get('date')}; load average "
       f"{os.environ.get('LOAD_BEFORE', '?')} before the benchmarks, "
       f"{os.getloadavg()[0]:.1f} after (a shared machine: times grow with the load, "
-      "peak memory does not).")
+      "peak memory does not). Each BM_Scale row is the median of "
+      f"{max(len(bs) for bs in runs.values()) if runs else 0} processes.")
 print()
 print("| benchmark | wall time | events/s | events | peak MiB |")
 print("|---|---|---|---|---|")
