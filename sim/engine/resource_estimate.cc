@@ -19,10 +19,10 @@ namespace {
 // (maximum resident set from /usr/bin/time, alpha-beta; the program then held 40 bytes per
 // op and the replay 16): about 65-67 bytes, rounded up to 80, kept since the program's
 // bytes fell to 36 (results/bench.md: 488 and 2,569 MiB), so conservative; the flow
-// network adds little per op (528 MiB on 3,072 GPUs), rounded up to 88. Seconds per mirrored GPU: with
-// cluster.mirror_traffic full as measured before near; with near, GPT-1T's default mode
-// takes 0.77 s on 16,384 GPUs and 5.2 s on 98,304 (results/bench.md): about 50 us per
-// mirrored GPU with everything else, rounded up to 70.
+// network adds little per op (528 MiB on 3,072 GPUs), rounded up to 88. Seconds per mirrored GPU:
+// with cluster.mirror_traffic full as measured before near; with near, GPT-1T's default mode takes
+// 0.77 s on 16,384 GPUs and 5.2 s on 98,304 (results/bench.md): about 50 us per mirrored GPU with
+// everything else, rounded up to 70.
 constexpr double kBaseBytes = 24e6;
 constexpr double kBytesPerOpAlphaBeta = 80;
 constexpr double kBytesPerOpFlow = 88;
