@@ -6,21 +6,10 @@
 #include <limits>
 #include <map>
 
+#include "sim/core/hash.h"
 #include "sim/hw/topology.h"
 
 namespace meshsim {
-namespace {
-
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
-}  // namespace
 
 // One pattern per distinct way a node's NICs share switches.
 void Topology::IndexStructure() {
@@ -252,7 +241,7 @@ void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
 
 const std::vector<int>& Topology::Route(int src, int dst, uint64_t flow_key) const {
   assert(src != dst && src < gpus_ && dst < gpus_);
-  const uint64_t key = flow_key == 0 ? 0 : Mix(flow_key);
+  const uint64_t key = flow_key == 0 ? 0 : Fmix64(flow_key);
   // Memoise per (src, dst, key % 64): at most 64 variants per pair.
   const uint64_t memo =
       (static_cast<uint64_t>(src) << 38) | (static_cast<uint64_t>(dst) << 6) | (key % 64);
@@ -270,7 +259,7 @@ void Topology::AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>
     return;
   }
   if (Hops(src, dst) < 0) return;
-  const uint64_t h = (flow_key == 0 ? 0 : Mix(flow_key)) % 64;
+  const uint64_t h = (flow_key == 0 ? 0 : Fmix64(flow_key)) % 64;
   int at = src;
   std::vector<int>& next = next_scratch_;
   while (at != dst) {

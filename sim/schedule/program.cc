@@ -4,6 +4,7 @@
 #include <bit>
 #include <cassert>
 
+#include "sim/core/hash.h"
 #include "sim/core/huge_pages.h"
 
 namespace meshsim {
@@ -241,24 +242,14 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
 }
 
 namespace {
-// A hash of a work's bits: each field mixed by the finalizer of MurmurHash3 (fmix64), so
-// that works differing only in the high bits of a double (its exponent) spread over the
-// low bits that pick a slot.
-uint64_t Fmix(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ull;
-  return k ^ (k >> 33);
-}
-
+// A hash of a work's bits: each field mixed by MurmurHash3's finalizer (sim/core/hash.h).
 uint64_t HashOf(const OpWork& w) {
   const uint64_t shape = (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
                          static_cast<uint32_t>(w.work.shapes);
-  uint64_t h = Fmix(std::bit_cast<uint64_t>(w.work.flops));
-  h = Fmix(h ^ std::bit_cast<uint64_t>(w.work.bytes));
-  h = Fmix(h ^ shape);
-  return Fmix(h ^ std::bit_cast<uint64_t>(w.recompute_flops));
+  uint64_t h = Fmix64(std::bit_cast<uint64_t>(w.work.flops));
+  h = Fmix64(h ^ std::bit_cast<uint64_t>(w.work.bytes));
+  h = Fmix64(h ^ shape);
+  return Fmix64(h ^ std::bit_cast<uint64_t>(w.recompute_flops));
 }
 
 bool SameBits(const OpWork& a, const OpWork& b) {
