@@ -100,6 +100,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetInt("zero", &p.zero);
   r.GetBool("sequence_parallel", &p.sequence_parallel);
   r.GetEnum<Recompute>("recompute", RecomputeNames(), &p.recompute);
+  r.GetInt("cpu_offload_layers", &p.cpu_offload_layers);
   r.GetEnum<ScheduleKind>("schedule", ScheduleNames(), &p.schedule);
   r.GetInt("virtual_stages", &p.virtual_stages);
   DecodeStageLayers(r, &p.stage_layers);
@@ -172,6 +173,10 @@ TrainingSpec DecodeTraining(YamlReader& r) {
   r.GetEnum<GradAccumDtype>("grad_accum_dtype",
                             {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
                             &t.grad_accum_dtype);
+  r.GetBool("fp8_param_gather", &t.fp8_param_gather);
+  r.GetEnum<MomentsDtype>("moments_dtype",
+                          {{"fp32", MomentsDtype::kFp32}, {"bf16", MomentsDtype::kBf16}},
+                          &t.moments_dtype);
   r.Finish();
   return t;
 }

@@ -33,6 +33,15 @@ using megatron_internal::kAccountLoss;
 using megatron_internal::ListText;
 using megatron_internal::N;
 
+// Activation offloading: --cpu-offloading with --cpu-offloading-num-layers N offloads
+// the activations of the first N layers (Megatron-Core's default, cpu_offloading_activations).
+void DecodeOffload(const Args& a, MegatronImport* out) {
+  if (!a.Flag("--cpu-offloading")) return;
+  out->plan.cpu_offload_layers = a.Int32("--cpu-offloading-num-layers", 0, 0);
+  out->notes.push_back("cpu_offload_layers " + std::to_string(out->plan.cpu_offload_layers) +
+                       ": --cpu-offloading --cpu-offloading-num-layers");
+}
+
 void DecodeRecompute(const Args& a, MegatronImport* out) {
   PlanSpec& p = out->plan;
   std::string granularity;
@@ -254,6 +263,7 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   out->overlap_grad_reduce = a.Flag("--overlap-grad-reduce");
   out->ddp_bucket_params = a.Int("--ddp-bucket-size", 0, 1);
   DecodeRecompute(a, out);
+  DecodeOffload(a, out);
   DecodeMoePlan(a, out);
 }
 
@@ -305,6 +315,25 @@ void DecodeGradients(const Args& a, MegatronImport* out) {
   }
 }
 
+// FP8 primary weights (--fp8-param-gather) and the precision-aware optimizer's moments
+// (--use-precision-aware-optimizer with --exp-avg-dtype and --exp-avg-sq-dtype both bf16).
+void DecodeOptimizerPrecision(const Args& a, MegatronImport* out) {
+  TrainingSpec& t = out->training;
+  t.fp8_param_gather = a.Flag("--fp8-param-gather");
+  if (!a.Flag("--use-precision-aware-optimizer")) return;
+  const std::vector<std::string> kDtypes = {"fp32", "fp16", "bf16", "fp8"};
+  const std::string avg = a.Choice("--exp-avg-dtype", kDtypes, "fp32");
+  const std::string avg_sq = a.Choice("--exp-avg-sq-dtype", kDtypes, "fp32");
+  if (avg == "bf16" && avg_sq == "bf16") {
+    t.moments_dtype = MomentsDtype::kBf16;
+    out->notes.push_back("moments_dtype bf16: --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  } else if (avg != "fp32" || avg_sq != "fp32") {
+    out->not_modelled.push_back("--exp-avg-dtype " + avg + " --exp-avg-sq-dtype " + avg_sq +
+                                " is not modelled: meshsim keeps both moments in fp32 or both "
+                                "in bf16; using fp32");
+  }
+}
+
 void DecodeTraining(const Args& a, MegatronImport* out) {
   TrainingSpec& t = out->training;
   if (a.Has("--fp8-format")) {
@@ -345,6 +374,7 @@ void DecodeTraining(const Args& a, MegatronImport* out) {
                                 "graphs cost");
   }
   DecodeGradients(a, out);
+  DecodeOptimizerPrecision(a, out);
   DecodeAttention(a, out);
 }
 
@@ -526,6 +556,7 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     o << "  framework: megatron\n"
       << "  framework_options: {overlap_param_gather: true}\n";
   }
+  if (p.cpu_offload_layers > 0) o << "  cpu_offload_layers: " << p.cpu_offload_layers << "\n";
   if (p.moe_dispatcher == MoeDispatcher::kFlex) o << "  moe_dispatcher: flex\n";
   if (p.moe_capacity_factor > 0) {
     char factor[32];
@@ -540,6 +571,8 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "  grad_accum_dtype: " << (t.grad_accum_dtype == GradAccumDtype::kFp32 ? "fp32" : "same")
     << "\n";
   if (t.flash_attention) o << "  flash_attention: true\n";
+  if (t.fp8_param_gather && t.dtype == Dtype::kFp8) o << "  fp8_param_gather: true\n";
+  if (t.moments_dtype == MomentsDtype::kBf16) o << "  moments_dtype: bf16\n";
   return o.str();
 }
 
@@ -572,6 +605,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
       {"training.dtype", "--bf16/--fp16/--fp8-format"},
       {"training.fp8_recipe", "--fp8-recipe"},
+      {"plan.cpu_offload_layers", "--cpu-offloading-num-layers"},
   };
   // plan.stage_layers[3] -> plan.stage_layers
   auto it = kFlags.find(key.substr(0, key.find('[')));

@@ -36,7 +36,10 @@
 //     --moe-expert-capacity-factor.
 //   training: --bf16 | --fp16 | --fp8-format (dtype), --optimizer adam|sgd,
 //     grad_accum_dtype fp32 (Megatron's main_grad; same with --grad-reduce-in-bf16),
-//     flash_attention from --use-flash-attn or --attention-backend flash|fused|auto.
+//     flash_attention from --use-flash-attn or --attention-backend flash|fused|auto,
+//     fp8_param_gather from --fp8-param-gather, moments_dtype bf16 from
+//     --use-precision-aware-optimizer with --exp-avg-dtype and --exp-avg-sq-dtype bf16;
+//     plan.cpu_offload_layers from --cpu-offloading --cpu-offloading-num-layers.
 // Flags read and checked against what meshsim models, warned when they differ:
 //   --expert-tensor-parallel-size (default tp; meshsim: 1), --moe-token-dispatcher-type
 //   (default allgather; meshsim: alltoall), --moe-grouped-gemm (meshsim: grouped),

@@ -23,10 +23,12 @@ constexpr const char* kFused =
 constexpr const char* kMla =
     "Multi-head Latent Attention is approximated as multi-head attention with "
     "--num-attention-heads heads of hidden/heads (parameters and FLOPs approximate)";
-constexpr const char* kOffload = "meshsim keeps everything in device memory; nothing is offloaded";
+constexpr const char* kOffload =
+    "meshsim offloads only whole layers' activations (--cpu-offloading); the rest stays in "
+    "device memory";
 constexpr const char* kPrecisionOptimizer =
-    "meshsim's optimizer keeps fp32 master weights and fp32 Adam moments (12 bytes per "
-    "parameter)";
+    "meshsim's optimizer keeps fp32 master weights (its moments as --exp-avg-dtype says: "
+    "fp32 or bf16)";
 constexpr const char* kCudaGraphs =
     "meshsim charges the cluster's kernel_overhead_us to every kernel, as launches without "
     "CUDA graphs cost";
@@ -108,6 +110,12 @@ const std::vector<FlagInfo> kTable = {
     {"--fp16", kSwitch, kMapped, ""},
     {"--fp8-format", kOne, kMapped, ""},
     {"--fp8-recipe", kOne, kMapped, ""},
+    {"--fp8-param-gather", kSwitch, kMapped, ""},
+    {"--use-precision-aware-optimizer", kSwitch, kMapped, ""},
+    {"--exp-avg-dtype", kOne, kMapped, ""},
+    {"--exp-avg-sq-dtype", kOne, kMapped, ""},
+    {"--cpu-offloading", kSwitch, kMapped, ""},
+    {"--cpu-offloading-num-layers", kOne, kMapped, ""},
     {"--optimizer", kOne, kMapped, ""},
     {"--accumulate-allreduce-grads-in-fp32", kSwitch, kMapped, ""},
     {"--grad-reduce-in-bf16", kSwitch, kMapped, ""},
@@ -162,7 +170,6 @@ const std::vector<FlagInfo> kTable = {
     {"--fp32-residual-connection", kSwitch, kNotModelled,
      "the residual stream is stored in the training dtype"},
     // ---- (b) not modelled: memory ----
-    {"--cpu-offloading", kSwitch, kNotModelled, kOffload},
     {"--fine-grained-activation-offloading", kSwitch, kNotModelled, kOffload},
     {"--optimizer-cpu-offload", kSwitch, kNotModelled, kOffload},
     {"--distribute-saved-activations", kSwitch, kNotModelled,
@@ -170,15 +177,10 @@ const std::vector<FlagInfo> kTable = {
      "parallelism only)"},
     {"--moe-layer-recompute", kSwitch, kNotModelled,
      "MoE layers are recomputed as --recompute-granularity says, like the others"},
-    {"--use-precision-aware-optimizer", kSwitch, kNotModelled, kPrecisionOptimizer},
     {"--main-grads-dtype", kOne, kNotModelled,
      "gradients as training.grad_accum_dtype (fp32 unless --fp16 or --grad-reduce-in-bf16)"},
     {"--main-params-dtype", kOne, kNotModelled, kPrecisionOptimizer},
-    {"--exp-avg-dtype", kOne, kNotModelled, kPrecisionOptimizer},
-    {"--exp-avg-sq-dtype", kOne, kNotModelled, kPrecisionOptimizer},
     // ---- (b) not modelled: precision ----
-    {"--fp8-param-gather", kSwitch, kNotModelled,
-     "parameters are gathered in 16 bits (2 bytes per parameter)"},
     {"--fp4-format", kOne, kNotModelled,
      "GEMMs in the dtype of --bf16 / --fp16 / --fp8-format; FP4 is not modelled"},
     {"--fp4-recipe", kOne, kNotModelled, "FP4 is not modelled"},
@@ -312,7 +314,6 @@ const std::vector<FlagInfo> kTable = {
     // Sub-options of features that are warned or mapped through their main flag.
     {"--tp-comm-overlap-cfg", kOne, kNoEffect, ""},
     {"--tp-comm-bootstrap-backend", kOne, kNoEffect, ""},
-    {"--cpu-offloading-num-layers", kOne, kNoEffect, ""},
     {"--optimizer-offload-fraction", kOne, kNoEffect, ""},
     {"--cuda-graph-warmup-steps", kOne, kNoEffect, ""},
     {"--cuda-graph-scope", kList, kNoEffect, ""},

@@ -30,6 +30,14 @@ struct PlanSpec {
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  // Activation offloading to host memory (Megatron-Core --cpu-offloading with
+  // --cpu-offloading-num-layers, run by Transformer Engine's cpu_offload): the stored
+  // activations of the model's first cpu_offload_layers layers are copied to the host
+  // after their forward and copied back before their backward, so that at most
+  // layers - cpu_offload_layers layers' activations are on the GPU at once
+  // (sim/schedule/activation_offload.cc). 0: none. As in Megatron-Core: < the model's
+  // layers, pp = 1 and no recomputation.
+  int cpu_offload_layers = 0;
   ScheduleKind schedule = ScheduleKind::kOneFOneB;
   int virtual_stages = 1;
   // Layers per virtual stage (chunk c of stage s at c*pp + s), summing to the model's
@@ -96,6 +104,11 @@ struct TrainingSpec {
   bool flash_attention = false;  // fused attention: no stored a*s*s scores
   // Read only when dtype is kFp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // FP8 primary weights (Megatron-Core --fp8-param-gather, TE's fp8_model_init): the model
+  // keeps its weights only as TE's FP8 tensors, with no 16-bit copy beside them; the
+  // optimizer casts its fp32 master weights straight to FP8. Read only when dtype is kFp8.
+  bool fp8_param_gather = false;
+  MomentsDtype moments_dtype = MomentsDtype::kFp32;
 };
 
 }  // namespace meshsim

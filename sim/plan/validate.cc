@@ -129,6 +129,29 @@ Status CheckContextAndExperts(const PlanSpec& p, const ModelSpec& m) {
   return Ok{};
 }
 
+// Activation offloading as Megatron-Core allows it (transformer_config.py @ d98e8a6,
+// NVIDIA/Megatron-LM: fewer layers than the model's, no pipeline parallelism, no
+// recomputation).
+Status CheckOffload(const PlanSpec& p, const ModelSpec& m) {
+  const int n = p.cpu_offload_layers;
+  if (n == 0) return Ok{};
+  if (n < 0 || n >= m.layers) {
+    return BadKey("plan.cpu_offload_layers",
+                  "expected 0 <= cpu_offload_layers < the model's layers = " + N(m.layers) +
+                      ", found " + N(n));
+  }
+  if (p.pp != 1) {
+    return BadKey(
+        "plan.cpu_offload_layers",
+        "activation offloading needs pp = 1 (as in Megatron-Core), found pp = " + N(p.pp));
+  }
+  if (p.recompute != Recompute::kNone) {
+    return BadKey("plan.cpu_offload_layers",
+                  "activation offloading needs recompute: none (as in Megatron-Core)");
+  }
+  return Ok{};
+}
+
 // The dtype runs on the GPU; the what-if and tuning knobs are in range.
 Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const ClusterSpec& cluster) {
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
@@ -165,6 +188,7 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
   if (Status s = CheckTensorAndPipelineSplits(p, m); !s.ok()) return s;
   if (Status s = CheckInterleaved(p); !s.ok()) return s;
   if (Status s = CheckContextAndExperts(p, m); !s.ok()) return s;
+  if (Status s = CheckOffload(p, m); !s.ok()) return s;
   return CheckSettings(p, training, cluster);
 }
 

@@ -42,6 +42,10 @@ class StageMemory {
       }
       chunk_stored_[vs] = chunk;
     }
+    // Activation offloading (pp = 1: one chunk): by the chunk's last kernel, and until
+    // the backward of layer L - 2 starts the first reload, the offloaded layers'
+    // activations are on the host (activation_offload.cc).
+    for (int l = 0; l < e_.plan.cpu_offload_layers; ++l) chunk_stored_[0] -= layers_[l].stored;
   }
 
   MemoryBound Bound(int stage) const {

@@ -3,13 +3,16 @@
 // Mixed precision (Micikevicius et al. 2018; Rajbhandari et al. 2020): 16-bit weights
 // (2 bytes), gradients in the training dtype (2 bytes) or Megatron's fp32 main_grad (4),
 // and fp32 optimizer state: Adam 12 bytes (master weights, two moments), SGD 8 (master,
-// momentum). ZeRO shards over the gradient group of nd = dp*cp ranks: stage 1 the
+// momentum); with bf16 moments (training.moments_dtype, Megatron-Core's precision-aware
+// optimizer) Adam 8 and SGD 6. ZeRO shards over the gradient group of nd = dp*cp ranks: stage 1 the
 // optimizer state, stage 2 also gradients, stage 3 also weights.
 // FP8 training (Transformer Engine) keeps FP8 copies of the weights beside the 16-bit ones
 // (Fp8WeightCopyBytes: row-wise and transposed, 2 bytes per parameter), counted as
 // weights, and casts them once per step (in the optimizer step's traffic). Both are
 // counted for every parameter, also the embedding's and the norms' that TE does not
-// cast: an upper bound, by ~3 % of the parameters of a 70B model.
+// cast: an upper bound, by ~3 % of the parameters of a 70B model. With FP8 primary weights
+// (training.fp8_param_gather, Megatron-Core's --fp8-param-gather) the 16-bit weights are
+// not kept: the FP8 copies are the model's weights.
 #pragma once
 
 #include "sim/plan/plan_spec.h"
@@ -26,6 +29,11 @@ struct ModelStateBytes {
 constexpr double kWeightBytesPerParam = 2;
 
 double GradientBytesPerParam(const TrainingSpec& t);
+// Whether the model's weights are TE's FP8 tensors only (dtype fp8 and fp8_param_gather).
+bool Fp8PrimaryWeights(const TrainingSpec& t);
+// Bytes per parameter of the weights a rank holds: 16-bit weights (unless FP8 primary
+// weights) plus the FP8 copies (Fp8WeightBytesPerParam).
+double WeightBytesPerParam(const TrainingSpec& t);
 double OptimizerBytesPerParam(const TrainingSpec& t);
 // HBM traffic of the optimizer step per locally owned parameter (54 bytes for Adam with
 // fp32 gradients, 42 with 16-bit gradients; FP8 training adds the weights' cast,

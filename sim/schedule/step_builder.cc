@@ -252,6 +252,7 @@ void StepBuilder::Forward(RankState& st, int chunk, int mb) {
     const LocalParams& params = stages_.LayerParams(layer);
     AwaitParamBucket(st, layer);
     GatherParams(st, params.dense + params.expert, layer, mb, false);
+    if (p_.cpu_offload_layers > 0) OffloadBeforeForward(st, layer);
     LayerForward(st, layer, mb, false);
     ReleaseParams(st, params.dense + params.expert, layer, false);
   }
@@ -282,6 +283,7 @@ void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   const StageSplit& split = stages_.split();
   for (int layer = split.EndLayer(vs) - 1; layer >= split.FirstLayer(vs); --layer) {
     const bool flush = layer == split.FirstLayer(vs) && !IsFirst(vs);
+    if (p_.cpu_offload_layers > 0) ReloadBeforeBackward(st, layer);
     LayerBackward(st, layer, mb, flush);
   }
   if (IsFirst(vs)) {

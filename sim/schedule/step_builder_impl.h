@@ -206,6 +206,11 @@ class StepBuilder {
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
 
+  // activation_offload.cc: activation offloading (plan.cpu_offload_layers).
+  double LayerStoredBytes(const RankState& st, int layer) const;
+  void OffloadBeforeForward(RankState& st, int layer);
+  void ReloadBeforeBackward(RankState& st, int layer);
+
   bool IsFirst(int vs) const { return stages_.split().IsFirst(vs); }
   bool IsLast(int vs) const { return stages_.split().IsLast(vs); }
   int VirtualStage(int chunk, int stage) const {

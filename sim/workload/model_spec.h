@@ -150,5 +150,9 @@ struct ModelSpec {
 
 enum class Optimizer { kAdam, kSgd };
 enum class GradAccumDtype { kSame, kFp32 };
+// Dtype of Adam's two moments (SGD's momentum): kFp32, or kBf16 as Megatron-Core's
+// precision-aware optimizer keeps them (--use-precision-aware-optimizer with
+// --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); the fp32 master weights stay fp32.
+enum class MomentsDtype { kFp32, kBf16 };
 
 }  // namespace meshsim
