@@ -387,8 +387,9 @@ def register(dataset):
 # scripts/validation_maxtext.py's.
 NOT_YET = [
     ("H100: Nemotron_3_Nano (section 1a), GB200: Nemotron_3_Ultra and Nemotron 3.5 Lightning "
-     "(section 1b), Nemotron V3 (section 6a)", "the H100 Nano run's memory savings (meshsim "
-     "counts 95 GiB on its 80 GB GPUs; the table does not say what it used) and the "
+     "(section 1b), Nemotron V3 (section 6a)", "a held-out H100 FP8 hybrid data set for the "
+     "H100 Nano row (its experiment, public-h100-bridge-nemotron-3-nano, fits with its "
+     "recipe's FP8 primary weights and bf16 gradients: 73 GiB of 80) and the "
      "architectures of Ultra and Lightning (not in public_runs.md section 7); the B200 and "
      "GB200 Nano and Super rows are the hybrid held-out data sets"),
     ("H100: Kimi K2 (section 6a), GB200: DeepSeekV4 Flash (section 1b)",
