@@ -83,7 +83,7 @@ class StageMemory {
     const LayerCost& dense = costs_.dense_layer();
     LayerMemory m;
     const LocalParams& params = costs_.LayerParams(l);
-    m.buffer = GathersParams() ? (params.dense + params.expert) * kWeightBytesPerParam : 0;
+    m.buffer = GathersParams() ? (params.dense + params.expert) * GatheredBytes() : 0;
     const auto add = [&m](const BlockCost& b) {
       m.stored += b.stored_act_bytes;
       m.transient += b.transient_act_bytes;
@@ -149,8 +149,13 @@ class StageMemory {
   }
 
   bool GathersParams() const { return e_.plan.zero >= 3 && nd_ > 1; }
+  // Bytes per gathered parameter: Megatron's (FP8 primary weights: 1) or FSDP's (2).
+  double GatheredBytes() const {
+    return e_.plan.framework == Framework::kMegatron ? GatheredWeightBytesPerParam(e_.training)
+                                                     : kWeightBytesPerParam;
+  }
   double EmbeddingBuffer() const {
-    return GathersParams() ? costs_.EmbeddingParams() * kWeightBytesPerParam : 0;
+    return GathersParams() ? costs_.EmbeddingParams() * GatheredBytes() : 0;
   }
 
   const Experiment& e_;

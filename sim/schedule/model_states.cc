@@ -20,6 +20,10 @@ double WeightBytesPerParam(const TrainingSpec& t) {
   return (Fp8PrimaryWeights(t) ? 0.0 : kWeightBytesPerParam) + Fp8WeightBytesPerParam(t);
 }
 
+double GatheredWeightBytesPerParam(const TrainingSpec& t) {
+  return Fp8PrimaryWeights(t) && t.fp8_recipe != Fp8Recipe::kMxfp8 ? 1.0 : kWeightBytesPerParam;
+}
+
 double OptimizerTrafficPerParam(const TrainingSpec& t) {
   // Megatron-LM's mixed-precision step, kernel by kernel, per parameter: unscale and
   // inf-check (read g), gradient norm (read g), clipping (read + write g), the fused

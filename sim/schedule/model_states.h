@@ -39,6 +39,14 @@ double OptimizerBytesPerParam(const TrainingSpec& t);
 // fp32 gradients, 42 with 16-bit gradients; FP8 training adds the weights' cast,
 // Fp8WeightCastBytes).
 double OptimizerTrafficPerParam(const TrainingSpec& t);
+// Bytes per parameter of Megatron's parameter all-gathers (the distributed optimizer's
+// after the step, ZeRO-3's before each layer) and of ZeRO-3's gathered buffers: the
+// 16-bit weights; with FP8 primary weights the FP8 data, 1 byte (Megatron-LM
+// --fp8-param-gather: "perform the param all-gather in fp8", arguments.py @ d98e8a6),
+// except MXFP8, whose all-gather Megatron-Core runs in 16 bits through the gradient
+// buffer and quantizes afterwards (reuse_grad_buf_for_mxfp8_param_ag, which Megatron-Bridge's
+// MXFP8 recipe sets; param_and_grad_buffer.py @ d98e8a6).
+double GatheredWeightBytesPerParam(const TrainingSpec& t);
 // Bytes per parameter of TE's FP8 weight copies (0 unless training.dtype is fp8).
 double Fp8WeightBytesPerParam(const TrainingSpec& t);
 // HBM bytes per parameter of casting the weights to FP8 once per step (0 unless fp8).

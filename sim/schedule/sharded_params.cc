@@ -172,7 +172,7 @@ void StepBuilder::AddChunkBuckets(RankState::ParamBuckets& b, int chunk,
   if (open > 0) backward.emplace_back(open, std::move(members));
   for (auto it = backward.rbegin(); it != backward.rend(); ++it) {
     const int index = static_cast<int>(b.bytes.size());
-    b.bytes.push_back(it->first * kWeightBytesPerParam);
+    b.bytes.push_back(it->first * GatheredWeightBytesPerParam(t_));
     b.chunk.push_back(chunk);
     b.gather.emplace_back();
     b.waited.push_back(false);

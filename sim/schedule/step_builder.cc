@@ -144,7 +144,7 @@ void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb, 
     GatherUnit(st, params, layer, mb, backward);
     return;
   }
-  const double bytes = params * kWeightBytesPerParam;
+  const double bytes = params * GatheredWeightBytesPerParam(t_);
   const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
   if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
   const int32_t c = NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, bytes);
@@ -157,7 +157,7 @@ void StepBuilder::ReleaseParams(RankState& st, double params, int layer, bool ba
     ReleaseUnit(st, params, layer, backward);
     return;
   }
-  Memory(st, MemCategory::kBuffers, -params * kWeightBytesPerParam);
+  Memory(st, MemCategory::kBuffers, -params * GatheredWeightBytesPerParam(t_));
   st.released[0] = st.released[1];
   st.released[1] = st.last_compute;
 }
@@ -360,10 +360,11 @@ void StepBuilder::Optimizer(RankState& st) {
   Compute(st, Tag::kOptimizerStep, KernelWork{0, owned * OptimizerTrafficPerParam(t_)}, -1, -1);
   if (policy_.param_gather_after_optimizer) {
     if (nd_ > 1)
-      GatherInChunks(st, Channel::kDp, st.grad_group, params.dense * kWeightBytesPerParam);
+      GatherInChunks(st, Channel::kDp, st.grad_group,
+                     params.dense * GatheredWeightBytesPerParam(t_));
     if (ned_ > 1 && params.expert > 0) {
       GatherInChunks(st, Channel::kExpertDp, st.expert_grad_group,
-                     params.expert * kWeightBytesPerParam);
+                     params.expert * GatheredWeightBytesPerParam(t_));
     }
   }
 }

@@ -46,6 +46,17 @@ TEST(MemorySavings, Fp8PrimaryWeightsOptimizerTraffic) {
   EXPECT_DOUBLE_EQ(with_copy - OptimizerTrafficPerParam(t), 2.0);
 }
 
+// Megatron's parameter all-gathers move FP8 data (1 byte) with FP8 primary weights, but
+// MXFP8's, which run in 16 bits through the gradient buffer.
+TEST(MemorySavings, Fp8ParamGatherBytes) {
+  TrainingSpec t = Fp8Current();
+  EXPECT_DOUBLE_EQ(GatheredWeightBytesPerParam(t), 2);
+  t.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(GatheredWeightBytesPerParam(t), 1);
+  t.fp8_recipe = Fp8Recipe::kMxfp8;
+  EXPECT_DOUBLE_EQ(GatheredWeightBytesPerParam(t), 2);
+}
+
 // Precision-aware optimizer: fp32 master (4) + two bf16 moments (2 + 2) = 8 bytes for
 // Adam, 4 + 2 = 6 for SGD; the ZeRO-1 shard divides them.
 TEST(MemorySavings, Bf16MomentsAreEightBytesForAdam) {
