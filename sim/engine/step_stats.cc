@@ -231,7 +231,18 @@ std::vector<int64_t> LastPassEnds(const Program& program, const ReplayResult& re
   return last;
 }
 
-// Fills `edges` with `rank`'s busy intervals, per stream.
+// Whether host op `id` held a GPU op back: one of the ops it launched started as it ended.
+// Other host time (the host running ahead, or launching ops that then wait for other
+// ranks) is no host-bound time.
+bool HeldBack(const Program& program, const ReplayResult& replay, OpId id) {
+  for (const OpId* d = program.DependentsBegin(id); d != program.DependentsEnd(id); ++d) {
+    if (replay.start[*d] == replay.end[id]) return true;
+  }
+  return false;
+}
+
+// Fills `edges` with `rank`'s busy intervals, per stream (of the host's, the launches that
+// held a GPU op back).
 void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
                   StreamEdges& edges) {
   for (int st = 0; st < kStreamCount; ++st) {
@@ -242,6 +253,7 @@ void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
       if (program.Records()[id].kind() == ReplayRecord::Kind::kMemory) continue;
       const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
       if (e <= b) continue;
+      if (stream == Stream::kHost && !HeldBack(program, replay, id)) continue;
       const Activity a = ActivityOf(program, id, stream);
       run.push_back(MakeEdge(b, true, a));
       run.push_back(MakeEdge(e, false, a));

@@ -26,6 +26,12 @@ void HostThread::EndGraph() {
   if (--graph_depth_ == 0) graph_launch_.reset();
 }
 
+int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe) {
+  int casts = 0;
+  for (const GemmShape& g : shapes.gemms) casts += g.fp8 && g.casts_a;
+  return casts * static_cast<int>(Fp8CastKernels(recipe));
+}
+
 int GroupedGemmLaunches(double local_experts, int gemms_per_expert) {
   return static_cast<int>(std::ceil(local_experts)) * gemms_per_expert;
 }

@@ -22,7 +22,9 @@
 #include <initializer_list>
 #include <optional>
 
+#include "sim/core/dtype.h"
 #include "sim/schedule/program.h"
+#include "sim/workload/kernel_shapes.h"
 
 namespace meshsim {
 
@@ -55,5 +57,11 @@ class HostThread {
 // module/grouped_linear.py general_grouped_gemm) launches one GEMM per local expert for
 // each of `gemms_per_expert` weight matrices, whatever streams the GPU runs them on.
 int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
+
+// Host launches of the FP8 casts before an op's GEMMs under FP8 training: each GEMM that
+// casts its A operand (GemmShape::casts_a) launches the recipe's cast kernels
+// (Fp8CastKernels), which the op's GPU kernel count leaves out (the kernel model times
+// them with the GEMM).
+int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe);
 
 }  // namespace meshsim
