@@ -20,7 +20,7 @@ std::unique_ptr<ComputeModel> HostModel(double launch_us = kLaunchUs) {
       std::make_unique<testing::FlopsOnlyComputeModel>(), launch_us * 1e-6);
 }
 
-ReplayResult Run(const Program& p) {
+ReplayResult ReplayChain(const Program& p) {
   testing::FreeNetwork network;
   return Replay(p, *HostModel(), network);
 }
@@ -37,7 +37,7 @@ Chain KernelChain(int n, double kernel_us, int sync_after = -1, bool graph = fal
   HostThread host(0, true);
   if (graph) host.BeginGraph();
   for (int i = 0; i < n; ++i) {
-    const OpId k = c.program.AddCompute(0, Tag::kMlpFwd, KernelWork{kernel_us * 1e9 / 1e6, 0, 1});
+    const OpId k = c.program.AddCompute(0, Tag::kMlpFwd, KernelWork{kernel_us * 1e9, 0, 1});
     host.Issue(c.program, k, 1);
     c.kernels.push_back(k);
     if (i == sync_after) host.Sync(c.program, {k});
@@ -51,7 +51,7 @@ TEST(HostLaunch, ShortKernelsAreHostBound) {
   // 1 us kernels, 5 us launches: each kernel starts as its launch ends; the step is ten
   // launches and the last kernel.
   const Chain c = KernelChain(10, 1);
-  const ReplayResult r = Run(c.program);
+  const ReplayResult r = ReplayChain(c.program);
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.step_time, SimTime::Microseconds(10 * kLaunchUs + 1));
   EXPECT_EQ(r.start[c.kernels[3]], SimTime::Microseconds(4 * kLaunchUs));
@@ -60,7 +60,7 @@ TEST(HostLaunch, ShortKernelsAreHostBound) {
 TEST(HostLaunch, LongKernelsHideTheHost) {
   // 100 us kernels: the host runs ahead; only the first launch shows.
   const Chain c = KernelChain(10, 100);
-  const ReplayResult r = Run(c.program);
+  const ReplayResult r = ReplayChain(c.program);
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.step_time, SimTime::Microseconds(kLaunchUs + 10 * 100));
 }
@@ -69,7 +69,7 @@ TEST(HostLaunch, ASyncDrainsTheRunAhead) {
   // The host waits for kernel 4 to end before it launches kernel 5: the GPU idles one
   // launch.
   const Chain c = KernelChain(10, 100, 4);
-  const ReplayResult r = Run(c.program);
+  const ReplayResult r = ReplayChain(c.program);
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.start[c.kernels[5]], r.end[c.kernels[4]] + SimTime::Microseconds(kLaunchUs));
   EXPECT_EQ(r.step_time, SimTime::Microseconds(2 * kLaunchUs + 10 * 100));
@@ -78,12 +78,12 @@ TEST(HostLaunch, ASyncDrainsTheRunAhead) {
 TEST(HostLaunch, CudaGraphLaunchesOnce) {
   // The ten 1 us kernels as one graph: one launch, then the kernels back to back.
   const Chain c = KernelChain(10, 1, -1, /*graph=*/true);
-  const ReplayResult r = Run(c.program);
+  const ReplayResult r = ReplayChain(c.program);
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.step_time, SimTime::Microseconds(kLaunchUs + 10));
   // A sync inside the graph is dropped (CUDA cannot capture it).
   const Chain synced = KernelChain(10, 1, 4, /*graph=*/true);
-  EXPECT_EQ(Run(synced.program).step_time, r.step_time);
+  EXPECT_EQ(ReplayChain(synced.program).step_time, r.step_time);
 }
 
 TEST(HostLaunch, OffAddsNothing) {
@@ -166,6 +166,40 @@ TEST(HostLaunch, NoHostModelKeepsTheProgram) {
   e.cluster.host.launch_us = 0;
   const auto sim = Simulate(e, {}, testing::FakeModels());
   EXPECT_TRUE(sim->program.StreamOps(0, Stream::kHost).empty());
+}
+
+Result<Experiment> LoadText(const std::string& training, const std::string& host) {
+  const std::string text =
+      "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
+      "cluster_overrides: {nodes: 1" + host + "}\nplan: {tp: 8, global_batch: 8}\n"
+      "training: {" + training + "}\n";
+  return LoadExperimentText(text, std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/x.yaml",
+                            {});
+}
+
+TEST(HostLaunch, ConfigReadsScopesAndRejectsUnknownOnes) {
+  Result<Experiment> e =
+      LoadText("cuda_graphs: [attn, moe_router, moe_preprocess]", ", host: {launch_us: 7}");
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ(e.value().cluster.host.launch_us, 7);
+  const CudaGraphScope& g = e.value().training.cuda_graphs;
+  EXPECT_TRUE(g.attn && g.moe_router && g.moe_preprocess);
+  EXPECT_FALSE(g.mlp || g.full_iteration);
+  Result<Experiment> full = LoadText("cuda_graphs: full_iteration", "");
+  ASSERT_TRUE(full.ok()) << full.error().ToString();
+  EXPECT_TRUE(full.value().training.cuda_graphs.full_iteration);
+  for (const auto& [training, key] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"cuda_graphs: [attn, moe]", "training.cuda_graphs[1]"},
+           {"cuda_graphs: [moe_preprocess]", "training.cuda_graphs"},
+           {"cuda_graphs: everything", "training.cuda_graphs"}}) {
+    Result<Experiment> bad = LoadText(training, "");
+    ASSERT_FALSE(bad.ok()) << training;
+    EXPECT_NE(bad.error().ToString().find(key), std::string::npos) << bad.error().ToString();
+  }
+  Result<Experiment> negative = LoadText("", ", host: {launch_us: -1}");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().ToString().find("cluster.host.launch_us"), std::string::npos);
 }
 
 }  // namespace
