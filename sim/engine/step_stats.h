@@ -14,8 +14,8 @@ namespace meshsim {
 // Where one rank's step time went. Each instant is counted once, in priority order:
 // optimizer, other compute, then (compute idle) TP, CP, EP, PP, DP communication, then
 // (no GPU stream busy) the host thread launching kernels that a GPU op waits for (host_s:
-// host-bound time), then idle (bubble). The parts add up to the step time. interference_s: the time compute
-// kernels (optimizer included) ran longer because communication kernels ran beside them
+// host-bound time), then idle (bubble). The parts add up to the step time. interference_s: the time
+// compute kernels (optimizer included) ran longer because communication kernels ran beside them
 // (ReplayResult::interference); it is taken out of compute_s and optimizer_s.
 struct TimeBreakdown {
   double compute_s = 0;

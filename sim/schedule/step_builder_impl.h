@@ -85,7 +85,7 @@ class StepBuilder {
   struct RankState {
     int rank = 0;
     int stage = 0;
-    HostThread host;  // issues the rank's GPU ops (off unless host_threads_)
+    HostThread host;           // issues the rank's GPU ops (off unless host_threads_)
     double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
     std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
     // tp_group in reverse order: a ring shift on it passes data the other way round

@@ -1,12 +1,13 @@
 // The host (CPU) thread of each rank (sim/schedule/host_launch.h): hand-worked timelines
 // of kernels it issues, its synchronisations and CUDA graphs, and the step builder's
 // host threads on a MoE step.
+#include "sim/schedule/host_launch.h"
+
 #include <gtest/gtest.h>
 
 #include "sim/config/loader.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
-#include "sim/schedule/host_launch.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -115,8 +116,8 @@ Experiment SmallMoe() {
 }
 
 std::unique_ptr<Simulation> SimulateMoe(const Experiment& e) {
-  return Simulate(e, {}, Models{HostModel(e.cluster.host.launch_us),
-                                std::make_unique<testing::FreeNetwork>()});
+  return Simulate(
+      e, {}, Models{HostModel(e.cluster.host.launch_us), std::make_unique<testing::FreeNetwork>()});
 }
 
 int CountTag(const Program& p, int rank, Tag tag) {
@@ -171,8 +172,11 @@ TEST(HostLaunch, NoHostModelKeepsTheProgram) {
 Result<Experiment> LoadText(const std::string& training, const std::string& host) {
   const std::string text =
       "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
-      "cluster_overrides: {nodes: 1" + host + "}\nplan: {tp: 8, global_batch: 8}\n"
-      "training: {" + training + "}\n";
+      "cluster_overrides: {nodes: 1" +
+      host +
+      "}\nplan: {tp: 8, global_batch: 8}\n"
+      "training: {" +
+      training + "}\n";
   return LoadExperimentText(text, std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/x.yaml",
                             {});
 }
@@ -188,8 +192,7 @@ TEST(HostLaunch, ConfigReadsScopesAndRejectsUnknownOnes) {
   Result<Experiment> full = LoadText("cuda_graphs: full_iteration", "");
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   EXPECT_TRUE(full.value().training.cuda_graphs.full_iteration);
-  for (const auto& [training, key] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [training, key] : std::vector<std::pair<std::string, std::string>>{
            {"cuda_graphs: [attn, moe]", "training.cuda_graphs[1]"},
            {"cuda_graphs: [moe_preprocess]", "training.cuda_graphs"},
            {"cuda_graphs: everything", "training.cuda_graphs"}}) {
