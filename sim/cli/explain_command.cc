@@ -14,7 +14,8 @@ int Explain(const std::string& experiment, const std::vector<std::string>& sets)
   if (!loaded.ok()) return ReportError(loaded.error());
   const Experiment& e = loaded.value();
   const Mesh mesh(e.plan);
-  const Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, mesh.Pipeline(0));
+  const Program program =
+      BuildStepProgram(e.model, e.plan, e.training, mesh, mesh.Pipeline(0), HostThreads(e));
   std::cout << ExplainText(e, mesh, program);
   return kOk;
 }

@@ -87,6 +87,55 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   r.Finish();
 }
 
+// The scopes of training.cuda_graphs, by Megatron-Core's --cuda-graph-scope names.
+enum class GraphScope { kNone, kAttn, kMlp, kMoeRouter, kMoePreprocess, kFullIteration };
+const std::vector<std::pair<std::string, GraphScope>>& GraphScopes() {
+  static const std::vector<std::pair<std::string, GraphScope>> scopes = {
+      {"none", GraphScope::kNone},
+      {"attn", GraphScope::kAttn},
+      {"mlp", GraphScope::kMlp},
+      {"moe_router", GraphScope::kMoeRouter},
+      {"moe_preprocess", GraphScope::kMoePreprocess},
+      {"full_iteration", GraphScope::kFullIteration}};
+  return scopes;
+}
+
+void AddScope(GraphScope s, CudaGraphScope* g) {
+  g->attn = g->attn || s == GraphScope::kAttn;
+  g->mlp = g->mlp || s == GraphScope::kMlp;
+  g->moe_router = g->moe_router || s == GraphScope::kMoeRouter;
+  g->moe_preprocess = g->moe_preprocess || s == GraphScope::kMoePreprocess;
+  g->full_iteration = g->full_iteration || s == GraphScope::kFullIteration;
+}
+
+// cuda_graphs: one scope, or a list of them ([attn, moe_router, moe_preprocess]).
+void DecodeCudaGraphs(YamlReader& r, CudaGraphScope* g) {
+  const YAML::Node n = r.Child("cuda_graphs");
+  if (!n || !n.IsSequence()) {
+    GraphScope s = GraphScope::kNone;
+    r.GetEnum<GraphScope>("cuda_graphs", GraphScopes(), &s);
+    AddScope(s, g);
+    return;
+  }
+  r.Skip("cuda_graphs");
+  for (size_t i = 0; i < n.size(); ++i) {
+    const auto& scopes = GraphScopes();
+    const auto it = std::find_if(scopes.begin(), scopes.end(), [&](const auto& c) {
+      return n[i].IsScalar() && c.first == n[i].Scalar();
+    });
+    if (it == scopes.end()) {
+      Fail(r.sources(), n[i], r.KeyPath("cuda_graphs") + "[" + std::to_string(i) + "]",
+           "expected one of attn | mlp | moe_router | moe_preprocess | full_iteration, found " +
+               Describe(n[i]));
+    }
+    AddScope(it->second, g);
+  }
+  if (g->moe_preprocess && !g->moe_router) {
+    Fail(r.sources(), n, r.KeyPath("cuda_graphs"),
+         "moe_preprocess is captured with the router: add moe_router");
+  }
+}
+
 }  // namespace
 
 PlanSpec DecodePlan(YamlReader& r) {
@@ -177,6 +226,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
   r.GetEnum<MomentsDtype>("moments_dtype",
                           {{"fp32", MomentsDtype::kFp32}, {"bf16", MomentsDtype::kBf16}},
                           &t.moments_dtype);
+  DecodeCudaGraphs(r, &t.cuda_graphs);
   r.Finish();
   return t;
 }

@@ -314,6 +314,15 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   e.Finish();
 }
 
+void DecodeHost(YamlReader h, HostSpec* host) {
+  h.GetDouble("launch_us", &host->launch_us);
+  if (!(host->launch_us >= 0)) {
+    Fail(h.sources(), h.Child("launch_us"), h.KeyPath("launch_us"),
+         "expected a time >= 0, found " + Describe(h.Child("launch_us")));
+  }
+  h.Finish();
+}
+
 }  // namespace
 
 ClusterSpec DecodeCluster(YamlReader& r) {
@@ -346,6 +355,7 @@ ClusterSpec DecodeCluster(YamlReader& r) {
          "a cluster of " + std::to_string(c.nodes) + " nodes needs an inter_node network");
   }
   if (r.Has("efficiency")) DecodeEfficiency(r.Map("efficiency"), &c.efficiency);
+  if (r.Has("host")) DecodeHost(r.Map("host"), &c.host);
   r.GetEnum<NetworkModelKind>(
       "network_model",
       {{"flow", NetworkModelKind::kFlow}, {"alpha_beta", NetworkModelKind::kAlphaBeta}},

@@ -145,8 +145,9 @@ class Replayer {
   const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
   const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
+  // Host ops (Stream::kHost) run on the CPU: communication does not slow them.
   void StartCompute(OpId id, const ReplayOp& op) {
-    if (!interference_) {
+    if (!interference_ || op.queue % kStreamCount == static_cast<uint32_t>(Stream::kHost)) {
       sim_.Schedule(Duration(op), [this, id] {
         Finish(id);
         Drain();

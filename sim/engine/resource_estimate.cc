@@ -99,8 +99,8 @@ ResourceEstimate EstimateResources(const Experiment& e, const SimulationOptions&
   est.full_replay_forced = NeedsFullReplay(e, plain);
   std::vector<int> pipeline = mesh.Pipeline(0);
   std::sort(pipeline.begin(), pipeline.end());
-  est.ops_per_pipeline =
-      static_cast<int64_t>(BuildStepProgram(e.model, e.plan, e.training, mesh, pipeline).OpCount());
+  est.ops_per_pipeline = static_cast<int64_t>(
+      BuildStepProgram(e.model, e.plan, e.training, mesh, pipeline, HostThreads(e)).OpCount());
   est.replayed_ranks = static_cast<int64_t>(
       SimulatedRanks(mesh, options.memory_curve_ranks, est.full_replay).size());
   est.ops = est.ops_per_pipeline * (est.replayed_ranks / pp);

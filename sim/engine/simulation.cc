@@ -52,7 +52,9 @@ ShapeModelParams ShapeParams(const Experiment& e) {
 
 }  // namespace
 
-std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
+namespace {
+
+std::unique_ptr<ComputeModel> MakeGpuModel(const Experiment& e) {
   if (e.cluster.efficiency.kernel_model == KernelModelKind::kShapes) {
     return std::make_unique<ShapeComputeModel>(ShapeParams(e));
   }
@@ -63,6 +65,13 @@ std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
   const double bytes = gpu.hbm_gbps * 1e9 * e.cluster.efficiency.memory;
   return std::make_unique<RooflineComputeModel>(flops, bytes,
                                                 e.cluster.efficiency.kernel_overhead_us * 1e-6);
+}
+
+}  // namespace
+
+std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
+  if (!HostThreads(e)) return MakeGpuModel(e);
+  return std::make_unique<HostLaunchComputeModel>(MakeGpuModel(e), e.cluster.host.launch_us * 1e-6);
 }
 
 Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
@@ -248,7 +257,7 @@ std::unique_ptr<Simulation> Simulate(const Experiment& e, const SimulationOption
   for (int r = 0; r < mesh.Size(); ++r) {
     representative[r] = is_simulated[r] ? r : mesh.RankOf(0, 0, 0, mesh.CoordsOf(r).pp);
   }
-  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated);
+  Program program = BuildStepProgram(e.model, e.plan, e.training, mesh, simulated, HostThreads(e));
   const ReplayOptions ro = MakeReplayOptions(e, options, mesh, program, is_simulated, full);
   ReplayResult replay = Replay(program, *models.compute, *models.network, ro);
   StepStats stats = AnalyzeStep(program, replay, simulated);

@@ -9,7 +9,8 @@ namespace meshsim {
 namespace {
 
 // Activity classes in priority order (lower index wins when several are active).
-enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kActivityCount };
+// kHost: the host thread issues kernels while no GPU stream runs (host-bound time).
+enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kHost, kActivityCount };
 
 // The analysis visits every op of every analysed rank several times: it reads the parts
 // of an op it needs from the program's ReplayRecord and OpInfo arrays rather than build
@@ -21,6 +22,7 @@ bool IsComm(const ReplayRecord& r) {
 
 // The activity of op `id` on `stream` (a memory op's counts for nothing).
 Activity ActivityOf(const Program& p, OpId id, Stream stream) {
+  if (stream == Stream::kHost) return kHost;
   if (IsCompute(p.Records()[id])) {
     return p.Info(id).tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
   }
@@ -86,6 +88,7 @@ RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t st
   std::array<int, kActivityCount> active{};
   uint32_t busy = 0;  // bit a: activity a under way
   constexpr uint32_t kComputeBits = (1u << kOptimizer) | (1u << kCompute);
+  constexpr uint32_t kCommBits = ~(kComputeBits | (1u << kHost));
   std::array<int64_t, kActivityCount + 1> time{};  // last slot: idle
   int64_t idle_before_pipeline_end = 0, comm_busy = 0, compute_busy = 0;
   int64_t prev = 0;
@@ -99,7 +102,7 @@ RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t st
       time[std::countr_zero(busy)] += span;  // lower index, higher priority
     }
     if (busy & kComputeBits) compute_busy += span;
-    if (busy & ~kComputeBits) comm_busy += span;
+    if (busy & kCommBits) comm_busy += span;
     prev = until;
   };
   while (open > 0) {
@@ -132,6 +135,7 @@ RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t st
   b.exposed_ep_s = s(time[kEp]);
   b.exposed_pp_s = s(time[kPp]);
   b.exposed_dp_s = s(time[kDp]);
+  b.host_s = s(time[kHost]);
   b.bubble_s = s(time[kActivityCount]);
   return r;
 }
@@ -227,7 +231,18 @@ std::vector<int64_t> LastPassEnds(const Program& program, const ReplayResult& re
   return last;
 }
 
-// Fills `edges` with `rank`'s busy intervals, per stream.
+// Whether host op `id` held a GPU op back: one of the ops it launched started as it ended.
+// Other host time (the host running ahead, or launching ops that then wait for other
+// ranks) is no host-bound time.
+bool HeldBack(const Program& program, const ReplayResult& replay, OpId id) {
+  for (const OpId* d = program.DependentsBegin(id); d != program.DependentsEnd(id); ++d) {
+    if (replay.start[*d] == replay.end[id]) return true;
+  }
+  return false;
+}
+
+// Fills `edges` with `rank`'s busy intervals, per stream (of the host's, the launches that
+// held a GPU op back).
 void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
                   StreamEdges& edges) {
   for (int st = 0; st < kStreamCount; ++st) {
@@ -238,6 +253,7 @@ void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
       if (program.Records()[id].kind() == ReplayRecord::Kind::kMemory) continue;
       const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
       if (e <= b) continue;
+      if (stream == Stream::kHost && !HeldBack(program, replay, id)) continue;
       const Activity a = ActivityOf(program, id, stream);
       run.push_back(MakeEdge(b, true, a));
       run.push_back(MakeEdge(e, false, a));

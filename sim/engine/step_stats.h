@@ -13,8 +13,9 @@ namespace meshsim {
 
 // Where one rank's step time went. Each instant is counted once, in priority order:
 // optimizer, other compute, then (compute idle) TP, CP, EP, PP, DP communication, then
-// idle (bubble). The parts add up to the step time. interference_s: the time compute
-// kernels (optimizer included) ran longer because communication kernels ran beside them
+// (no GPU stream busy) the host thread launching kernels that a GPU op waits for (host_s:
+// host-bound time), then idle (bubble). The parts add up to the step time. interference_s: the time
+// compute kernels (optimizer included) ran longer because communication kernels ran beside them
 // (ReplayResult::interference); it is taken out of compute_s and optimizer_s.
 struct TimeBreakdown {
   double compute_s = 0;
@@ -24,6 +25,7 @@ struct TimeBreakdown {
   double exposed_ep_s = 0;
   double exposed_pp_s = 0;
   double exposed_dp_s = 0;
+  double host_s = 0;
   double bubble_s = 0;
   double optimizer_s = 0;
 };

@@ -143,6 +143,17 @@ struct EfficiencySpec {
   double MatmulFp8() const { return matmul_fp8 < 0 ? matmul : matmul_fp8; }
 };
 
+// The host CPU of each GPU's rank: one thread per rank issues its kernels
+// (sim/schedule/host_launch.h). launch_us: host time per kernel launch, the PyTorch eager
+// op's whole CPU path (Python, autograd, the ATen dispatcher, the library's setup and
+// cudaLaunchKernel), about 5-25 us per op on x86 hosts (J. Lin, "From PyTorch op to kernel
+// launch", https://jiahuanglin.xyz/all_lessons/gpu_kernel_serving/18_pytorch_to_kernel.html:
+// Python ~1, binding ~1, autograd 1-3, dispatcher 1-2, library 1-5, cudaLaunchKernel 1-3 us).
+// 0: no host model (the GPU never waits for its CPU; the programs have no host ops).
+struct HostSpec {
+  double launch_us = 0;
+};
+
 // What-if changes to the hardware. Links are named as Topology names them (both
 // directions change): "node1.gpu3.nvlink", "node1.nic3", "leaf0.spine2", "rail3.0.spine1".
 struct LinkChange {
@@ -190,6 +201,7 @@ struct ClusterSpec {
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;
   EfficiencySpec efficiency;
+  HostSpec host;
   WhatIfSpec what_if;
   // kFlow: flows over the topology graph with max-min sharing; kAlphaBeta: per link class.
   NetworkModelKind network_model = NetworkModelKind::kFlow;

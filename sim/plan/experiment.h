@@ -17,4 +17,8 @@ struct Experiment {
   TrainingSpec training;
 };
 
+// Whether the experiment models each rank's host thread (sim/schedule/host_launch.h): a
+// cluster with a host launch cost.
+inline bool HostThreads(const Experiment& e) { return e.cluster.host.launch_us > 0; }
+
 }  // namespace meshsim

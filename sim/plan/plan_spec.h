@@ -97,6 +97,20 @@ struct PlanSpec {
   int ExpertDataDegree() const { return (ExpertsFoldTp() ? tp : 1) * dp * cp / ep; }
 };
 
+// The regions of a step captured in CUDA graphs, as Megatron-Core captures them
+// (--cuda-graph-impl transformer_engine with --cuda-graph-scope attn, mlp, moe_router,
+// moe_preprocess; --cuda-graph-impl full_iteration): the host launches a captured region
+// once, forward and backward (sim/schedule/host_launch.h). Read only with a host model
+// (cluster.host.launch_us > 0). All false: eager.
+struct CudaGraphScope {
+  bool attn = false;            // each layer's attention block, with its TP collectives
+  bool mlp = false;             // each dense layer's MLP block
+  bool moe_router = false;      // each MoE layer's router
+  bool moe_preprocess = false;  // with moe_router: the dispatch's token-count preprocessing
+  bool full_iteration = false;  // the whole step: one launch, no host synchronisation
+  bool Any() const { return attn || mlp || moe_router || moe_preprocess || full_iteration; }
+};
+
 struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
@@ -109,6 +123,7 @@ struct TrainingSpec {
   // optimizer casts its fp32 master weights straight to FP8. Read only when dtype is kFp8.
   bool fp8_param_gather = false;
   MomentsDtype moments_dtype = MomentsDtype::kFp32;
+  CudaGraphScope cuda_graphs;
 };
 
 }  // namespace meshsim

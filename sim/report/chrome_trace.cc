@@ -85,6 +85,17 @@ std::string KernelArgs(const Program& p, const Op& op) {
   return out;
 }
 
+// An op of the rank's host thread (Stream::kHost): launches, or a wait for the GPU.
+void WriteHostOp(const Simulation& sim, int rank, OpId id, TraceWriter& w) {
+  const Program& p = sim.program;
+  const Op& op = p.op(id);
+  const double ts = Us(sim.replay.start[id]);
+  w.Event(
+      R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"host","args":{{"layer":{},"micro_batch":{},"launches":{}}}}})J",
+      rank, static_cast<int>(Stream::kHost), ts, Us(sim.replay.end[id]) - ts, TagName(op.tag),
+      op.layer, op.micro_batch, p.WorkOf(op).kernels);
+}
+
 void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
   const Program& p = sim.program;
   const Coords& c = sim.mesh.CoordsOf(rank);
@@ -104,6 +115,10 @@ void WriteRank(const Simulation& sim, int rank, TraceWriter& w) {
     for (OpId id : queue) {
       const Op& op = p.op(id);
       if (op.kind == OpKind::kMemory) continue;
+      if (op.stream == Stream::kHost) {
+        WriteHostOp(sim, rank, id, w);
+        continue;
+      }
       const double ts = Us(sim.replay.start[id]);
       const double dur = Us(sim.replay.end[id]) - ts;
       const SimTime slowed = sim.replay.Interference(p, id);

@@ -25,6 +25,7 @@ TimeBreakdownS Breakdown(const TimeBreakdown& b) {
   t.exposed_pp_comm = b.exposed_pp_s;
   t.exposed_cp_comm = b.exposed_cp_s;
   t.exposed_ep_comm = b.exposed_ep_s;
+  t.host_bound = b.host_s;
   t.bubble = b.bubble_s;
   t.optimizer = b.optimizer_s;
   return t;

@@ -41,6 +41,7 @@ struct TimeBreakdownS {
   double exposed_pp_comm = 0;
   double exposed_cp_comm = 0;
   double exposed_ep_comm = 0;
+  double host_bound = 0;  // no GPU stream busy while the host thread launches kernels
   double bubble = 0;
   double optimizer = 0;
 };
@@ -159,6 +160,7 @@ void VisitScalarFields(S& s, Visit&& visit) {
   visit("time_breakdown_s.exposed_pp_comm", s.time_breakdown_s.exposed_pp_comm, k);
   visit("time_breakdown_s.exposed_cp_comm", s.time_breakdown_s.exposed_cp_comm, k);
   visit("time_breakdown_s.exposed_ep_comm", s.time_breakdown_s.exposed_ep_comm, k);
+  visit("time_breakdown_s.host_bound", s.time_breakdown_s.host_bound, k);
   visit("time_breakdown_s.bubble", s.time_breakdown_s.bubble, k);
   visit("time_breakdown_s.optimizer", s.time_breakdown_s.optimizer, k);
 }

@@ -9,6 +9,9 @@
 
 namespace meshsim::schedule_internal {
 
+// FC1 (gate and up fused) and FC2 per expert (MoeLayerCost's GEMM slots).
+constexpr int kGemmsPerExpert = 2;
+
 MoeCost StepBuilder::MoeFor(const RankState& st) const {
   return MoeLayerCost(m_, shape_, p_.ep, st.expert_load);
 }
@@ -24,6 +27,19 @@ const MoeShapeIds& StepBuilder::MoeShapesFor(const RankState& st) {
   return moe_ids_.back().second;
 }
 
+// The host launches of the routed experts' op: its kernels, with the grouped GEMMs launched
+// one per local expert (GroupedGemmLaunches: the op's GPU kernels count a slot per 4); in
+// forward without the token-count preprocessing kernels when a moe_preprocess graph holds
+// them (AlltoAllPermutation's counts, their gather and the device-to-host copy).
+int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const {
+  constexpr int kPreprocessKernels = 3;
+  const double local = static_cast<double>(m_.experts) / p_.ep;
+  int launches = kernels - gemm_slots + GroupedGemmLaunches(local, kGemmsPerExpert);
+  if (forward && t_.cuda_graphs.moe_preprocess && shape_.moe_dispatcher == MoeDispatcher::kAllToAll)
+    launches -= kPreprocessKernels;
+  return launches;
+}
+
 double StepBuilder::MoeTransient(const RankState& st) const {
   const MoeCost c = MoeFor(st);
   return c.experts.transient_act_bytes + c.shared.transient_act_bytes;
@@ -36,9 +52,16 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
     Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
   const Tag router = recompute ? Tag::kMlpRecompute : Tag::kMoeRouterFwd;
   const Tag experts = recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd;
-  Compute(st, router,
-          KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
-          layer, mb, recompute ? c.router.fwd_flops : 0);
+  const CudaGraphScope& graphs = t_.cuda_graphs;
+  BeginGraph(st, graphs.moe_router);
+  const OpId routed = Compute(
+      st, router,
+      KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
+      layer, mb, recompute ? c.router.fwd_flops : 0);
+  EndGraph(st, graphs.moe_router);
+  // The dispatcher copies the token counts per expert to the host and synchronises on them
+  // before it dispatches (DispatchSync).
+  st.host.Sync(prog_, {routed}, layer, mb);
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // dispatch
@@ -46,7 +69,8 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   Compute(st, experts,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
                      c.experts.fwd_kernels, ids.experts.fwd},
-          layer, mb, recompute ? c.experts.fwd_flops : 0);
+          layer, mb, recompute ? c.experts.fwd_flops : 0,
+          ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/true));
   if (p_.ep > 1) {
     Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                c.dispatch_bytes, layer, mb);  // combine
@@ -71,7 +95,9 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
                      c.experts.fwd_kernels, ids.experts.dgrad},
-          layer, mb);  // with the inverse permutations
+          layer, mb, 0,
+          ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/false));
+  // with the inverse permutations
   std::optional<OpId> back;
   if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
     back = Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
@@ -80,12 +106,15 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
                      ids.experts.wgrad},
-          layer, mb);
+          layer, mb, 0,
+          GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert));
   if (back) st.wait.push_back(*back);
+  BeginGraph(st, t_.cuda_graphs.moe_router);
   Compute(st, Tag::kMoeRouterBwd,
           KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels,
                      ids.router.dgrad},
           layer, mb);
+  EndGraph(st, t_.cuda_graphs.moe_router);
   Memory(st, MemCategory::kActivations, -(c.router.stored_act_bytes + c.experts.stored_act_bytes));
 }
 

@@ -33,6 +33,8 @@ std::string_view StreamName(Stream s) {
       return "pp recv next";
     case Stream::kTpBack:
       return "tp comm back";
+    case Stream::kHost:
+      return "host";
   }
   return "?";
 }
@@ -116,6 +118,10 @@ std::string_view TagName(Tag t) {
       return "memory";
     case Tag::kOther:
       return "other";
+    case Tag::kHostLaunch:
+      return "host launch";
+    case Tag::kHostSync:
+      return "host sync";
   }
   return "?";
 }
@@ -232,7 +238,22 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  op.work = InternWork(OpWork{work, recompute_flops});
+  return PushCompute(op, OpWork{work, recompute_flops});
+}
+
+OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.stream = Stream::kHost;
+  op.tag = tag;
+  op.rank = rank;
+  op.layer = layer;
+  op.micro_batch = micro_batch;
+  return PushCompute(op, OpWork{HostLaunchWork(launches), 0});
+}
+
+OpId Program::PushCompute(Op op, const OpWork& w) {
+  op.work = InternWork(w);
   if (op.work >= is_compute_work_.size()) is_compute_work_.resize(works_.size(), 0);
   if (!is_compute_work_[op.work]) {
     is_compute_work_[op.work] = 1;

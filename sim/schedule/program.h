@@ -39,8 +39,12 @@ enum class Stream : uint8_t {
   kRecvPrev,  // pipeline: from the previous stage
   kRecvNext,  // pipeline: from the next stage
   kTpBack,    // tensor-parallel ring shifts the other way round (bidirectional collective matmul)
+  // The rank's host (CPU) thread, which issues the GPU ops (sim/schedule/host_launch.h):
+  // its ops are compute ops that take KernelWork::kernels launches of host time
+  // (IsHostLaunch) and run on the CPU, not the GPU.
+  kHost,
 };
-constexpr int kStreamCount = 11;
+constexpr int kStreamCount = 12;
 std::string_view StreamName(Stream s);
 bool IsPipelineStream(Stream s);
 
@@ -83,6 +87,8 @@ enum class Tag : uint8_t {
   kPpGradient,
   kMemory,
   kOther,
+  kHostLaunch,  // the host thread issues GPU ops (kernel launches)
+  kHostSync,    // the host thread waits for a GPU op (a host-device synchronisation)
 };
 std::string_view TagName(Tag t);
 
@@ -219,6 +225,9 @@ class Program {
   // Appends a compute kernel to `rank`'s compute stream.
   OpId AddCompute(int rank, Tag tag, KernelWork work, int layer = -1, int micro_batch = -1,
                   double recompute_flops = 0);
+  // Appends to `rank`'s host stream (Stream::kHost) an op that takes `launches` kernel
+  // launches of host time (IsHostLaunch work; 0 launches: a synchronisation point).
+  OpId AddHost(int rank, Tag tag, int32_t launches, int layer = -1, int micro_batch = -1);
   // Appends an allocation (bytes > 0) or free (bytes < 0) to a stream of `rank`.
   OpId AddMemory(int rank, Stream stream, MemCategory category, double bytes);
   // Registers a group of ranks (in ring order); identical groups share an index.
@@ -317,6 +326,7 @@ class Program {
 
  private:
   OpId Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref);
+  OpId PushCompute(Op op, const OpWork& w);  // a compute op (op.work set from w)
   void AddPart(OpId id, int32_t comm);
   void Serialize(OpId id);
   // The index of `w` in works_, added if new. Works are equal when their bits are: the

@@ -73,8 +73,10 @@ void StepBuilder::GatherUnit(RankState& st, double params, int layer, int mb, bo
     const double fetch_bytes = f * kWeightBytesPerParam;
     const int32_t c =
         NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, fetch_bytes);
-    st.wait.push_back(
-        prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb));
+    const OpId gather =
+        prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
+    st.host.Issue(prog_, gather, 1, layer, mb);
+    st.wait.push_back(gather);
     if (policy_.copy_in_out) {
       Compute(st, Tag::kParamCopy, KernelWork{0, 2 * fetch_bytes, 1}, layer, mb);
     }

@@ -11,8 +11,9 @@ namespace meshsim {
 namespace schedule_internal {
 
 StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t,
-                         const Mesh& mesh)
-    : m_(m),
+                         const Mesh& mesh, bool host_threads)
+    : host_threads_(host_threads),
+      m_(m),
       p_(p),
       t_(t),
       mesh_(mesh),
@@ -109,9 +110,15 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::v
   return list[i];
 }
 
-OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb,
-                          double recompute) {
+OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute,
+                          int launches) {
   const OpId id = prog_.AddCompute(st.rank, tag, w, layer, mb, recompute);
+  if (st.host.On()) {
+    const KernelShapes* shapes = prog_.ShapesOf(w);
+    const int casts =
+        shapes && t_.dtype == Dtype::kFp8 ? Fp8CastLaunches(*shapes, t_.fp8_recipe) : 0;
+    st.host.Issue(prog_, id, (launches < 0 ? w.kernels : launches) + casts, layer, mb);
+  }
   for (OpId d : st.wait) prog_.AddDep(d, id);
   st.wait.clear();
   st.last_compute = id;
@@ -130,6 +137,7 @@ OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, 
                              bool blocking) {
   const int32_t c = NextComm(st, ch, op, group, bytes);
   const OpId id = prog_.AddCommPart(st.rank, stream, c, tag, layer, mb);
+  st.host.Issue(prog_, id, 1, layer, mb);  // one NCCL kernel
   if (st.last_compute) prog_.AddDep(*st.last_compute, id);
   if (blocking) st.wait.push_back(id);
   return id;
@@ -148,7 +156,9 @@ void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb, 
   const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
   if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
   const int32_t c = NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, bytes);
-  st.wait.push_back(prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb));
+  const OpId gather = prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
+  st.host.Issue(prog_, gather, 1, layer, mb);
+  st.wait.push_back(gather);
 }
 
 void StepBuilder::ReleaseParams(RankState& st, double params, int layer, bool backward) {
@@ -192,6 +202,7 @@ void StepBuilder::PipelineRecv(RankState& st, bool forward, int chunk, int mb) {
   const int32_t comm = NextComm(st, ch, CommOp::kSendRecv, group, PipelineBytes());
   const OpId id = prog_.AddCommPart(st.rank, forward ? Stream::kRecvPrev : Stream::kRecvNext, comm,
                                     forward ? Tag::kPpActivation : Tag::kPpGradient, -1, mb);
+  st.host.Issue(prog_, id, 1, -1, mb);
   if (p_.tp > 1 && !shape_.sequence_parallel) {
     // Scatter-gather: each TP rank received 1/t of the tensor; gather it over NVLink.
     const OpId gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
@@ -304,13 +315,20 @@ bool StepBuilder::ParallelBlock(int layer) const {
 
 void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute) {
   const bool parallel = ParallelBlock(layer);
-  if (m_.HasAttention(layer)) AttentionForward(st, layer, mb, recompute, {true, !parallel});
+  const CudaGraphScope& graphs = t_.cuda_graphs;
+  if (m_.HasAttention(layer)) {
+    BeginGraph(st, graphs.attn);
+    AttentionForward(st, layer, mb, recompute, {true, !parallel});
+    EndGraph(st, graphs.attn);
+  }
   if (m_.IsMambaLayer(layer)) MambaForward(st, layer, mb, recompute);
   if (m_.IsMoeLayer(layer)) {
     MoeForward(st, layer, mb, recompute);
   } else if (m_.HasDenseMlp(layer)) {
+    BeginGraph(st, graphs.mlp);
     BlockForward(st, layer_.mlp, mlp_ids_, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
                  recompute, {!parallel, true});
+    EndGraph(st, graphs.mlp);
   }
 }
 
@@ -331,12 +349,18 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
   if (moe) {
     MoeBackward(st, layer, mb);
   } else if (m_.HasDenseMlp(layer)) {
+    BeginGraph(st, t_.cuda_graphs.mlp);
     BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb,
                   {true, !ParallelBlock(layer)});
+    EndGraph(st, t_.cuda_graphs.mlp);
     Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
   }
   if (m_.IsMambaLayer(layer)) MambaBackward(st, layer, mb);
-  if (m_.HasAttention(layer)) AttentionBackward(st, layer, mb, {!ParallelBlock(layer), true});
+  if (m_.HasAttention(layer)) {
+    BeginGraph(st, t_.cuda_graphs.attn);
+    AttentionBackward(st, layer, mb, {!ParallelBlock(layer), true});
+    EndGraph(st, t_.cuda_graphs.attn);
+  }
   Memory(st, MemCategory::kBuffers, -transient);
   ReleaseParams(st, params.dense + params.expert, layer, true);
   if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
@@ -372,6 +396,10 @@ void StepBuilder::Optimizer(RankState& st) {
 void StepBuilder::EmitRank(int rank) {
   RankState st;
   st.rank = rank;
+  st.host = HostThread(rank, host_threads_);
+  // full_iteration: the whole step is one captured graph (Megatron-Core
+  // --cuda-graph-impl full_iteration).
+  BeginGraph(st, t_.cuda_graphs.full_iteration);
   st.stage = mesh_.CoordsOf(rank).pp;
   st.tp_group = mesh_.Group(rank, Axis::kTp);
   if (p_.tp_comm_overlap && !p_.jax.Empty()) {
@@ -401,13 +429,14 @@ void StepBuilder::EmitRank(int rank) {
     }
   }
   Optimizer(st);
+  EndGraph(st, t_.cuda_graphs.full_iteration);
 }
 
 }  // namespace schedule_internal
 
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
-                         const Mesh& mesh, const std::vector<int>& ranks) {
-  return schedule_internal::StepBuilder(model, plan, training, mesh).Build(ranks);
+                         const Mesh& mesh, const std::vector<int>& ranks, bool host_threads) {
+  return schedule_internal::StepBuilder(model, plan, training, mesh, host_threads).Build(ranks);
 }
 
 }  // namespace meshsim

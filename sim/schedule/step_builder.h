@@ -23,8 +23,12 @@ namespace meshsim {
 // collective then waits only for its emitted members (its cost still covers the whole
 // group), so `ranks` must be closed under pipeline partners: whole pipelines (see
 // Mesh::Pipeline). This is how symmetric ranks are simulated once.
+// With `host_threads`, each emitted rank also gets its host thread (Stream::kHost,
+// sim/schedule/host_launch.h), which issues its GPU ops, waits at its host-device
+// synchronisations and launches training.cuda_graphs' captured regions once.
 // Precondition: the plan passed ValidatePlan for this model.
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
-                         const Mesh& mesh, const std::vector<int>& ranks = {});
+                         const Mesh& mesh, const std::vector<int>& ranks = {},
+                         bool host_threads = false);
 
 }  // namespace meshsim

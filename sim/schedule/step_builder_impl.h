@@ -11,6 +11,7 @@
 #include "sim/plan/mesh.h"
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/dp_policy.h"
+#include "sim/schedule/host_launch.h"
 #include "sim/schedule/program.h"
 #include "sim/schedule/stage_costs.h"
 #include "sim/workload/layer_kernels.h"
@@ -75,7 +76,8 @@ struct BlockEdges {
 
 class StepBuilder {
  public:
-  StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh);
+  StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh,
+              bool host_threads = false);
   Program Build(const std::vector<int>& ranks);
 
  private:
@@ -83,6 +85,7 @@ class StepBuilder {
   struct RankState {
     int rank = 0;
     int stage = 0;
+    HostThread host;           // issues the rank's GPU ops (off unless host_threads_)
     double expert_load = 1.0;  // routed tokens this rank's experts get, over the average
     std::vector<int> tp_group, cp_group, ep_group, grad_group, expert_grad_group;
     // tp_group in reverse order: a ring shift on it passes data the other way round
@@ -128,7 +131,9 @@ class StepBuilder {
   void AddLayerShapes();
   int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                    double bytes);
-  OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0);
+  // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels).
+  OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
+               int launches = -1);
   void Memory(RankState& st, MemCategory c, double bytes);
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
                   const std::vector<int>& group, double bytes, int layer, int mb,
@@ -205,6 +210,7 @@ class StepBuilder {
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
+  int ExpertLaunches(int kernels, int gemm_slots, bool forward) const;
 
   // activation_offload.cc: activation offloading (plan.cpu_offload_layers).
   double LayerStoredBytes(const RankState& st, int layer) const;
@@ -225,6 +231,16 @@ class StepBuilder {
   }
   double Sbh() const { return static_cast<double>(shape_.seq) * shape_.micro_batch * m_.hidden; }
 
+  // host_launch.cc hooks: a captured CUDA graph region around a block, when training.
+  // cuda_graphs captures it (`captured`).
+  void BeginGraph(RankState& st, bool captured) {
+    if (captured) st.host.BeginGraph();
+  }
+  void EndGraph(RankState& st, bool captured) {
+    if (captured) st.host.EndGraph();
+  }
+
+  const bool host_threads_;  // emit each rank's host thread (BuildStepProgram)
   const ModelSpec& m_;
   const PlanSpec& p_;
   const TrainingSpec& t_;

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 #include "sim/core/time.h"
 #include "sim/workload/kernel_shapes.h"
@@ -19,6 +21,15 @@ struct KernelWork {
   int32_t shapes = -1;
   bool operator==(const KernelWork&) const = default;
 };
+
+// The work of a host thread's op (Program::AddHost): `launches` kernel launches issued by
+// the CPU, no GPU work. Its `shapes` is kHostLaunchShapes, which no shape table entry has;
+// a ComputeModel times it at zero, HostLaunchComputeModel at launches x the launch cost.
+inline constexpr int32_t kHostLaunchShapes = -2;
+inline KernelWork HostLaunchWork(int32_t launches) {
+  return KernelWork{0, 0, launches, kHostLaunchShapes};
+}
+inline bool IsHostLaunch(const KernelWork& w) { return w.shapes == kHostLaunchShapes; }
 
 class ComputeModel {
  public:
@@ -52,6 +63,26 @@ class RooflineComputeModel final : public ComputeModel {
   const double flops_per_s_;
   const double bytes_per_s_;
   const double kernel_overhead_s_;
+};
+
+// A GPU's ComputeModel and the host CPU beside it: host ops (IsHostLaunch) take
+// work.kernels x `launch_s` (one kernel launch of host time, sim/schedule/host_launch.h);
+// every other op is the GPU model's.
+class HostLaunchComputeModel final : public ComputeModel {
+ public:
+  HostLaunchComputeModel(std::unique_ptr<ComputeModel> gpu, double launch_s)
+      : gpu_(std::move(gpu)), launch_s_(launch_s) {}
+  SimTime Duration(const KernelWork& work) const override {
+    if (IsHostLaunch(work)) return SimTime::Seconds(work.kernels * launch_s_);
+    return gpu_->Duration(work);
+  }
+  SimTime ShapedDuration(const KernelWork& work, const KernelShapes& shapes) const override {
+    return gpu_->ShapedDuration(work, shapes);
+  }
+
+ private:
+  const std::unique_ptr<ComputeModel> gpu_;
+  const double launch_s_;
 };
 
 }  // namespace meshsim

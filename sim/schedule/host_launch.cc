@@ -1,0 +1,39 @@
+#include "sim/schedule/host_launch.h"
+
+#include <cmath>
+
+namespace meshsim {
+
+void HostThread::Issue(Program& p, OpId gpu, int launches, int layer, int micro_batch) {
+  if (!on_) return;
+  if (InGraph()) {
+    if (!graph_launch_) graph_launch_ = p.AddHost(rank_, Tag::kHostLaunch, 1, layer, micro_batch);
+    p.AddDep(*graph_launch_, gpu);
+    return;
+  }
+  p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches, layer, micro_batch), gpu);
+}
+
+void HostThread::Sync(Program& p, std::initializer_list<OpId> gpu, int layer, int micro_batch) {
+  if (!on_ || InGraph()) return;
+  const OpId sync = p.AddHost(rank_, Tag::kHostSync, 0, layer, micro_batch);
+  for (OpId g : gpu) {
+    if (g != kNoOp) p.AddDep(g, sync);
+  }
+}
+
+void HostThread::EndGraph() {
+  if (--graph_depth_ == 0) graph_launch_.reset();
+}
+
+int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe) {
+  int casts = 0;
+  for (const GemmShape& g : shapes.gemms) casts += g.fp8 && g.casts_a;
+  return casts * static_cast<int>(Fp8CastKernels(recipe));
+}
+
+int GroupedGemmLaunches(double local_experts, int gemms_per_expert) {
+  return static_cast<int>(std::ceil(local_experts)) * gemms_per_expert;
+}
+
+}  // namespace meshsim

@@ -1,0 +1,209 @@
+// The host (CPU) thread of each rank (sim/schedule/host_launch.h): hand-worked timelines
+// of kernels it issues, its synchronisations and CUDA graphs, and the step builder's
+// host threads on a MoE step.
+#include "sim/schedule/host_launch.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "sim/engine/replay.h"
+#include "sim/engine/simulation.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+constexpr double kLaunchUs = 5;
+
+// 1 us per 1e9 FLOPs on the GPU, kLaunchUs per launch on the host.
+std::unique_ptr<ComputeModel> HostModel(double launch_us = kLaunchUs) {
+  return std::make_unique<HostLaunchComputeModel>(
+      std::make_unique<testing::FlopsOnlyComputeModel>(), launch_us * 1e-6);
+}
+
+ReplayResult ReplayChain(const Program& p) {
+  testing::FreeNetwork network;
+  return Replay(p, *HostModel(), network);
+}
+
+// One rank: `n` kernels of `kernel_us` each, each issued in one launch by the host thread;
+// after kernel `sync_after` (-1: none) the host waits for it. With `graph`, the kernels are
+// one captured CUDA graph.
+struct Chain {
+  Program program{1};
+  std::vector<OpId> kernels;
+};
+Chain KernelChain(int n, double kernel_us, int sync_after = -1, bool graph = false) {
+  Chain c;
+  HostThread host(0, true);
+  if (graph) host.BeginGraph();
+  for (int i = 0; i < n; ++i) {
+    const OpId k = c.program.AddCompute(0, Tag::kMlpFwd, KernelWork{kernel_us * 1e9, 0, 1});
+    host.Issue(c.program, k, 1);
+    c.kernels.push_back(k);
+    if (i == sync_after) host.Sync(c.program, {k});
+  }
+  if (graph) host.EndGraph();
+  c.program.Finalize();
+  return c;
+}
+
+TEST(HostLaunch, ShortKernelsAreHostBound) {
+  // 1 us kernels, 5 us launches: each kernel starts as its launch ends; the step is ten
+  // launches and the last kernel.
+  const Chain c = KernelChain(10, 1);
+  const ReplayResult r = ReplayChain(c.program);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.step_time, SimTime::Microseconds(10 * kLaunchUs + 1));
+  EXPECT_EQ(r.start[c.kernels[3]], SimTime::Microseconds(4 * kLaunchUs));
+}
+
+TEST(HostLaunch, LongKernelsHideTheHost) {
+  // 100 us kernels: the host runs ahead; only the first launch shows.
+  const Chain c = KernelChain(10, 100);
+  const ReplayResult r = ReplayChain(c.program);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.step_time, SimTime::Microseconds(kLaunchUs + 10 * 100));
+}
+
+TEST(HostLaunch, ASyncDrainsTheRunAhead) {
+  // The host waits for kernel 4 to end before it launches kernel 5: the GPU idles one
+  // launch.
+  const Chain c = KernelChain(10, 100, 4);
+  const ReplayResult r = ReplayChain(c.program);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.start[c.kernels[5]], r.end[c.kernels[4]] + SimTime::Microseconds(kLaunchUs));
+  EXPECT_EQ(r.step_time, SimTime::Microseconds(2 * kLaunchUs + 10 * 100));
+}
+
+TEST(HostLaunch, CudaGraphLaunchesOnce) {
+  // The ten 1 us kernels as one graph: one launch, then the kernels back to back.
+  const Chain c = KernelChain(10, 1, -1, /*graph=*/true);
+  const ReplayResult r = ReplayChain(c.program);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.step_time, SimTime::Microseconds(kLaunchUs + 10));
+  // A sync inside the graph is dropped (CUDA cannot capture it).
+  const Chain synced = KernelChain(10, 1, 4, /*graph=*/true);
+  EXPECT_EQ(ReplayChain(synced.program).step_time, r.step_time);
+}
+
+TEST(HostLaunch, OffAddsNothing) {
+  Program p(1);
+  HostThread host(0, false);
+  const OpId k = p.AddCompute(0, Tag::kMlpFwd, KernelWork{1e3, 0, 1});
+  host.Issue(p, k, 3);
+  host.Sync(p, {k});
+  EXPECT_EQ(p.OpCount(), 1u);
+}
+
+// A MoE step of 8 ranks (ep 8) with short kernels: the host threads' launches and the
+// dispatcher's synchronisation per MoE layer decide its time.
+Experiment SmallMoe() {
+  Experiment e;
+  e.name = "moe";
+  e.model = testing::SmallModel();
+  e.model.experts = 64;
+  e.model.top_k = 2;
+  e.model.moe_ffn_hidden = 256;
+  e.model.ffn_kind = FfnKind::kSwiglu;
+  e.model.seq_len = 256;
+  e.cluster = testing::OneNode(8);
+  e.cluster.host.launch_us = kLaunchUs;
+  e.plan.dp = 8;
+  e.plan.ep = 8;
+  e.plan.global_batch = 8;
+  return e;
+}
+
+std::unique_ptr<Simulation> SimulateMoe(const Experiment& e) {
+  return Simulate(
+      e, {}, Models{HostModel(e.cluster.host.launch_us), std::make_unique<testing::FreeNetwork>()});
+}
+
+int CountTag(const Program& p, int rank, Tag tag) {
+  int n = 0;
+  for (OpId id : p.StreamOps(rank, Stream::kHost)) n += p.Info(id).tag == tag;
+  return n;
+}
+
+TEST(HostLaunch, MoeStepSynchronisesOncePerMoeLayerForward) {
+  const auto sim = SimulateMoe(SmallMoe());
+  ASSERT_TRUE(sim->replay.completed) << sim->replay.stall;
+  EXPECT_EQ(CountTag(sim->program, 0, Tag::kHostSync), 8);  // 8 layers, 1 micro-batch
+  // Every GPU op of the rank waits for a launch of its host thread.
+  int gpu_ops = 0;
+  for (int s = 0; s < kStreamCount; ++s) {
+    if (static_cast<Stream>(s) == Stream::kHost) continue;
+    for (OpId id : sim->program.StreamOps(0, static_cast<Stream>(s))) {
+      gpu_ops += sim->program.op(id).kind != OpKind::kMemory;
+    }
+  }
+  EXPECT_EQ(CountTag(sim->program, 0, Tag::kHostLaunch), gpu_ops);
+  // The kernels are short: the host bounds the step, and the breakdown says so.
+  EXPECT_GT(sim->stats.ranks[0].breakdown.host_s, 0.5 * sim->replay.step_time.seconds());
+}
+
+TEST(HostLaunch, LaunchCostSetsTheMoeStepAndGraphsCutIt) {
+  Experiment e = SmallMoe();
+  const double eager = SimulateMoe(e)->replay.step_time.seconds();
+  e.cluster.host.launch_us = 2 * kLaunchUs;
+  const double slower = SimulateMoe(e)->replay.step_time.seconds();
+  EXPECT_NEAR(slower / eager, 2.0, 0.1);  // host-bound: the step scales with the launch cost
+  e.training.cuda_graphs.attn = true;
+  e.training.cuda_graphs.moe_router = true;
+  e.training.cuda_graphs.moe_preprocess = true;
+  const double graphed = SimulateMoe(e)->replay.step_time.seconds();
+  EXPECT_LT(graphed, 0.9 * slower);
+  e.training.cuda_graphs = CudaGraphScope{};
+  e.training.cuda_graphs.full_iteration = true;
+  const auto full = SimulateMoe(e);
+  EXPECT_EQ(CountTag(full->program, 0, Tag::kHostLaunch), 1);
+  EXPECT_EQ(CountTag(full->program, 0, Tag::kHostSync), 0);
+  EXPECT_LT(full->replay.step_time.seconds(), 0.2 * slower);
+}
+
+TEST(HostLaunch, NoHostModelKeepsTheProgram) {
+  Experiment e = SmallMoe();
+  e.cluster.host.launch_us = 0;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  EXPECT_TRUE(sim->program.StreamOps(0, Stream::kHost).empty());
+}
+
+Result<Experiment> LoadText(const std::string& training, const std::string& host) {
+  const std::string text =
+      "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
+      "cluster_overrides: {nodes: 1" +
+      host +
+      "}\nplan: {tp: 8, global_batch: 8}\n"
+      "training: {" +
+      training + "}\n";
+  return LoadExperimentText(text, std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/x.yaml",
+                            {});
+}
+
+TEST(HostLaunch, ConfigReadsScopesAndRejectsUnknownOnes) {
+  Result<Experiment> e =
+      LoadText("cuda_graphs: [attn, moe_router, moe_preprocess]", ", host: {launch_us: 7}");
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  EXPECT_EQ(e.value().cluster.host.launch_us, 7);
+  const CudaGraphScope& g = e.value().training.cuda_graphs;
+  EXPECT_TRUE(g.attn && g.moe_router && g.moe_preprocess);
+  EXPECT_FALSE(g.mlp || g.full_iteration);
+  Result<Experiment> full = LoadText("cuda_graphs: full_iteration", "");
+  ASSERT_TRUE(full.ok()) << full.error().ToString();
+  EXPECT_TRUE(full.value().training.cuda_graphs.full_iteration);
+  for (const auto& [training, key] : std::vector<std::pair<std::string, std::string>>{
+           {"cuda_graphs: [attn, moe]", "training.cuda_graphs[1]"},
+           {"cuda_graphs: [moe_preprocess]", "training.cuda_graphs"},
+           {"cuda_graphs: everything", "training.cuda_graphs"}}) {
+    Result<Experiment> bad = LoadText(training, "");
+    ASSERT_FALSE(bad.ok()) << training;
+    EXPECT_NE(bad.error().ToString().find(key), std::string::npos) << bad.error().ToString();
+  }
+  Result<Experiment> negative = LoadText("", ", host: {launch_us: -1}");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().ToString().find("cluster.host.launch_us"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace meshsim
