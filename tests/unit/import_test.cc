@@ -976,6 +976,10 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
       "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "
       "--moe-grouped-gemm ";
   EXPECT_TRUE(Import(matching).not_modelled.empty());
+  // DeepEP / HybridEP: plan.moe_dispatcher flex, modelled (net/expert_dispatch.h).
+  const MegatronImport flex = Import(matching + "--moe-token-dispatcher-type flex");
+  EXPECT_TRUE(flex.not_modelled.empty());
+  EXPECT_EQ(flex.plan.moe_dispatcher, MoeDispatcher::kFlex);
   struct Case {
     std::string args;
     std::string named;
@@ -986,7 +990,6 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
       {moe, "the allgather token dispatcher (Megatron's default"},
       {moe, "no --moe-grouped-gemm"},
       {matching + "--expert-tensor-parallel-size 2", "--expert-tensor-parallel-size 2"},
-      {matching + "--moe-token-dispatcher-type flex", "--moe-token-dispatcher-type flex"},
       {std::string(kSmall) + "--recompute-activations --recompute-modules core_attn mlp",
        "--recompute-modules core_attn mlp"},
       {std::regex_replace(kSmall, std::regex("--world-size 8"), "--world-size 16") +
