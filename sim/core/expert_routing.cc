@@ -62,20 +62,45 @@ void RouteToken(const ExpertRouting& r, std::mt19937_64& gen, std::vector<double
   out->insert(out->end(), order.begin(), order.begin() + r.top_k);
 }
 
-// The experts kSampledTokens tokens pick (top_k per token, token by token), sampled once
-// per routing in a process.
-const std::vector<int>& SampledChoices(const ExpertRouting& r) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int>, std::vector<int>> memo;
-  const std::lock_guard<std::mutex> lock(mu);
-  std::vector<int>& choices = memo[{r.experts, r.top_k, r.groups, r.group_topk}];
-  if (!choices.empty()) return choices;
+// The experts kSampledTokens tokens pick (top_k per token, token by token).
+std::vector<int> SampleChoices(const ExpertRouting& r) {
   std::mt19937_64 gen(20241227);  // DeepSeek-V3's report, arXiv:2412.19437
   std::vector<double> score(r.experts);
-  std::vector<int> order;
+  std::vector<int> order, choices;
   choices.reserve(static_cast<size_t>(kSampledTokens) * r.top_k);
   for (int t = 0; t < kSampledTokens; ++t) RouteToken(r, gen, score, order, &choices);
   return choices;
+}
+
+// The fraction of the sampled tokens that reach a unit holding `held`.
+double SampledReach(const ExpertRouting& r, const std::vector<int>& choices,
+                    std::span<const int> held) {
+  const int per = r.experts / r.groups;
+  int reached = 0;
+  for (size_t t = 0; t < choices.size(); t += r.top_k) {
+    // The unit holds the first held[g] experts of group g (they are alike).
+    reached += std::any_of(choices.begin() + t, choices.begin() + t + r.top_k,
+                           [&](int e) { return e % per < held[e / per]; });
+  }
+  return static_cast<double>(reached) / kSampledTokens;
+}
+
+// Node-limited reach, remembered for the process: the tokens are sampled once per
+// routing, each unit's reach counted once (a replay asks for the same few units of every
+// expert-parallel group). Thread-safe.
+double LimitedReach(const ExpertRouting& r, std::span<const int> held) {
+  using Key = std::tuple<int, int, int, int>;
+  static std::mutex mu;
+  static std::map<Key, std::vector<int>> choices;
+  static std::map<std::pair<Key, std::vector<int>>, double> reach;
+  const Key key{r.experts, r.top_k, r.groups, r.group_topk};
+  const std::lock_guard<std::mutex> lock(mu);
+  auto [at, added] = reach.try_emplace({key, std::vector<int>(held.begin(), held.end())}, 0.0);
+  if (!added) return at->second;
+  std::vector<int>& sample = choices[key];
+  if (sample.empty()) sample = SampleChoices(r);
+  at->second = SampledReach(r, sample, held);
+  return at->second;
 }
 
 }  // namespace
@@ -85,15 +110,7 @@ double ReachProbability(const ExpertRouting& r, std::span<const int> held) {
   const int total = std::accumulate(held.begin(), held.end(), 0);
   if (total == 0) return 0;
   if (!r.Limited()) return 1 - MissAll(r.experts, total, r.top_k);
-  const std::vector<int>& choices = SampledChoices(r);
-  const int per = r.experts / r.groups;
-  int reached = 0;
-  for (size_t t = 0; t < choices.size(); t += r.top_k) {
-    // The unit holds the first held[g] experts of group g (they are alike).
-    reached += std::any_of(choices.begin() + t, choices.begin() + t + r.top_k,
-                           [&](int e) { return e % per < held[e / per]; });
-  }
-  return static_cast<double>(reached) / kSampledTokens;
+  return LimitedReach(r, held);
 }
 
 void AddHeldExperts(const ExpertRouting& r, int first, int count, std::vector<int>* held) {
