@@ -7,6 +7,7 @@
 
 #include <numeric>
 
+#include "sim/config/loader.h"
 #include "sim/core/expert_routing.h"
 #include "sim/engine/simulation.h"
 #include "sim/hw/topology.h"
@@ -55,6 +56,19 @@ TEST(ExpertRouting, DeepSeekV3ReachesAboutThreeNodesAtEp32) {
   const ExpertFanout ep64 = FanoutOf(r, gpus, 8);
   EXPECT_NEAR(ep64.domains * ep64.domain_reach, 3.97, 0.05);
   EXPECT_LE(ep64.domains * ep64.domain_reach, 4.0);
+}
+
+// Groups must be whole experts, and leave room for top_k: bad input names the key.
+TEST(ExpertRouting, BadGroupsAreBadInput) {
+  const std::string every_key = std::string(MESHSIM_SOURCE_DIR) + "/docs/examples/every-key.yaml";
+  for (const auto& [set, key] : std::vector<std::pair<std::string, std::string>>{
+           {"model.moe_router_num_groups=3", "model.moe_router_num_groups"},
+           {"model.moe_router_group_topk=3", "model.moe_router_group_topk"}}) {
+    const Result<Experiment> e = LoadExperimentFile(every_key, {set});
+    ASSERT_FALSE(e.ok()) << set;
+    EXPECT_EQ(e.error().key, key) << e.error().ToString();
+  }
+  EXPECT_TRUE(LoadExperimentFile(every_key, {}).ok());
 }
 
 // Two nodes of two GPUs (one NIC each), EP 4 over them, 4 experts (one per GPU), top 2.
