@@ -53,6 +53,24 @@ void CheckLayerPattern(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+// Node-limited routing: groups of whole experts, a token's top_k within its groups.
+void CheckRouterGroups(YamlReader& r, const ModelSpec& m) {
+  const int groups = m.moe_router_num_groups, topk = m.moe_router_group_topk;
+  if (groups <= 1 && topk == 0) return;  // no groups
+  if (m.experts == 0 || groups < 1 || m.experts % groups != 0) {
+    FailKey(r, "moe_router_num_groups",
+            "expected a divisor of experts = " + std::to_string(m.experts) + ", found " +
+                std::to_string(groups));
+  }
+  const int64_t reachable = static_cast<int64_t>(topk) * (m.experts / groups);
+  if (topk < 1 || topk > groups || reachable < m.top_k) {
+    FailKey(r, "moe_router_group_topk",
+            "expected 1 <= moe_router_group_topk <= moe_router_num_groups = " +
+                std::to_string(groups) + " with top_k = " + std::to_string(m.top_k) +
+                " experts in that many groups, found " + std::to_string(topk));
+  }
+}
+
 // The Mamba-2 mixer's sizes when the pattern has M layers; MTP counts.
 void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   RequireAtLeast(r, "mtp_layers", m.mtp_layers, 0);
@@ -112,6 +130,8 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetBool("parallel_block", &m.parallel_block);
   r.GetInt("experts", &m.experts);
   r.GetInt("top_k", &m.top_k);
+  r.GetInt("moe_router_num_groups", &m.moe_router_num_groups);
+  r.GetInt("moe_router_group_topk", &m.moe_router_group_topk);
   r.GetInt64("moe_ffn_hidden", &m.moe_ffn_hidden);
   r.GetInt("shared_experts", &m.shared_experts);
   r.GetInt("moe_every", &m.moe_every);
@@ -166,6 +186,7 @@ ModelSpec DecodeModel(YamlReader& r) {
          "a MoE model needs 1 <= top_k <= experts = " + std::to_string(m.experts) + ", found " +
              std::to_string(m.top_k));
   }
+  CheckRouterGroups(r, m);
   CheckHybrid(r, m);
   return m;
 }

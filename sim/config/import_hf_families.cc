@@ -75,6 +75,12 @@ void DecodeDeepseek(const Fields& f, ModelSpec* m) {
     const int freq = f.Int32Or("moe_layer_freq", 1, 1);
     m->moe_every = freq;
     m->dense_layers = (k + freq - 1) / freq * freq;
+    // Node-limited routing (DeepSeek-V3: 8 groups, each token in 4 of them).
+    const int groups = f.Int32Or("n_group", 1, 1);
+    if (groups > 1) {
+      m->moe_router_num_groups = groups;
+      m->moe_router_group_topk = f.Int32("topk_group", 1);
+    }
   }
   if (!f.Has("kv_lora_rank")) return;
   // Multi-head Latent Attention, exactly: the model schema's MLA keys.

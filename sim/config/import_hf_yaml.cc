@@ -78,6 +78,10 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   if (m.parallel_block) o << indent << "parallel_block: true\n";
   o << indent << "experts: " << m.experts << "\n";
   o << indent << "top_k: " << m.top_k << "\n";
+  if (m.moe_router_num_groups > 0) {
+    o << indent << "moe_router_num_groups: " << m.moe_router_num_groups << "\n";
+    o << indent << "moe_router_group_topk: " << m.moe_router_group_topk << "\n";
+  }
   o << indent << "moe_ffn_hidden: " << m.moe_ffn_hidden << "\n";
   if (m.experts > 0) o << indent << "shared_experts: " << m.shared_experts << "\n";
   if (m.moe_latent_size > 0) o << indent << "moe_latent_size: " << m.moe_latent_size << "\n";

@@ -185,11 +185,6 @@ void DecodeMoePlan(const Args& a, MegatronImport* out) {
                           "--moe-token-dispatcher-type)") +
         " is not modelled: meshsim dispatches tokens with all-to-all over the ep ranks "
         "(--moe-token-dispatcher-type alltoall)");
-  } else if (p.ep > 1 && dispatcher == "flex") {
-    out->not_modelled.push_back(
-        "--moe-token-dispatcher-type flex is not modelled: meshsim dispatches tokens with "
-        "NCCL-style all-to-all over the ep ranks (no DeepEP / HybridEP kernels; their fused "
-        "permutations are, as plan.moe_dispatcher flex)");
   }
   if (dispatcher == "flex") p.moe_dispatcher = MoeDispatcher::kFlex;
   const int local = std::max(1, m.experts / p.ep);
@@ -602,6 +597,8 @@ std::string MegatronFlagOf(const std::string& key) {
       {"model.seq_len", "--seq-length"},
       {"model.experts", "--num-experts"},
       {"model.top_k", "--moe-router-topk"},
+      {"model.moe_router_num_groups", "--moe-router-num-groups"},
+      {"model.moe_router_group_topk", "--moe-router-group-topk"},
       {"model.moe_ffn_hidden", "--moe-ffn-hidden-size"},
       {"training.dtype", "--bf16/--fp16/--fp8-format"},
       {"training.fp8_recipe", "--fp8-recipe"},

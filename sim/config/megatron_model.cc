@@ -152,6 +152,27 @@ void DecodeVocab(const Args& a, MegatronImport* out) {
   }
 }
 
+// Node-limited routing: --moe-router-num-groups groups, --moe-router-group-topk per token.
+void DecodeRouterGroups(const Args& a, ModelSpec* m) {
+  const int groups = a.Int32("--moe-router-num-groups", 0, 0);
+  if (groups <= 1) {
+    if (a.Has("--moe-router-group-topk")) a.Int32("--moe-router-group-topk", 0, 0);
+    return;
+  }
+  if (m->experts % groups != 0) {
+    Fail("--moe-router-num-groups", "--moe-router-num-groups " + N(groups) +
+                                        " does not divide --num-experts " + N(m->experts));
+  }
+  const int topk = a.Int32("--moe-router-group-topk", 1, 1);
+  if (topk > groups || static_cast<int64_t>(topk) * (m->experts / groups) < m->top_k) {
+    Fail("--moe-router-group-topk",
+         "--moe-router-group-topk " + N(topk) + " must be at most --moe-router-num-groups " +
+             N(groups) + " and leave room for --moe-router-topk " + N(m->top_k) + " experts");
+  }
+  m->moe_router_num_groups = groups;
+  m->moe_router_group_topk = topk;
+}
+
 void DecodeMoe(const Args& a, MegatronImport* out) {
   ModelSpec& m = out->model;
   m.experts = a.Int32("--num-experts", 0, 0);
@@ -173,9 +194,11 @@ void DecodeMoe(const Args& a, MegatronImport* out) {
       }
     }
     DecodeMoeLayerFreq(a, &m);
+    DecodeRouterGroups(a, &m);
   } else {
     for (const char* flag :
-         {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size"}) {
+         {"--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
+          "--moe-router-num-groups", "--moe-router-group-topk"}) {
       if (a.Has(flag)) a.Int(flag, 0, 0);
     }
   }

@@ -18,16 +18,19 @@ namespace meshsim {
 
 // One collective (or point-to-point transfer) over a group of ranks. kRingShift: every
 // member sends `bytes` to its successor in the group's order (one step of ring
-// attention's K/V exchange).
+// attention's K/V exchange). kExpertDispatch: the MoE token dispatch or combine of DeepEP /
+// HybridEP over an expert-parallel group (net/expert_dispatch.h): `bytes` is one copy of
+// each member's tokens, sent once per destination NVLink domain and forwarded there.
 enum class CommOp : uint8_t {
   kAllReduce,
   kAllGather,
   kReduceScatter,
   kAllToAll,
   kSendRecv,
-  kRingShift
+  kRingShift,
+  kExpertDispatch
 };
-constexpr int kCommOpCount = 6;
+constexpr int kCommOpCount = 7;
 
 // The name reports and traces print ("all_reduce", ...).
 constexpr std::string_view CommOpName(CommOp op) {
@@ -44,6 +47,8 @@ constexpr std::string_view CommOpName(CommOp op) {
       return "sendrecv";
     case CommOp::kRingShift:
       return "ring_shift";
+    case CommOp::kExpertDispatch:
+      return "expert_dispatch";
   }
   return "?";
 }

@@ -20,6 +20,7 @@ double BusBandwidthFactor(CommOp op, int n) {
       return f;
     case CommOp::kSendRecv:
     case CommOp::kRingShift:
+    case CommOp::kExpertDispatch:  // not benchmarked (no nccl-tests counterpart)
       return 1;
   }
   return 1;

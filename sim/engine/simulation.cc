@@ -82,13 +82,14 @@ Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
     const double inter =
         c.nodes > 1 ? c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9 : 0;
     return std::unique_ptr<Network>(std::make_unique<CostModelNetwork>(
-        std::make_unique<AlphaBetaCollectiveModel>(c, NcclOptions{e.plan.allreduce_algorithm}),
+        std::make_unique<AlphaBetaCollectiveModel>(c, NcclOptions{e.plan.allreduce_algorithm},
+                                                   e.model.Routing()),
         intra, inter));
   }
   Result<std::shared_ptr<const Topology>> topology = Topology::Build(c);
   if (!topology.ok()) return topology.error();
   return std::unique_ptr<Network>(std::make_unique<FlowCollectiveNetwork>(
-      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}));
+      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}, e.model.Routing()));
 }
 
 namespace {

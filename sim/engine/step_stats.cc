@@ -5,6 +5,8 @@
 #include <bit>
 #include <cassert>
 
+#include "sim/core/expert_routing.h"
+
 namespace meshsim {
 namespace {
 
@@ -175,7 +177,7 @@ CommClass CommClassOf(Stream s) {
   }
 }
 
-double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
+double SentBytes(CommOp op, int n, double bytes, bool is_first_member, double rank_reach) {
   if (n <= 1) return 0;
   const double f = static_cast<double>(n - 1) / n;
   switch (op) {
@@ -189,6 +191,8 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
       return is_first_member ? bytes : 0;
     case CommOp::kRingShift:
       return bytes;
+    case CommOp::kExpertDispatch:
+      return (n - 1) * rank_reach * bytes;
   }
   return 0;
 }
@@ -262,7 +266,9 @@ void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
 }
 
 // One rank's FLOPs, bytes sent and interference, added to `stats`.
-void CountWork(const Program& program, const ReplayResult& replay, int rank, RankStats& stats) {
+// `rank_reach`: ExpertRankReach(program).
+void CountWork(const Program& program, const ReplayResult& replay, int rank, double rank_reach,
+               RankStats& stats) {
   int64_t slowed[2] = {0, 0};  // compute and optimizer kernels' extra time, ps
   for (OpId id : program.StreamOps(rank, Stream::kCompute)) {
     const ReplayRecord& r = program.Records()[id];
@@ -282,14 +288,26 @@ void CountWork(const Program& program, const ReplayResult& replay, int rank, Ran
       if (!IsComm(r)) return;
       const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
       const auto& group = program.groups()[comm.group];
-      stats.sent_bytes[c] +=
-          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank);
+      stats.sent_bytes[c] += SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes,
+                                       group.front() == rank, rank_reach);
     });
   }
   TimeBreakdown& b = stats.breakdown;
   b.compute_s -= static_cast<double>(slowed[0]) * 1e-12;
   b.optimizer_s -= static_cast<double>(slowed[1]) * 1e-12;
   b.interference_s = static_cast<double>(slowed[0] + slowed[1]) * 1e-12;
+}
+
+// The reach of the expert dispatches' members (RankReach; their groups are the plan's
+// expert-parallel groups, all of one size); 0 without expert dispatches.
+double ExpertRankReach(const Program& program) {
+  for (const Comm& c : program.comms()) {
+    if (c.op == CommOp::kExpertDispatch) {
+      return RankReach(program.expert_routing(),
+                       static_cast<int>(program.groups()[c.group].size()));
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -311,11 +329,12 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
   thread_local StreamEdges edges;
+  const double rank_reach = ExpertRankReach(program);
   double idle_sum = 0;
   for (int r : analysed) {
     CollectEdges(program, replay, r, edges);
     stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
-    CountWork(program, replay, r, stats.ranks[r]);
+    CountWork(program, replay, r, rank_reach, stats.ranks[r]);
     idle_sum += stats.ranks[r].pipeline_idle_s;
   }
   if (pipeline_end > 0) {

@@ -35,16 +35,19 @@ enum class CommClass : uint8_t { kTp, kCp, kEp, kPp, kDp };
 constexpr int kCommClassCount = 5;
 std::string_view CommClassName(CommClass c);
 CommClass CommClassOf(Stream s);
-// Bytes one member sends in a collective of `n` ranks over a buffer of `bytes`.
-double SentBytes(CommOp op, int n, double bytes, bool is_first_member);
+// Bytes one member sends in a collective of `n` ranks over a buffer of `bytes`. An expert
+// dispatch (one copy of the member's tokens) sends a copy to each other member its tokens
+// go to: (n - 1) x `rank_reach` (net/expert_dispatch.h RankReach) copies; the NVLink
+// forwards on the way are the forwarder's traffic, not counted here.
+double SentBytes(CommOp op, int n, double bytes, bool is_first_member, double rank_reach = 0);
 
 struct RankStats {
   double compute_busy_s = 0;   // time the compute stream runs a kernel
   double comm_busy_s = 0;      // time at least one communication stream runs
   double pipeline_idle_s = 0;  // idle time (nothing runs) before the pipeline ends
   // Bytes this rank sent per communication class (ring algorithms: all-reduce 2(n-1)/n of
-  // the buffer, all-gather / reduce-scatter / all-to-all (n-1)/n; a transfer counts for
-  // its sender). Indexed by CommClass.
+  // the buffer, all-gather / reduce-scatter / all-to-all (n-1)/n; expert dispatch: see
+  // SentBytes; a transfer counts for its sender). Indexed by CommClass.
   std::array<double, 5> sent_bytes{};
   double model_flops = 0;      // FLOPs of this rank's kernels, without recomputation
   double recompute_flops = 0;  // FLOPs this rank re-ran by recomputation

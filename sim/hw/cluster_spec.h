@@ -117,6 +117,7 @@ struct CommInterference {
       case CommOp::kReduceScatter:
         return reduce_scatter;
       case CommOp::kAllToAll:
+      case CommOp::kExpertDispatch:
         return all_to_all;
       case CommOp::kSendRecv:
       case CommOp::kRingShift:

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <vector>
 
+#include "sim/net/expert_dispatch.h"
 #include "sim/net/torus_collectives.h"
 
 namespace meshsim {
@@ -113,6 +114,21 @@ CollectiveCost AlphaBetaCollectiveModel::AllToAll(const GroupShape& s, double by
   return cost;
 }
 
+CollectiveCost AlphaBetaCollectiveModel::ExpertDispatch(std::span<const int> gpus,
+                                                        double bytes) const {
+  const ExpertFanout f = FanoutOf(routing_, gpus, cluster_.gpus_per_node);
+  const double rdma = bytes * f.RdmaCopies(), nvlink = bytes * f.NvlinkCopies();
+  const bool crosses = f.domains > 1;
+  const double rdma_s = crosses ? rdma / NicBpsPerGpu(f.per_domain) : 0;
+  const double latency_s =
+      ((crosses ? cluster_.inter_node.latency_us : 0) + cluster_.intra_node.latency_us) * 1e-6;
+  CollectiveCost cost;
+  cost.duration = SimTime::Seconds(latency_s + std::max(rdma_s, nvlink / NvlinkBps()));
+  cost.inter_node_bytes = rdma * f.ranks;
+  cost.intra_node_bytes = nvlink * f.ranks;
+  return cost;
+}
+
 CollectiveCost AlphaBetaCollectiveModel::HierarchicalAllReduce(const GroupShape& s, double bytes,
                                                                const NcclChoice& choice) const {
   const int g = s.per_node, k = s.nodes;
@@ -178,7 +194,10 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
                                               double bytes) const {
   assert(!gpus.empty());
   if (gpus.size() == 1 || bytes <= 0) return {};
-  if (cluster_.Torus()) return TorusCollectiveCost(cluster_, op, gpus, bytes);  // no NCCL
+  if (cluster_.Torus()) {  // no NCCL, no DeepEP: an expert dispatch as the all-to-all
+    if (op == CommOp::kExpertDispatch) return Cost(CommOp::kAllToAll, gpus, bytes * routing_.top_k);
+    return TorusCollectiveCost(cluster_, op, gpus, bytes);
+  }
   switch (op) {
     case CommOp::kSendRecv:
       return SendRecv(gpus, bytes);
@@ -186,6 +205,8 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
       return RingShift(gpus, bytes);
     case CommOp::kAllToAll:
       return AllToAll(ShapeOf(gpus), bytes);
+    case CommOp::kExpertDispatch:
+      return ExpertDispatch(gpus, bytes);
     default:
       return Tuned(op, ShapeOf(gpus), bytes);
   }

@@ -13,11 +13,15 @@
 // all-reduces the 1/g shards across nodes (one ring per local rank, in parallel over the
 // NICs), then all-gathers inside each node. Bandwidths are scaled by efficiency.network
 // and efficiency.nic. Point-to-point operations (sendrecv, ring shift) and all-to-all
-// (n-1 ring-like steps) take the cluster's link latency per step.
+// (n-1 ring-like steps) take the cluster's link latency per step. An expert dispatch
+// (DeepEP / HybridEP, expert_dispatch.h) takes the longer of its RDMA bytes per GPU over
+// the GPU's share of its node's NICs and its NVLink bytes per GPU over NVLink (the two
+// hops run pipelined), plus one latency of each link class it crosses.
 //
 // The flow-level network model replaces this behind the same Network interface.
 #pragma once
 
+#include "sim/core/expert_routing.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/collective.h"
 #include "sim/net/nccl_tuner.h"
@@ -26,9 +30,11 @@ namespace meshsim {
 
 class AlphaBetaCollectiveModel final : public CollectiveModel {
  public:
-  // `nccl`: what the tuner may choose (kAuto, 0) and what it must use.
-  explicit AlphaBetaCollectiveModel(const ClusterSpec& cluster, const NcclOptions& nccl = {})
-      : cluster_(cluster), nccl_(nccl), tuner_(cluster, nccl.channels) {}
+  // `nccl`: what the tuner may choose (kAuto, 0) and what it must use. `routing`: the MoE
+  // router behind expert dispatches (kExpertDispatch).
+  explicit AlphaBetaCollectiveModel(const ClusterSpec& cluster, const NcclOptions& nccl = {},
+                                    const ExpertRouting& routing = {})
+      : cluster_(cluster), nccl_(nccl), tuner_(cluster, nccl.channels), routing_(routing) {}
   CollectiveCost Cost(CommOp op, std::span<const int> gpus, double bytes) const override;
 
  private:
@@ -36,6 +42,7 @@ class AlphaBetaCollectiveModel final : public CollectiveModel {
   CollectiveCost SendRecv(std::span<const int> gpus, double bytes) const;
   CollectiveCost RingShift(std::span<const int> gpus, double bytes) const;
   CollectiveCost AllToAll(const GroupShape& s, double bytes) const;
+  CollectiveCost ExpertDispatch(std::span<const int> gpus, double bytes) const;
   // Data time (no latency) and bytes of a ring of `op` over `s`, `wire` bytes per byte.
   CollectiveCost RingData(CommOp op, const GroupShape& s, double bytes, double wire) const;
   CollectiveCost Tuned(CommOp op, const GroupShape& s, double bytes) const;
@@ -49,6 +56,7 @@ class AlphaBetaCollectiveModel final : public CollectiveModel {
   const ClusterSpec cluster_;
   const NcclOptions nccl_;
   const NcclTuner tuner_;
+  const ExpertRouting routing_;
 };
 
 }  // namespace meshsim

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include "sim/net/expert_dispatch.h"
+
 namespace meshsim {
 namespace {
 // The same cluster with no link failed, if some what-if link failed (else null): the
@@ -83,10 +85,11 @@ void FlowCollectiveNetwork::ReleaseRun(Running* run) {
 
 FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              std::shared_ptr<const Topology> topology,
-                                             const NcclOptions& nccl)
+                                             const NcclOptions& nccl, const ExpertRouting& routing)
     : cluster_(cluster),
       nccl_(nccl),
       tuner_(cluster, nccl.channels),
+      expert_routing_(routing),
       flows_(std::move(topology), ClassEfficiency(cluster)),
       healthy_(HealthyTopology(cluster)) {
   const size_t links = flows_.topology().links().size();
@@ -104,6 +107,14 @@ NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus
 
 std::vector<Phase> FlowCollectiveNetwork::PhasesOf(CommOp op, std::span<const int> gpus,
                                                    double bytes, double* launch_s) const {
+  if (op == CommOp::kExpertDispatch) {
+    *launch_s = 0;
+    if (gpus.size() < 2 || bytes <= 0) return {};
+    // No DeepEP on a torus (TPUs): the all-to-all of top_k copies.
+    if (cluster_.Torus())
+      return PhasesOf(CommOp::kAllToAll, gpus, bytes * expert_routing_.top_k, launch_s);
+    return {ExpertDispatchPhase(cluster_, expert_routing_, gpus, bytes)};
+  }
   NcclChoice choice;
   const bool tuned =
       !cluster_.Torus() && gpus.size() >= 2 && bytes > 0 &&

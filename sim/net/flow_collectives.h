@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "sim/core/collective_kinds.h"
+#include "sim/core/expert_routing.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/net/flow_network.h"
 #include "sim/net/flow_phases.h"
@@ -30,9 +31,10 @@ namespace meshsim {
 
 class FlowCollectiveNetwork final : public Network {
  public:
-  // `nccl`: what the tuner may choose (kAuto, 0) and what it must use.
+  // `nccl`: what the tuner may choose (kAuto, 0) and what it must use. `routing`: the MoE
+  // router behind expert dispatches (kExpertDispatch, expert_dispatch.h).
   FlowCollectiveNetwork(const ClusterSpec& cluster, std::shared_ptr<const Topology> topology,
-                        const NcclOptions& nccl);
+                        const NcclOptions& nccl, const ExpertRouting& routing = {});
   ~FlowCollectiveNetwork() override;
   void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
              std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
@@ -107,6 +109,7 @@ class FlowCollectiveNetwork final : public Network {
   const ClusterSpec cluster_;
   const NcclOptions nccl_;
   const NcclTuner tuner_;
+  const ExpertRouting expert_routing_;
   FlowNetwork flows_;
   std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
   std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put

@@ -1,5 +1,6 @@
 // The MoE block of a MoE layer, as Megatron-Core runs it with expert parallelism: router,
-// token dispatch (all-to-all over the EP group), the local experts, combine (all-to-all),
+// token dispatch (all-to-all over the EP group, or DeepEP's / HybridEP's dispatch with the
+// flex dispatcher), the local experts, combine (the same, reversed),
 // and the shared experts as a dense, TP-split MLP. The experts' ops carry the token
 // permutations around the all-to-alls (MoeCost::permute_bytes): the forward's, and their
 // inverses in the input-gradient op.
@@ -45,6 +46,18 @@ double StepBuilder::MoeTransient(const RankState& st) const {
   return c.experts.transient_act_bytes + c.shared.transient_act_bytes;
 }
 
+OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking) {
+  // The all-to-all dispatcher sends a copy per chosen expert; DeepEP and HybridEP (flex)
+  // one per destination GPU, through one per destination NVLink domain
+  // (net/expert_dispatch.h).
+  if (p_.moe_dispatcher == MoeDispatcher::kFlex) {
+    return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kExpertDispatch,
+                      st.ep_group, c.token_bytes, layer, mb, blocking);
+  }
+  return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
+                    c.dispatch_bytes, layer, mb, blocking);
+}
+
 void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeCost c = MoeFor(st);
   const MoeShapeIds ids = MoeShapesFor(st);
@@ -63,8 +76,7 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   // before it dispatches (DispatchSync).
   st.host.Sync(prog_, {routed}, layer, mb);
   if (p_.ep > 1) {
-    Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
-               c.dispatch_bytes, layer, mb);  // dispatch
+    EpCollective(st, c, layer, mb);  // dispatch
   }
   Compute(st, experts,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
@@ -72,8 +84,7 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
           layer, mb, recompute ? c.experts.fwd_flops : 0,
           ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/true));
   if (p_.ep > 1) {
-    Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
-               c.dispatch_bytes, layer, mb);  // combine
+    EpCollective(st, c, layer, mb);  // combine
   }
   if (m_.shared_experts > 0) {
     BlockForward(st, c.shared, ids.shared, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
@@ -89,8 +100,7 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
     Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
   }
   if (p_.ep > 1) {
-    Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
-               c.dispatch_bytes, layer, mb);  // gradient of combine
+    EpCollective(st, c, layer, mb);  // gradient of combine
   }
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
@@ -100,8 +110,7 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   // with the inverse permutations
   std::optional<OpId> back;
   if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
-    back = Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
-                      c.dispatch_bytes, layer, mb, /*blocking=*/false);
+    back = EpCollective(st, c, layer, mb, /*blocking=*/false);
   }
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/collective_kinds.h"
+#include "sim/core/expert_routing.h"
 #include "sim/workload/compute_model.h"
 
 namespace meshsim {
@@ -302,6 +303,10 @@ class Program {
   const OpInfo& Info(OpId id) const { return infos_[id]; }
   const std::vector<Comm>& comms() const { return comms_; }
   const std::vector<std::vector<int>>& groups() const { return groups_; }
+  // The MoE routing whose fan-out the kExpertDispatch collectives take (a dense model's:
+  // none).
+  void SetExpertRouting(const ExpertRouting& r) { expert_routing_ = r; }
+  const ExpertRouting& expert_routing() const { return expert_routing_; }
   StreamRange StreamOps(int rank, Stream s) const {
     return StreamRange(records_.data(), StreamHead(rank * kStreamCount + static_cast<int>(s)));
   }
@@ -335,6 +340,7 @@ class Program {
   void GrowWorkIndex();
 
   int ranks_;
+  ExpertRouting expert_routing_;
   bool serialize_collectives_ = false;
   bool finalized_ = false;
   mutable bool pending_spent_ = false;  // a replay has counted the records' `pending` down

@@ -77,6 +77,7 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
     order.resize(mesh_.Size());
     for (int r = 0; r < mesh_.Size(); ++r) order[r] = r;
   }
+  if (m_.IsMoe()) prog_.SetExpertRouting(m_.Routing());
   for (size_t i = 0; i < order.size(); ++i) {
     EmitRank(order[i]);
     // Ranks emit about as many ops as the first: size the arrays once.

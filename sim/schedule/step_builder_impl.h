@@ -207,6 +207,9 @@ class StepBuilder {
   // moe_blocks.cc: the MoE block of a MoE layer.
   MoeCost MoeFor(const RankState& st) const;
   const MoeShapeIds& MoeShapesFor(const RankState& st);
+  // One expert-parallel dispatch or combine (or their gradients) of `c`'s tokens, as the
+  // plan's dispatcher sends them.
+  OpId EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking = true);
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/core/expert_routing.h"
+
 namespace meshsim {
 
 enum class FfnKind { kGelu, kSwiglu };
@@ -35,6 +37,12 @@ struct ModelSpec {
   bool parallel_block = false;
   int experts = 0;  // MoE: routed experts per MoE layer; 0 = dense
   int top_k = 0;
+  // MoE: node-limited (group-limited) routing, as DeepSeek-V3 trains (HF `n_group` /
+  // `topk_group`; Megatron-Core `moe_router_num_groups` / `moe_router_group_topk`): the
+  // experts form this many groups of consecutive experts and a token picks its experts in
+  // moe_router_group_topk of them. 0: no groups.
+  int moe_router_num_groups = 0;
+  int moe_router_group_topk = 0;
   int64_t moe_ffn_hidden = 0;
   int shared_experts = 0;  // MoE: experts every token goes through (each moe_ffn_hidden)
   int moe_every = 1;       // MoE: every k-th layer after the dense ones is MoE
@@ -85,6 +93,11 @@ struct ModelSpec {
   int mtp_layers = 0;
 
   bool IsMoe() const { return experts > 0; }
+  // The router's choices, as the expert-parallel dispatch sees them.
+  ExpertRouting Routing() const {
+    if (moe_router_num_groups <= 1) return {experts, top_k, 1, 1};
+    return {experts, top_k, moe_router_num_groups, moe_router_group_topk};
+  }
   bool IsHybrid() const { return !layer_pattern.empty(); }
   // The kind of layer `layer` (0-based; MTP layers, index >= layers, are kTransformer).
   LayerKind KindOf(int layer) const {

@@ -372,6 +372,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     c.experts.recompute_kernels = c.experts.fwd_kernels;
   }
   c.dispatch_bytes = c.tokens * m.top_k * dim * d.elt;
+  c.token_bytes = c.tokens * dim * d.elt;
   // Shared experts: a dense MLP of shared_experts * moe_ffn_hidden, TP-split.
   if (m.shared_experts > 0) {
     ModelSpec dense = m;

@@ -108,6 +108,7 @@ struct MoeCost {
   double permute_bytes = 0;
   BlockCost shared;           // shared experts (TP-split like a dense MLP); may be empty
   double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
+  double token_bytes = 0;     // the rank's tokens once: tokens * hidden (DeepEP's input)
   double expert_params = 0;   // routed-expert parameters held by this rank
   double dense_params = 0;    // router + shared experts + norm, per TP rank
 };

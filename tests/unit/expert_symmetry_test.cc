@@ -80,6 +80,19 @@ TEST(ExpertSymmetry, FoldedOverTensorParallelMatchesFullReplay) {
   ExpectLikeFullReplay(Load(plan), 0.005);
 }
 
+// DeepEP / HybridEP's dispatch (plan.moe_dispatcher flex) with EP groups across two nodes
+// (ep 16 of 16 experts on 8-GPU nodes) and with node-limited routing: its mirrors carry
+// the same RDMA and NVLink traffic as a full replay's groups.
+TEST(ExpertSymmetry, FlexDispatchAcrossNodesMatchesFullReplay) {
+  const std::vector<std::string> plan{"plan.moe_dispatcher=flex", "plan.ep=16", "model.experts=16",
+                                      "model.moe_router_num_groups=4",
+                                      "model.moe_router_group_topk=2"};
+  std::vector<std::string> alpha_beta = plan;
+  alpha_beta.push_back("cluster.network_model=alpha_beta");
+  ExpectLikeFullReplay(Load(alpha_beta), 0);
+  ExpectLikeFullReplay(Load(plan), 0.005);
+}
+
 // A traced rank in another EP group (9: EP group 8..15, expert-data group 1, 9, 17, 25)
 // adds its pipeline; the groups that mirror both replayed groups count once.
 TEST(ExpertSymmetry, TracedRanksInOtherExpertGroupsMatchFullReplay) {

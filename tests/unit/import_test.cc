@@ -1000,6 +1000,15 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
       "--expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "
       "--moe-grouped-gemm ";
   EXPECT_TRUE(Import(matching).not_modelled.empty());
+  // DeepEP / HybridEP: plan.moe_dispatcher flex, modelled (net/expert_dispatch.h), with
+  // node-limited routing.
+  const MegatronImport flex = Import(matching +
+                                     "--moe-token-dispatcher-type flex --moe-router-topk 2 "
+                                     "--moe-router-num-groups 4 --moe-router-group-topk 2");
+  EXPECT_TRUE(flex.not_modelled.empty());
+  EXPECT_EQ(flex.plan.moe_dispatcher, MoeDispatcher::kFlex);
+  EXPECT_EQ(flex.model.moe_router_num_groups, 4);
+  EXPECT_EQ(flex.model.moe_router_group_topk, 2);
   struct Case {
     std::string args;
     std::string named;
@@ -1010,7 +1019,6 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
       {moe, "the allgather token dispatcher (Megatron's default"},
       {moe, "no --moe-grouped-gemm"},
       {matching + "--expert-tensor-parallel-size 2", "--expert-tensor-parallel-size 2"},
-      {matching + "--moe-token-dispatcher-type flex", "--moe-token-dispatcher-type flex"},
       {std::string(kSmall) + "--recompute-activations --recompute-modules core_attn mlp",
        "--recompute-modules core_attn mlp"},
       {std::regex_replace(kSmall, std::regex("--world-size 8"), "--world-size 16") +

@@ -1,0 +1,169 @@
+// DeepEP / HybridEP expert dispatch (plan.moe_dispatcher: flex, net/expert_dispatch.h):
+// the reach of balanced and node-limited routing, the bytes it puts on NICs and NVLink
+// on both networks against hand counts, and what it does to a step.
+#include "sim/net/expert_dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "sim/config/loader.h"
+#include "sim/core/expert_routing.h"
+#include "sim/engine/simulation.h"
+#include "sim/hw/topology.h"
+#include "sim/net/alpha_beta.h"
+#include "sim/net/flow_collectives.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+double Reach(const ExpertRouting& r, std::vector<int> held) { return ReachProbability(r, held); }
+
+// Top 2 of 4 experts: a unit with 2 of them is missed by C(2,2) / C(4,2) = 1/6 of tokens.
+TEST(ExpertRouting, BalancedReachIsOneMinusTheMissingChoices) {
+  const ExpertRouting r{4, 2, 1, 1};
+  EXPECT_DOUBLE_EQ(Reach(r, {2}), 5.0 / 6);
+  EXPECT_DOUBLE_EQ(Reach(r, {1}), 0.5);  // 1 - C(3,2) / C(4,2)
+  EXPECT_DOUBLE_EQ(Reach(r, {4}), 1.0);
+  EXPECT_DOUBLE_EQ(Reach(r, {0}), 0.0);
+}
+
+// Node-limited routing: with one group per token (group_topk 1) all of a token's experts
+// are in one group, each group chosen by a quarter of the tokens.
+TEST(ExpertRouting, NodeLimitedReachKeepsTokensInTheirGroups) {
+  const ExpertRouting r{16, 4, 4, 1};
+  EXPECT_NEAR(Reach(r, {4, 0, 0, 0}), 0.25, 0.02);
+  EXPECT_NEAR(Reach(r, {4, 4, 0, 0}), 0.5, 0.02);
+  EXPECT_EQ(Reach(r, {4, 4, 4, 4}), 1.0);
+}
+
+// DeepSeek-V3 (256 experts, top 8 in 4 of 8 groups) with EP 32 on four 8-GPU nodes: a
+// token reaches ~3.12 of the 4 nodes (a Monte Carlo of Megatron-Core's group_limited_topk
+// on random logits, 3,000 tokens, outside meshsim), not the 2.93 that an equally likely
+// choice of 8 experts within the 4 groups would give: groups are chosen for their best
+// scores, so each chosen group tends to get experts. With EP 64 (8 nodes, a group each):
+// ~3.97 of at most 4.
+TEST(ExpertRouting, DeepSeekV3ReachesAboutThreeNodesAtEp32) {
+  const ExpertRouting r{256, 8, 8, 4};
+  std::vector<int> gpus(32);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const ExpertFanout ep32 = FanoutOf(r, gpus, 8);
+  EXPECT_EQ(ep32.domains, 4);
+  EXPECT_NEAR(ep32.domains * ep32.domain_reach, 3.12, 0.05);
+  gpus.resize(64);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const ExpertFanout ep64 = FanoutOf(r, gpus, 8);
+  EXPECT_NEAR(ep64.domains * ep64.domain_reach, 3.97, 0.05);
+  EXPECT_LE(ep64.domains * ep64.domain_reach, 4.0);
+}
+
+// Groups must be whole experts, and leave room for top_k: bad input names the key.
+TEST(ExpertRouting, BadGroupsAreBadInput) {
+  const std::string every_key = std::string(MESHSIM_SOURCE_DIR) + "/docs/examples/every-key.yaml";
+  for (const auto& [set, key] : std::vector<std::pair<std::string, std::string>>{
+           {"model.moe_router_num_groups=3", "model.moe_router_num_groups"},
+           {"model.moe_router_group_topk=3", "model.moe_router_group_topk"}}) {
+    const Result<Experiment> e = LoadExperimentFile(every_key, {set});
+    ASSERT_FALSE(e.ok()) << set;
+    EXPECT_EQ(e.error().key, key) << e.error().ToString();
+  }
+  EXPECT_TRUE(LoadExperimentFile(every_key, {}).ok());
+}
+
+// Two nodes of two GPUs (one NIC each), EP 4 over them, 4 experts (one per GPU), top 2.
+ClusterSpec TwoByTwo() {
+  ClusterSpec c = testing::OneNode(2);
+  c.nodes = 2;
+  c.inter_node.nics_per_node = 2;
+  return c;
+}
+constexpr double kTokens = 1000, kHidden = 1024, kElt = 2;
+const std::vector<int> kGroup{0, 1, 2, 3};
+
+// NIC bytes = tokens x distinct other nodes a token goes to x hidden x element size: a
+// token of top 2 of 4 experts reaches the other node (2 of the experts) with probability
+// 5/6, so every rank sends 5/6 of its tokens once over RDMA. NVLink: a token reaches a
+// given GPU with probability 1/2; each rank sends its own node's peer 1/2 of its tokens
+// and forwards 1/2 of what its rail peer sent it: 2 x 1/2 of a token buffer.
+TEST(ExpertDispatch, AlphaBetaNicBytesAreTokensTimesNodesReached) {
+  const ExpertRouting r{4, 2, 1, 1};
+  const AlphaBetaCollectiveModel model(TwoByTwo(), {}, r);
+  const double bytes = kTokens * kHidden * kElt;
+  const CollectiveCost c = model.Cost(CommOp::kExpertDispatch, kGroup, bytes);
+  EXPECT_DOUBLE_EQ(c.inter_node_bytes, 4 * kTokens * (5.0 / 6) * kHidden * kElt);
+  EXPECT_DOUBLE_EQ(c.intra_node_bytes, 4 * kTokens * 2 * 0.5 * kHidden * kElt);
+  // Every expert chosen: each token crosses to the other node exactly once.
+  const AlphaBetaCollectiveModel all(TwoByTwo(), {}, ExpertRouting{4, 4, 1, 1});
+  EXPECT_DOUBLE_EQ(all.Cost(CommOp::kExpertDispatch, kGroup, bytes).inter_node_bytes,
+                   4 * kTokens * kHidden * kElt);
+  // (The all-to-all would send a copy per chosen expert: on average 2 x 2/4 = 1 of a
+  // token's copies crosses, against 5/6 here.)
+}
+
+double FlowBytes(const ExpertRouting& r, CommOp op, double bytes, double* intra) {
+  const ClusterSpec c = TwoByTwo();
+  FlowCollectiveNetwork net(c, Topology::Build(c).value(), {}, r);
+  Simulator sim;
+  bool done = false;
+  net.Start(sim, op, kGroup, bytes, [&] { done = true; }, {});
+  sim.Run();
+  EXPECT_TRUE(done);
+  *intra = net.IntraNodeBytes();
+  return net.InterNodeBytes();
+}
+
+TEST(ExpertDispatch, FlowNicBytesAreTokensTimesNodesReached) {
+  const double bytes = kTokens * kHidden * kElt;
+  double intra = 0;
+  const double inter = FlowBytes({4, 2, 1, 1}, CommOp::kExpertDispatch, bytes, &intra);
+  EXPECT_NEAR(inter, 4 * kTokens * (5.0 / 6) * kHidden * kElt, 1e-6 * inter);
+  // The NVLink forward hop: 4 ranks x 2 x 1/2 token buffers GPU to GPU inside the nodes
+  // (RDMA traffic does not cross NVLink: it is rail-aligned).
+  EXPECT_NEAR(intra, 4 * kTokens * kHidden * kElt, 1e-6 * intra);
+}
+
+// A step with EP 8 across two nodes of 4 GPUs, top 2 of 16 experts (2 per GPU): flex sends
+// a token once per node instead of once per expert, so the step is faster on both
+// networks.
+Experiment CrossNodeMoe(MoeDispatcher dispatcher, NetworkModelKind network) {
+  Experiment e;
+  e.name = "moe";
+  e.model = testing::SmallModel();
+  e.model.experts = 16;
+  e.model.top_k = 2;
+  e.model.moe_ffn_hidden = 2048;
+  e.model.ffn_kind = FfnKind::kSwiglu;
+  e.cluster = testing::OneNode(4);
+  e.cluster.nodes = 2;
+  e.cluster.inter_node.nics_per_node = 4;
+  e.cluster.network_model = network;
+  e.plan.dp = 8;
+  e.plan.ep = 8;
+  e.plan.global_batch = 8;
+  e.plan.moe_dispatcher = dispatcher;
+  return e;
+}
+
+TEST(ExpertDispatch, FlexStepIsFasterThanAllToAllAcrossNodes) {
+  for (NetworkModelKind net : {NetworkModelKind::kAlphaBeta, NetworkModelKind::kFlow}) {
+    const auto a2a = Simulate(CrossNodeMoe(MoeDispatcher::kAllToAll, net));
+    const auto flex = Simulate(CrossNodeMoe(MoeDispatcher::kFlex, net));
+    ASSERT_TRUE(a2a && flex);
+    EXPECT_LT(flex->replay.step_time, a2a->replay.step_time);
+    // The EP bytes a rank sends: a copy per other GPU reached (1 - C(14,2)/C(16,2) = 29/120
+    // of tokens each, 7 GPUs) instead of 7/8 of 2 copies.
+    const int ep = static_cast<int>(CommClass::kEp);
+    EXPECT_NEAR(flex->stats.ranks[0].sent_bytes[ep] / a2a->stats.ranks[0].sent_bytes[ep],
+                7 * 29.0 / 120 / (2 * 7.0 / 8), 1e-9);
+    // A token crosses to the other node with probability 1 - C(8,2)/C(16,2) = 92/120,
+    // against one of its 2 copies on average with the all-to-all. (The alpha-beta model
+    // counts an all-to-all's NIC bytes as a ring's: only the flow network's compare.)
+    if (net == NetworkModelKind::kFlow) {
+      EXPECT_LT(flex->replay.inter_node_bytes, a2a->replay.inter_node_bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace meshsim
