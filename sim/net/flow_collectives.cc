@@ -45,7 +45,7 @@ std::vector<double> ClassEfficiency(const ClusterSpec& c) {
 // which std::function stores without allocating.
 struct FlowCollectiveNetwork::Running {
   Simulator* sim = nullptr;
-  std::shared_ptr<const RoutedPlan> plan;
+  const RoutedPlan* plan = nullptr;
   MirrorPlans* mirrors = nullptr;
   MirrorPlans own_mirrors;  // when the memo holds other groups at the same address
   size_t next = 0;
@@ -69,7 +69,7 @@ FlowCollectiveNetwork::Running* FlowCollectiveNetwork::AcquireRun() {
 }
 
 void FlowCollectiveNetwork::ReleaseRun(Running* run) {
-  run->plan.reset();
+  run->plan = nullptr;
   run->mirrors = nullptr;
   run->own_mirrors.groups.clear();
   run->own_mirrors.phases.clear();
@@ -146,13 +146,12 @@ void FlowCollectiveNetwork::RoutePhase(const Phase& phase, std::vector<int>* lin
   }
 }
 
-std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
-                                                                 std::span<const int> gpus,
-                                                                 double bytes) {
+const RoutedPlan* FlowCollectiveNetwork::PlanFor(CommOp op, std::span<const int> gpus,
+                                                 double bytes) {
   PlanKey key{static_cast<int>(op), std::vector<int>(gpus.begin(), gpus.end()), bytes};
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
-  auto plan = std::make_shared<RoutedPlan>();
+  if (it != plans_.end()) return it->second.get();
+  auto plan = std::make_unique<RoutedPlan>();
   for (const Phase& phase : PhasesOf(op, gpus, bytes, &plan->launch_s)) {
     RoutedPhase& routed = plan->phases.emplace_back();
     routed.latency_s = phase.latency_s;
@@ -160,7 +159,7 @@ std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
     routed.stretch = phase.stretch;
     RoutePhase(phase, &plan->links, &routed.coflows);
   }
-  return plans_.emplace(std::move(key), plan).first->second;
+  return plans_.emplace(std::move(key), std::move(plan)).first->second.get();
 }
 
 size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) const {
@@ -172,25 +171,48 @@ size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) cons
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(CommOp op,
-                                                                      std::span<const int> gpus,
-                                                                      double bytes) {
-  auto [it, added] = group_plans_.try_emplace(MirrorKey{gpus.data(), static_cast<int>(op), bytes});
-  auto& [members, plan] = it->second;
-  if (!added && std::equal(gpus.begin(), gpus.end(), members.begin(), members.end())) return plan;
-  std::shared_ptr<const RoutedPlan> found = PlanFor(op, gpus, bytes);
-  if (added) {
-    members.assign(gpus.begin(), gpus.end());
-    plan = found;
+bool FlowCollectiveNetwork::GroupSlot::Holds(std::span<const int> gpus) const {
+  if (gpus.size() != size) return false;
+  const int* stored = size <= kInlineMembers ? members : more.data();
+  return std::equal(gpus.begin(), gpus.end(), stored);
+}
+
+void FlowCollectiveNetwork::GroupSlot::Assign(std::span<const int> gpus) {
+  size = static_cast<uint32_t>(gpus.size());
+  if (size <= kInlineMembers) {
+    std::copy(gpus.begin(), gpus.end(), members);
+    more.clear();
+  } else {
+    more.assign(gpus.begin(), gpus.end());
   }
-  return found;
+}
+
+const RoutedPlan* FlowCollectiveNetwork::GroupPlanFor(CommOp op, std::span<const int> gpus,
+                                                      double bytes) {
+  const MirrorKey key{gpus.data(), static_cast<int>(op), bytes};
+  GroupSlot& slot = group_slots_[MirrorKeyHash()(key) % kGroupSlots];
+  if (slot.data == gpus.data() && slot.op == op && slot.bytes == bytes && slot.Holds(gpus)) {
+    return slot.plan;
+  }
+  slot.plan = PlanFor(op, gpus, bytes);
+  slot.data = gpus.data();
+  slot.op = op;
+  slot.bytes = bytes;
+  slot.Assign(gpus);
+  return slot.plan;
 }
 
 FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
     CommOp op, std::span<const std::vector<int>> mirrors, double bytes, MirrorPlans* scratch) {
-  auto [it, added] =
-      mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
-  MirrorPlans& memo = it->second;
+  const MirrorKey key{mirrors.data(), static_cast<int>(op), bytes};
+  MirrorSlot& slot = mirror_slots_[MirrorKeyHash()(key) % kMirrorSlots];
+  bool added = false;
+  if (slot.key != key) {
+    auto found = mirror_plans_.try_emplace(key);
+    added = found.second;
+    slot = {key, &found.first->second};
+  }
+  MirrorPlans& memo = *slot.plans;
   auto stored_at = [](const std::vector<int>& group, std::span<const int> seen) {
     return group.data() == seen.data() && group.size() == seen.size();
   };

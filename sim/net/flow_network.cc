@@ -284,8 +284,14 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
       auto& list = link_flows_[l];  // one entry per crossing of this link by the flow
       *std::find(list.begin(), list.end(), top.flow) = list.back();
       list.pop_back();
-      if (list.empty()) link_busy_s_[l] += (now - busy_since_[l]).seconds();
-      Touch(l);
+      // A link left empty changes no other flow's rate: only a watched one needs a settle
+      // (to sample its rate of 0).
+      if (list.empty()) {
+        link_busy_s_[l] += (now - busy_since_[l]).seconds();
+        if (is_watched_[l]) Touch(l);
+      } else {
+        Touch(l);
+      }
     }
     f.alive = false;
     f.rate = 0;
