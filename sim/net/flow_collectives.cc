@@ -280,6 +280,11 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
   run->mirrors = MirrorPlansFor(op, mirrors, bytes, &run->own_mirrors);
   run->done = std::move(done);
   const double launch_s = run->plan->launch_s;
+  if (launch_s <= 0 && run->plan->phases.empty()) {  // `done` runs from an event
+    sim.Schedule(SimTime::Zero(), std::move(run->done));
+    ReleaseRun(run);
+    return;
+  }
   if (launch_s <= 0) {
     RunPhase(run);
     return;
@@ -289,9 +294,10 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
 
 void FlowCollectiveNetwork::RunPhase(Running* run) {
   Simulator& sim = *run->sim;
-  if (run->next == run->plan->phases.size()) {
-    sim.Schedule(SimTime::Zero(), std::move(run->done));
+  if (run->next == run->plan->phases.size()) {  // from the last phase's event (Start)
+    std::function<void()> done = std::move(run->done);
     ReleaseRun(run);
+    done();
     return;
   }
   const RoutedPhase& phase = run->plan->phases[run->next];
