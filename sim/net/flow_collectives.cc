@@ -171,35 +171,14 @@ size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) cons
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-bool FlowCollectiveNetwork::GroupSlot::Holds(std::span<const int> gpus) const {
-  if (gpus.size() != size) return false;
-  const int* stored = size <= kInlineMembers ? members : more.data();
-  return std::equal(gpus.begin(), gpus.end(), stored);
-}
-
-void FlowCollectiveNetwork::GroupSlot::Assign(std::span<const int> gpus) {
-  size = static_cast<uint32_t>(gpus.size());
-  if (size <= kInlineMembers) {
-    std::copy(gpus.begin(), gpus.end(), members);
-    more.clear();
-  } else {
-    more.assign(gpus.begin(), gpus.end());
-  }
-}
-
 const RoutedPlan* FlowCollectiveNetwork::GroupPlanFor(CommOp op, std::span<const int> gpus,
                                                       double bytes) {
-  const MirrorKey key{gpus.data(), static_cast<int>(op), bytes};
-  GroupSlot& slot = group_slots_[MirrorKeyHash()(key) % kGroupSlots];
-  if (slot.data == gpus.data() && slot.op == op && slot.bytes == bytes && slot.Holds(gpus)) {
-    return slot.plan;
-  }
-  slot.plan = PlanFor(op, gpus, bytes);
-  slot.data = gpus.data();
-  slot.op = op;
-  slot.bytes = bytes;
-  slot.Assign(gpus);
-  return slot.plan;
+  if (gpus.empty()) return PlanFor(op, gpus, bytes);
+  const RoutedPlan* plan = group_plans_.Find(op, gpus, bytes);
+  if (plan != nullptr) return plan;
+  plan = PlanFor(op, gpus, bytes);
+  group_plans_.Store(op, gpus, bytes, plan);
+  return plan;
 }
 
 FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
@@ -312,12 +291,14 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
     return;
   }
   run->outstanding = static_cast<int>(phase.coflows.size());
+  flows_.Hold();
   for (const Coflow& f : phase.coflows) {
     flows_.StartFlowOnRoute(sim, f.route(), f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
     if (near_) near_->MarkNear(f);
   }
   StartMirrors(run, index);
+  flows_.Release(sim);
 }
 
 void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {

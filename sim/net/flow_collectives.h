@@ -22,6 +22,7 @@
 #include "sim/net/flow_network.h"
 #include "sim/net/flow_phases.h"
 #include "sim/net/flow_plan.h"
+#include "sim/net/flow_plan_memo.h"
 #include "sim/net/mirror_traffic.h"
 #include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
@@ -110,24 +111,7 @@ class FlowCollectiveNetwork final : public Network {
   FlowNetwork flows_;
   std::map<PlanKey, std::unique_ptr<const RoutedPlan>> plans_;
   std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put
-  // GroupPlanFor's memo: direct-mapped by (where the group lives, op, bytes), an entry
-  // replaced on a collision; it serves only if the members match too (a group stored
-  // again at the same place may differ), up to kInlineMembers kept in the entry itself:
-  // one cache line per collective, where a hash map's bucket and node chain cost several.
-  static constexpr size_t kInlineMembers = 8;
-  struct GroupSlot {
-    const int* data = nullptr;
-    const RoutedPlan* plan = nullptr;
-    double bytes = -1;
-    uint32_t size = 0;
-    CommOp op = CommOp::kAllReduce;
-    int members[kInlineMembers] = {};
-    std::vector<int> more;  // the members when there are more than kInlineMembers
-    bool Holds(std::span<const int> gpus) const;
-    void Assign(std::span<const int> gpus);
-  };
-  static constexpr size_t kGroupSlots = 8192;
-  std::vector<GroupSlot> group_slots_ = std::vector<GroupSlot>(kGroupSlots);
+  GroupPlanMemo group_plans_;
   // MirrorPlansFor's memo in front of mirror_plans_, direct-mapped in the same way.
   struct MirrorSlot {
     MirrorKey key{nullptr, -1, -1.0};

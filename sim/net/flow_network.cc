@@ -104,8 +104,12 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
   EnsureSettle(sim);
 }
 
+void FlowNetwork::Release(Simulator& sim) {
+  if (--held_ == 0 && !settle_pending_ && !dirty_links_.empty()) Settle(sim);
+}
+
 void FlowNetwork::EnsureSettle(Simulator& sim) {
-  if (settle_pending_) return;
+  if (settle_pending_ || held_ > 0) return;
   settle_pending_ = true;
   sim.Schedule(SimTime::Zero(), [this, &sim] { Settle(sim); });
 }

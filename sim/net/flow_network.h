@@ -43,6 +43,12 @@ class FlowNetwork {
     StartFlowOnRoute(sim, std::span<const int>(*route), bytes, std::move(on_done));
   }
 
+  // Flows started between Hold() and Release(sim) settle in Release, at once, instead of
+  // in a zero-delay event (unless one is already due): for a caller that runs as an event
+  // of its own and starts all it will start at this instant before it returns.
+  void Hold() { ++held_; }
+  void Release(Simulator& sim);
+
   const Topology& topology() const { return *topology_; }
   // Per directed link: bytes carried (up to each flow's last rate change) and time busy
   // (at least one flow; a link busy now counts up to when it last became busy).
@@ -97,6 +103,7 @@ class FlowNetwork {
   std::vector<int> dirty_links_;
   std::vector<uint8_t> link_mark_;  // dirty or in the current component
   bool settle_pending_ = false;
+  int held_ = 0;
 
   std::vector<Completion> completions_;  // min-heap by (at, flow), lazily invalidated
   EventId completion_event_;
