@@ -303,8 +303,11 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     finished.push_back(std::move(f.on_done));
     free_slots_.push_back(top.flow);
   }
-  if (!dirty_links_.empty()) EnsureSettle(sim);
-  ScheduleCompletion(sim);
+  if (!dirty_links_.empty() && !settle_pending_) {
+    Settle(sim);  // now, not in an event: nothing else changes before the callbacks
+  } else {
+    ScheduleCompletion(sim);
+  }
   for (auto& done : finished) {
     if (done) done();
   }
