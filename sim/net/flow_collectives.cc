@@ -327,7 +327,7 @@ const std::vector<double>& FlowCollectiveNetwork::CountedBusy() const {
 }
 
 double FlowCollectiveNetwork::LinkBytes(int link, const std::vector<double>& counted) const {
-  return flows_.link_bytes()[link] + (counted.empty() ? 0.0 : counted[link]);
+  return flows_.LinkBytes(link) + (counted.empty() ? 0.0 : counted[link]);
 }
 
 // The data ends at start + max(stretch x (last arrival - start), min_s); then the
@@ -379,7 +379,7 @@ std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
   const std::vector<double>& counted_busy_s = CountedBusy();
   // A link's busy time: its flows' and its counted mirrors', at most the step.
   auto busy = [&](size_t l) {
-    const double flows = flows_.link_busy_s()[l];
+    const double flows = flows_.LinkBusySeconds(static_cast<int>(l));
     if (counted_busy_s.empty() || counted_busy_s[l] == 0) return flows;
     const double both = flows + counted_busy_s[l];
     return step_s > 0 ? std::min(both, std::max(flows, step_s)) : both;

@@ -52,9 +52,9 @@ class FlowNetwork {
   const Topology& topology() const { return *topology_; }
   // Per directed link: bytes carried (up to each flow's last rate change) and time busy
   // (at least one flow; a link busy now counts up to when it last became busy).
-  const std::vector<double>& link_bytes() const { return link_bytes_; }
-  const std::vector<double>& link_busy_s() const { return link_busy_s_; }
-  double LinkCapacity(int link) const { return capacity_[link]; }
+  double LinkBytes(int link) const { return links_[link].bytes; }
+  double LinkBusySeconds(int link) const { return links_[link].busy_s; }
+  double LinkCapacity(int link) const { return links_[link].capacity; }
   // Current total rate of a link, bytes/s.
   double LinkRate(int link) const;
   size_t ActiveFlows() const { return live_; }
@@ -73,6 +73,17 @@ class FlowNetwork {
     uint32_t version = 0;  // bumps when the completion time changes
     bool alive = false;
   };
+  // What the hot paths read of a link, in one cache line (a flow's start, settle and
+  // completion visit every link of its route).
+  struct alignas(64) LinkState {
+    std::vector<int> flows;  // live flows, one entry per crossing
+    double capacity = 0;     // bytes/s after efficiency
+    double bytes = 0;        // LinkBytes
+    double busy_s = 0;       // LinkBusySeconds
+    SimTime busy_since;      // while it carries flows
+    bool mark = false;       // dirty or in the current component
+    bool watched = false;
+  };
   struct Completion {
     SimTime at;
     int flow;
@@ -90,18 +101,13 @@ class FlowNetwork {
   SimTime FinishTime(const Flow& f) const;
 
   std::shared_ptr<const Topology> topology_;
-  std::vector<double> capacity_;  // per link, bytes/s after efficiency
-  std::vector<double> link_bytes_;
-  std::vector<double> link_busy_s_;
-  std::vector<SimTime> busy_since_;
-  std::vector<std::vector<int>> link_flows_;  // live flows per link
-  std::vector<Flow> flows_;                   // slots
+  std::vector<LinkState> links_;
+  std::vector<Flow> flows_;  // slots
   std::vector<int> free_slots_;
   size_t live_ = 0;
   uint64_t rate_updates_ = 0;
 
   std::vector<int> dirty_links_;
-  std::vector<uint8_t> link_mark_;  // dirty or in the current component
   bool settle_pending_ = false;
   int held_ = 0;
 
@@ -133,7 +139,6 @@ class FlowNetwork {
   std::vector<std::function<void()>> finished_scratch_;  // OnCompletion's, reused
 
   std::vector<int> watched_;
-  std::vector<uint8_t> is_watched_;
   std::vector<double> watched_rate_;
   std::function<void(int, SimTime, double)> observer_;
 };

@@ -64,8 +64,8 @@ TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
   EXPECT_NEAR(end_c.seconds(), 1.5, 1e-9);
   // A: 7 GB in the first second, then 10 GB/s for the remaining 10 GB -> 2 s.
   EXPECT_NEAR(end_a.seconds(), 2.0, 1e-9);
-  EXPECT_NEAR(net.link_bytes()[l1], 20e9, 1e3);
-  EXPECT_NEAR(net.link_busy_s()[l1], 2.0, 1e-9);
+  EXPECT_NEAR(net.LinkBytes(l1), 20e9, 1e3);
+  EXPECT_NEAR(net.LinkBusySeconds(l1), 2.0, 1e-9);
 }
 
 double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
