@@ -213,6 +213,7 @@ void FlowNetwork::Settle(Simulator& sim) {
     const double moved = std::min(flow.remaining, flow.rate * (now - flow.since).seconds());
     flow.remaining -= moved;
     flow.since = now;
+    if (moved == 0) continue;  // a flow that starts now (adding +0 changes no sum)
     for (int l : flow.route) links_[l].bytes += moved;
   }
   FillRates();
