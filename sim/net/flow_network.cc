@@ -28,8 +28,7 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
   ReserveHuge(heap_key_, n);
   links_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    links_[i].capacity =
-        links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
+    links_[i].capacity = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
   }
   residual_.assign(n, 0);
   unfrozen_.assign(n, 0);

@@ -2,10 +2,15 @@
 //
 // A transfer is a flow along its route. Concurrent flows share every link max-min
 // fairly, computed by progressive filling. Rates change only when a flow starts or
-// ends: all changes of one instant are batched into one zero-delay "settle" event, which
-// recomputes the rates of the flows connected (through shared links, transitively) to
-// the links that changed — max-min allocations decompose over such components, so other
-// flows keep their rates — and reschedules a single event for the earliest completion.
+// ends: the changes are batched into one "settle", which recomputes the rates of the
+// flows connected (through shared links, transitively) to the links that changed —
+// max-min allocations decompose over such components, so other flows keep their rates —
+// and reschedules a single event for the earliest completion. Flows started one by one
+// settle in a zero-delay event (all starts of that instant before it join it); flows
+// started between Hold and Release (a collective's phase) settle in Release; the flows
+// left beside the ones a completion ends settle at once. The rates are the max-min
+// allocation of the flows present whichever way they were batched. A link that a
+// completion leaves empty needs no settle (unless watched).
 // A flow's progress is kept lazily (bytes left at the time its rate last changed).
 // Packet-level effects are not modelled.
 #pragma once

@@ -5,7 +5,6 @@
 // simulated; the mirrors that are counted instead keep their bytes in the link statistics.
 #include <gtest/gtest.h>
 
-
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/hw/topology.h"
