@@ -273,7 +273,8 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
 
 void FlowCollectiveNetwork::RunPhase(Running* run) {
   Simulator& sim = *run->sim;
-  if (run->next == run->plan->phases.size()) {  // from the last phase's event (Start)
+  // Here always from an event (Start schedules `done` of a plan with nothing to run).
+  if (run->next == run->plan->phases.size()) {
     std::function<void()> done = std::move(run->done);
     ReleaseRun(run);
     done();
