@@ -47,7 +47,7 @@ std::vector<double> ClassEfficiency(const ClusterSpec& c) {
 // which std::function stores without allocating.
 struct FlowCollectiveNetwork::Running {
   Simulator* sim = nullptr;
-  std::shared_ptr<const RoutedPlan> plan;
+  const RoutedPlan* plan = nullptr;
   MirrorPlans* mirrors = nullptr;
   MirrorPlans own_mirrors;  // when the memo holds other groups at the same address
   size_t next = 0;
@@ -71,7 +71,7 @@ FlowCollectiveNetwork::Running* FlowCollectiveNetwork::AcquireRun() {
 }
 
 void FlowCollectiveNetwork::ReleaseRun(Running* run) {
-  run->plan.reset();
+  run->plan = nullptr;
   run->mirrors = nullptr;
   run->own_mirrors.groups.clear();
   run->own_mirrors.phases.clear();
@@ -157,13 +157,12 @@ void FlowCollectiveNetwork::RoutePhase(const Phase& phase, std::vector<int>* lin
   }
 }
 
-std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
-                                                                 std::span<const int> gpus,
-                                                                 double bytes) {
+const RoutedPlan* FlowCollectiveNetwork::PlanFor(CommOp op, std::span<const int> gpus,
+                                                 double bytes) {
   PlanKey key{static_cast<int>(op), std::vector<int>(gpus.begin(), gpus.end()), bytes};
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
-  auto plan = std::make_shared<RoutedPlan>();
+  if (it != plans_.end()) return it->second.get();
+  auto plan = std::make_unique<RoutedPlan>();
   for (const Phase& phase : PhasesOf(op, gpus, bytes, &plan->launch_s)) {
     RoutedPhase& routed = plan->phases.emplace_back();
     routed.latency_s = phase.latency_s;
@@ -171,7 +170,7 @@ std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::PlanFor(CommOp op,
     routed.stretch = phase.stretch;
     RoutePhase(phase, &plan->links, &routed.coflows);
   }
-  return plans_.emplace(std::move(key), plan).first->second;
+  return plans_.emplace(std::move(key), std::move(plan)).first->second.get();
 }
 
 size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) const {
@@ -183,25 +182,27 @@ size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) cons
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-std::shared_ptr<const RoutedPlan> FlowCollectiveNetwork::GroupPlanFor(CommOp op,
-                                                                      std::span<const int> gpus,
-                                                                      double bytes) {
-  auto [it, added] = group_plans_.try_emplace(MirrorKey{gpus.data(), static_cast<int>(op), bytes});
-  auto& [members, plan] = it->second;
-  if (!added && std::equal(gpus.begin(), gpus.end(), members.begin(), members.end())) return plan;
-  std::shared_ptr<const RoutedPlan> found = PlanFor(op, gpus, bytes);
-  if (added) {
-    members.assign(gpus.begin(), gpus.end());
-    plan = found;
-  }
-  return found;
+const RoutedPlan* FlowCollectiveNetwork::GroupPlanFor(CommOp op, std::span<const int> gpus,
+                                                      double bytes) {
+  if (gpus.empty()) return PlanFor(op, gpus, bytes);
+  const RoutedPlan* plan = group_plans_.Find(op, gpus, bytes);
+  if (plan != nullptr) return plan;
+  plan = PlanFor(op, gpus, bytes);
+  group_plans_.Store(op, gpus, bytes, plan);
+  return plan;
 }
 
 FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
     CommOp op, std::span<const std::vector<int>> mirrors, double bytes, MirrorPlans* scratch) {
-  auto [it, added] =
-      mirror_plans_.try_emplace(MirrorKey{mirrors.data(), static_cast<int>(op), bytes});
-  MirrorPlans& memo = it->second;
+  const MirrorKey key{mirrors.data(), static_cast<int>(op), bytes};
+  MirrorSlot& slot = mirror_slots_[MirrorKeyHash()(key) % kMirrorSlots];
+  bool added = false;
+  if (slot.key != key) {
+    auto found = mirror_plans_.try_emplace(key);
+    added = found.second;
+    slot = {key, &found.first->second};
+  }
+  MirrorPlans& memo = *slot.plans;
   auto stored_at = [](const std::vector<int>& group, std::span<const int> seen) {
     return group.data() == seen.data() && group.size() == seen.size();
   };
@@ -269,6 +270,11 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
   run->mirrors = MirrorPlansFor(op, mirrors, bytes, &run->own_mirrors);
   run->done = std::move(done);
   const double launch_s = run->plan->launch_s;
+  if (launch_s <= 0 && run->plan->phases.empty()) {  // `done` runs from an event
+    sim.Schedule(SimTime::Zero(), std::move(run->done));
+    ReleaseRun(run);
+    return;
+  }
   if (launch_s <= 0) {
     RunPhase(run);
     return;
@@ -278,9 +284,11 @@ void FlowCollectiveNetwork::Start(Simulator& sim, CommOp op, std::span<const int
 
 void FlowCollectiveNetwork::RunPhase(Running* run) {
   Simulator& sim = *run->sim;
+  // Here always from an event (Start schedules `done` of a plan with nothing to run).
   if (run->next == run->plan->phases.size()) {
-    sim.Schedule(SimTime::Zero(), std::move(run->done));
+    std::function<void()> done = std::move(run->done);
     ReleaseRun(run);
+    done();
     return;
   }
   const RoutedPhase& phase = run->plan->phases[run->next];
@@ -295,12 +303,14 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
     return;
   }
   run->outstanding = static_cast<int>(phase.coflows.size());
+  flows_.Hold();
   for (const Coflow& f : phase.coflows) {
     flows_.StartFlowOnRoute(sim, f.route(), f.bytes, [this, run] { FinishPhase(run); });
     CountReroutes(f);
     if (near_) near_->MarkNear(f);
   }
   StartMirrors(run, index);
+  flows_.Release(sim);
 }
 
 void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
@@ -329,7 +339,7 @@ const std::vector<double>& FlowCollectiveNetwork::CountedBusy() const {
 }
 
 double FlowCollectiveNetwork::LinkBytes(int link, const std::vector<double>& counted) const {
-  return flows_.link_bytes()[link] + (counted.empty() ? 0.0 : counted[link]);
+  return flows_.LinkBytes(link) + (counted.empty() ? 0.0 : counted[link]);
 }
 
 // The data ends at start + max(stretch x (last arrival - start), min_s); then the
@@ -381,7 +391,7 @@ std::vector<LinkUsage> FlowCollectiveNetwork::Usage(double step_s) const {
   const std::vector<double>& counted_busy_s = CountedBusy();
   // A link's busy time: its flows' and its counted mirrors', at most the step.
   auto busy = [&](size_t l) {
-    const double flows = flows_.link_busy_s()[l];
+    const double flows = flows_.LinkBusySeconds(static_cast<int>(l));
     if (counted_busy_s.empty() || counted_busy_s[l] == 0) return flows;
     const double both = flows + counted_busy_s[l];
     return step_s > 0 ? std::min(both, std::max(flows, step_s)) : both;

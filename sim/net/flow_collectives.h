@@ -23,6 +23,7 @@
 #include "sim/net/flow_network.h"
 #include "sim/net/flow_phases.h"
 #include "sim/net/flow_plan.h"
+#include "sim/net/flow_plan_memo.h"
 #include "sim/net/mirror_traffic.h"
 #include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
@@ -83,15 +84,15 @@ class FlowCollectiveNetwork final : public Network {
   // Builds the plans of `mirrors` into `out` (empty).
   void BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors, double bytes,
                         MirrorPlans* out);
-  // The routed phases of a collective, memoised by (op, group, bytes).
-  std::shared_ptr<const RoutedPlan> PlanFor(CommOp op, std::span<const int> gpus, double bytes);
+  // The routed phases of a collective, memoised by (op, group, bytes); they live as long
+  // as this network.
+  const RoutedPlan* PlanFor(CommOp op, std::span<const int> gpus, double bytes);
   Running* AcquireRun();
   void ReleaseRun(Running* run);
   void RunPhase(Running* run);
   void FinishPhase(Running* run);  // one of the phase's coflows has arrived
   // PlanFor, memoised by where the replay keeps the group (checked against its members).
-  std::shared_ptr<const RoutedPlan> GroupPlanFor(CommOp op, std::span<const int> gpus,
-                                                 double bytes);
+  const RoutedPlan* GroupPlanFor(CommOp op, std::span<const int> gpus, double bytes);
   // Compares a transfer's route with its healthy route; adds a detour to `phase`.
   void NoteReroute(const Transfer& t, std::span<const int> route, Coflow* phase) const;
   void CountReroutes(const Coflow& phase);
@@ -111,11 +112,16 @@ class FlowCollectiveNetwork final : public Network {
   const NcclTuner tuner_;
   const ExpertRouting expert_routing_;
   FlowNetwork flows_;
-  std::map<PlanKey, std::shared_ptr<const RoutedPlan>> plans_;
+  std::map<PlanKey, std::unique_ptr<const RoutedPlan>> plans_;
   std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put
-  std::unordered_map<MirrorKey, std::pair<std::vector<int>, std::shared_ptr<const RoutedPlan>>,
-                     MirrorKeyHash>
-      group_plans_;
+  GroupPlanMemo group_plans_;
+  // MirrorPlansFor's memo in front of mirror_plans_, direct-mapped in the same way.
+  struct MirrorSlot {
+    MirrorKey key{nullptr, -1, -1.0};
+    MirrorPlans* plans = nullptr;
+  };
+  static constexpr size_t kMirrorSlots = 1024;
+  std::vector<MirrorSlot> mirror_slots_ = std::vector<MirrorSlot>(kMirrorSlots);
   std::vector<std::unique_ptr<Running>> runs_;  // every collective ever in flight
   std::vector<Running*> free_runs_;
   std::vector<RateSample> samples_;

@@ -22,42 +22,30 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
   const auto& links = topology_->links();
   const size_t n = links.size();
   // Per-link arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
-  ReserveHuge(capacity_, n);
-  ReserveHuge(link_bytes_, n);
-  ReserveHuge(link_busy_s_, n);
-  ReserveHuge(busy_since_, n);
-  ReserveHuge(link_flows_, n);
-  ReserveHuge(link_mark_, n);
+  ReserveHuge(links_, n);
   ReserveHuge(residual_, n);
   ReserveHuge(unfrozen_, n);
   ReserveHuge(heap_key_, n);
-  ReserveHuge(is_watched_, n);
-  capacity_.resize(n);
+  links_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    capacity_[i] = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
+    links_[i].capacity = links[i].bytes_per_s * class_efficiency[static_cast<int>(links[i].cls)];
   }
-  link_bytes_.assign(n, 0);
-  link_busy_s_.assign(n, 0);
-  busy_since_.assign(n, SimTime::Zero());
-  link_flows_.resize(n);
-  link_mark_.assign(n, 0);
   residual_.assign(n, 0);
   unfrozen_.assign(n, 0);
   heap_key_.assign(n, 0);
-  is_watched_.assign(n, 0);
 }
 
 void FlowNetwork::WatchLinks(const std::vector<int>& links,
                              std::function<void(int, SimTime, double)> observer) {
   watched_ = links;
   watched_rate_.assign(links.size(), 0);
-  for (int l : links) is_watched_[l] = 1;
+  for (int l : links) links_[l].watched = true;
   observer_ = std::move(observer);
 }
 
 double FlowNetwork::LinkRate(int link) const {
   double rate = 0;
-  for (int f : link_flows_[link]) rate += flows_[f].rate;
+  for (int f : links_[link].flows) rate += flows_[f].rate;
   return rate;
 }
 
@@ -69,8 +57,8 @@ void FlowNetwork::StartFlow(Simulator& sim, int src, int dst, double bytes, uint
 }
 
 void FlowNetwork::Touch(int link) {
-  if (!link_mark_[link]) {
-    link_mark_[link] = 1;
+  if (!links_[link].mark) {
+    links_[link].mark = true;
     dirty_links_.push_back(link);
   }
 }
@@ -97,15 +85,20 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
   f.alive = true;
   ++live_;
   for (int l : route) {
-    if (link_flows_[l].empty()) busy_since_[l] = sim.Now();
-    link_flows_[l].push_back(id);
+    LinkState& link = links_[l];
+    if (link.flows.empty()) link.busy_since = sim.Now();
+    link.flows.push_back(id);
     Touch(l);
   }
   EnsureSettle(sim);
 }
 
+void FlowNetwork::Release(Simulator& sim) {
+  if (--held_ == 0 && !settle_pending_ && !dirty_links_.empty()) Settle(sim);
+}
+
 void FlowNetwork::EnsureSettle(Simulator& sim) {
-  if (settle_pending_) return;
+  if (settle_pending_ || held_ > 0) return;
   settle_pending_ = true;
   sim.Schedule(SimTime::Zero(), [this, &sim] { Settle(sim); });
 }
@@ -117,13 +110,13 @@ void FlowNetwork::CollectComponent() {
   for (int l : dirty_links_) comp_links_.push_back(l);  // already marked
   dirty_links_.clear();
   for (size_t i = 0; i < comp_links_.size(); ++i) {
-    for (int f : link_flows_[comp_links_[i]]) {
+    for (int f : links_[comp_links_[i]].flows) {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       comp_flows_.push_back(f);
       for (int m : flows_[f].route) {
-        if (!link_mark_[m]) {
-          link_mark_[m] = 1;
+        if (!links_[m].mark) {
+          links_[m].mark = true;
           comp_links_.push_back(m);
         }
       }
@@ -145,14 +138,14 @@ void FlowNetwork::FillRates() {
     Flow& flow = flows_[comp_flows_.front()];
     double share = std::numeric_limits<double>::infinity();
     for (int l : flow.route) {
-      share = std::min(share, capacity_[l] / static_cast<int>(link_flows_[l].size()));
+      share = std::min(share, links_[l].capacity / static_cast<int>(links_[l].flows.size()));
     }
     flow.rate = share;
     return;
   }
   for (int l : comp_links_) {
-    residual_[l] = capacity_[l];
-    unfrozen_[l] = static_cast<int>(link_flows_[l].size());
+    residual_[l] = links_[l].capacity;
+    unfrozen_[l] = static_cast<int>(links_[l].flows.size());
   }
   for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
   // The first entries sorted at once, the renewed ones in a heap: the next is the smaller.
@@ -182,7 +175,7 @@ void FlowNetwork::FillRates() {
       if (share > top.share && top.share == heap_key_[l]) PushShare(share, l);
       continue;
     }
-    for (int f : link_flows_[l]) {
+    for (int f : links_[l].flows) {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       flows_[f].rate = top.share;
@@ -219,7 +212,8 @@ void FlowNetwork::Settle(Simulator& sim) {
     const double moved = std::min(flow.remaining, flow.rate * (now - flow.since).seconds());
     flow.remaining -= moved;
     flow.since = now;
-    for (int l : flow.route) link_bytes_[l] += moved;
+    if (moved == 0) continue;  // a flow that starts now (adding +0 changes no sum)
+    for (int l : flow.route) links_[l].bytes += moved;
   }
   FillRates();
   for (int f : comp_flows_) {
@@ -233,8 +227,8 @@ void FlowNetwork::Settle(Simulator& sim) {
     flow_mark_[f] = 0;
   }
   for (int l : comp_links_) {
-    link_mark_[l] = 0;
-    if (observer_ && is_watched_[l]) {
+    links_[l].mark = false;
+    if (observer_ && links_[l].watched) {
       const size_t w = std::find(watched_.begin(), watched_.end(), l) - watched_.begin();
       const double rate = LinkRate(l);
       if (rate != watched_rate_[w]) observer_(l, now, rate);
@@ -280,12 +274,19 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     Flow& f = flows_[top.flow];
     if (!f.alive || f.version != top.version) continue;
     for (int l : f.route) {
-      link_bytes_[l] += f.remaining;
-      auto& list = link_flows_[l];  // one entry per crossing of this link by the flow
+      LinkState& link = links_[l];
+      link.bytes += f.remaining;
+      auto& list = link.flows;  // one entry per crossing of this link by the flow
       *std::find(list.begin(), list.end(), top.flow) = list.back();
       list.pop_back();
-      if (list.empty()) link_busy_s_[l] += (now - busy_since_[l]).seconds();
-      Touch(l);
+      // A link left empty changes no other flow's rate: only a watched one needs a settle
+      // (to sample its rate of 0).
+      if (list.empty()) {
+        link.busy_s += (now - link.busy_since).seconds();
+        if (link.watched) Touch(l);
+      } else {
+        Touch(l);
+      }
     }
     f.alive = false;
     f.rate = 0;
@@ -293,8 +294,11 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     finished.push_back(std::move(f.on_done));
     free_slots_.push_back(top.flow);
   }
-  if (!dirty_links_.empty()) EnsureSettle(sim);
-  ScheduleCompletion(sim);
+  if (!dirty_links_.empty() && !settle_pending_) {
+    Settle(sim);  // now, not in an event: nothing else changes before the callbacks
+  } else {
+    ScheduleCompletion(sim);
+  }
   for (auto& done : finished) {
     if (done) done();
   }

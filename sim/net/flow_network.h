@@ -2,10 +2,15 @@
 //
 // A transfer is a flow along its route. Concurrent flows share every link max-min
 // fairly, computed by progressive filling. Rates change only when a flow starts or
-// ends: all changes of one instant are batched into one zero-delay "settle" event, which
-// recomputes the rates of the flows connected (through shared links, transitively) to
-// the links that changed — max-min allocations decompose over such components, so other
-// flows keep their rates — and reschedules a single event for the earliest completion.
+// ends: the changes are batched into one "settle", which recomputes the rates of the
+// flows connected (through shared links, transitively) to the links that changed —
+// max-min allocations decompose over such components, so other flows keep their rates —
+// and reschedules a single event for the earliest completion. Flows started one by one
+// settle in a zero-delay event (all starts of that instant before it join it); flows
+// started between Hold and Release (a collective's phase) settle in Release; the flows
+// left beside the ones a completion ends settle at once. The rates are the max-min
+// allocation of the flows present whichever way they were batched. A link that a
+// completion leaves empty needs no settle (unless watched).
 // A flow's progress is kept lazily (bytes left at the time its rate last changed).
 // Packet-level effects are not modelled.
 #pragma once
@@ -43,12 +48,18 @@ class FlowNetwork {
     StartFlowOnRoute(sim, std::span<const int>(*route), bytes, std::move(on_done));
   }
 
+  // Flows started between Hold() and Release(sim) settle in Release, at once, instead of
+  // in a zero-delay event (unless one is already due): for a caller that runs as an event
+  // of its own and starts all it will start at this instant before it returns.
+  void Hold() { ++held_; }
+  void Release(Simulator& sim);
+
   const Topology& topology() const { return *topology_; }
   // Per directed link: bytes carried (up to each flow's last rate change) and time busy
   // (at least one flow; a link busy now counts up to when it last became busy).
-  const std::vector<double>& link_bytes() const { return link_bytes_; }
-  const std::vector<double>& link_busy_s() const { return link_busy_s_; }
-  double LinkCapacity(int link) const { return capacity_[link]; }
+  double LinkBytes(int link) const { return links_[link].bytes; }
+  double LinkBusySeconds(int link) const { return links_[link].busy_s; }
+  double LinkCapacity(int link) const { return links_[link].capacity; }
   // Current total rate of a link, bytes/s.
   double LinkRate(int link) const;
   size_t ActiveFlows() const { return live_; }
@@ -67,6 +78,17 @@ class FlowNetwork {
     uint32_t version = 0;  // bumps when the completion time changes
     bool alive = false;
   };
+  // What the hot paths read of a link, in one cache line (a flow's start, settle and
+  // completion visit every link of its route).
+  struct alignas(64) LinkState {
+    std::vector<int> flows;  // live flows, one entry per crossing
+    double capacity = 0;     // bytes/s after efficiency
+    double bytes = 0;        // LinkBytes
+    double busy_s = 0;       // LinkBusySeconds
+    SimTime busy_since;      // while it carries flows
+    bool mark = false;       // dirty or in the current component
+    bool watched = false;
+  };
   struct Completion {
     SimTime at;
     int flow;
@@ -84,19 +106,15 @@ class FlowNetwork {
   SimTime FinishTime(const Flow& f) const;
 
   std::shared_ptr<const Topology> topology_;
-  std::vector<double> capacity_;  // per link, bytes/s after efficiency
-  std::vector<double> link_bytes_;
-  std::vector<double> link_busy_s_;
-  std::vector<SimTime> busy_since_;
-  std::vector<std::vector<int>> link_flows_;  // live flows per link
-  std::vector<Flow> flows_;                   // slots
+  std::vector<LinkState> links_;
+  std::vector<Flow> flows_;  // slots
   std::vector<int> free_slots_;
   size_t live_ = 0;
   uint64_t rate_updates_ = 0;
 
   std::vector<int> dirty_links_;
-  std::vector<uint8_t> link_mark_;  // dirty or in the current component
   bool settle_pending_ = false;
+  int held_ = 0;
 
   std::vector<Completion> completions_;  // min-heap by (at, flow), lazily invalidated
   EventId completion_event_;
@@ -126,7 +144,6 @@ class FlowNetwork {
   std::vector<std::function<void()>> finished_scratch_;  // OnCompletion's, reused
 
   std::vector<int> watched_;
-  std::vector<uint8_t> is_watched_;
   std::vector<double> watched_rate_;
   std::function<void(int, SimTime, double)> observer_;
 };

@@ -64,8 +64,8 @@ TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
   EXPECT_NEAR(end_c.seconds(), 1.5, 1e-9);
   // A: 7 GB in the first second, then 10 GB/s for the remaining 10 GB -> 2 s.
   EXPECT_NEAR(end_a.seconds(), 2.0, 1e-9);
-  EXPECT_NEAR(net.link_bytes()[l1], 20e9, 1e3);
-  EXPECT_NEAR(net.link_busy_s()[l1], 2.0, 1e-9);
+  EXPECT_NEAR(net.LinkBytes(l1), 20e9, 1e3);
+  EXPECT_NEAR(net.LinkBusySeconds(l1), 2.0, 1e-9);
 }
 
 double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
@@ -79,6 +79,46 @@ double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>
   }
   sim.Run();
   return last.seconds();
+}
+
+// The same three flows started between Hold and Release: settled in Release, at once,
+// with the same rates and completion times; the replay then runs only completion events
+// (one per distinct completion time), and a completion that leaves its links empty needs
+// no settle event of its own.
+TEST(FlowNetwork, HeldFlowsSettleInReleaseWithTheSameRates) {
+  ClusterSpec c = testing::OneNode(2);
+  c.nodes = 2;
+  c.intra_node.gbps_per_gpu = 10;
+  c.inter_node.nics_per_node = 1;
+  c.inter_node.gbps_per_nic = 6;
+  auto topo = Topology::Build(c).value();
+  const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
+  const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
+  const std::vector<int> route_a{l1}, route_b{l1, l2}, route_c{l2};
+  auto run = [&](bool held, std::vector<SimTime>* ends) {
+    FlowNetwork net(topo, std::vector<double>(kLinkClassCount, 1.0));
+    Simulator sim;
+    ends->assign(3, SimTime::Zero());
+    if (held) net.Hold();
+    net.StartFlowOnRoute(sim, &route_a, 17e9, [&] { (*ends)[0] = sim.Now(); });
+    net.StartFlowOnRoute(sim, &route_b, 3e9, [&] { (*ends)[1] = sim.Now(); });
+    net.StartFlowOnRoute(sim, &route_c, 6e9, [&] { (*ends)[2] = sim.Now(); });
+    if (held) {
+      net.Release(sim);
+      EXPECT_NEAR(net.LinkRate(l1), 10e9, 1);  // settled already: A 7 + B 3
+      EXPECT_NEAR(net.LinkRate(l2), 6e9, 1);
+    }
+    return sim.Run();
+  };
+  std::vector<SimTime> free_ends, held_ends;
+  // Unheld: a settle event, B's completion (its links keep A and C: settled at once),
+  // C's (link 2 left empty: nothing to settle), A's.
+  EXPECT_EQ(run(false, &free_ends), 4u);
+  EXPECT_EQ(run(true, &held_ends), 3u);
+  EXPECT_EQ(free_ends, held_ends);
+  EXPECT_NEAR(held_ends[0].seconds(), 2.0, 1e-9);
+  EXPECT_NEAR(held_ends[1].seconds(), 1.0, 1e-9);
+  EXPECT_NEAR(held_ends[2].seconds(), 1.5, 1e-9);
 }
 
 TEST(FlowNetwork, AllReducesSharingNicsSlowEachOther) {

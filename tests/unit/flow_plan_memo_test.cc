@@ -1,0 +1,61 @@
+// GroupPlanMemo: plans found by where a group is stored, its op and bytes, and served only
+// while the members stored there are the same.
+#include "sim/net/flow_plan_memo.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace meshsim {
+namespace {
+
+TEST(GroupPlanMemo, FindsWhatWasStoredForTheSameGroupOpAndBytes) {
+  GroupPlanMemo memo;
+  const std::vector<int> group{0, 1, 2, 3};
+  RoutedPlan a, b;
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+  memo.Store(CommOp::kAllReduce, group, 1e6, &a);
+  memo.Store(CommOp::kAllGather, group, 1e6, &b);
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), &a);
+  EXPECT_EQ(memo.Find(CommOp::kAllGather, group, 1e6), &b);
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 2e6), nullptr);
+  // The same members stored elsewhere are another key.
+  const std::vector<int> copy = group;
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, copy, 1e6), nullptr);
+}
+
+TEST(GroupPlanMemo, OtherMembersAtTheSamePlaceMissAndReplace) {
+  GroupPlanMemo memo;
+  std::vector<int> group{0, 1, 2, 3};
+  RoutedPlan a, b;
+  memo.Store(CommOp::kAllReduce, group, 1e6, &a);
+  group[2] = 7;  // same storage, other members
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+  memo.Store(CommOp::kAllReduce, group, 1e6, &b);
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), &b);
+  group[2] = 2;
+  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+}
+
+TEST(GroupPlanMemo, LargeGroupsAndManyKeysKeepTheirPlans) {
+  GroupPlanMemo memo;
+  // More keys than the first table holds (it grows), groups larger than the inline members.
+  std::vector<std::vector<int>> groups;
+  for (int g = 0; g < 3000; ++g) {
+    std::vector<int> members;
+    for (int i = 0; i < 1 + g % 20; ++i) members.push_back(g * 20 + i);
+    groups.push_back(members);
+  }
+  std::vector<RoutedPlan> plans(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    memo.Store(CommOp::kReduceScatter, groups[g], 4096, &plans[g]);
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    ASSERT_EQ(memo.Find(CommOp::kReduceScatter, groups[g], 4096), &plans[g]) << g;
+  }
+  groups[1999].back() += 1;  // 20 members: compared where they spill
+  EXPECT_EQ(memo.Find(CommOp::kReduceScatter, groups[1999], 4096), nullptr);
+}
+
+}  // namespace
+}  // namespace meshsim
