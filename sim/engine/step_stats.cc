@@ -191,16 +191,16 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member) {
 
 namespace {
 
-// Runs fn(id) on each of `rank`'s ops in op id order: the program's order, in which
-// per-rank sums were always taken (floating-point sums depend on their order). Each
-// stream lists its ops in id order already.
-template <typename Fn>
-void ForEachInIdOrder(const Program& p, int rank, Fn fn) {
+// Runs fn(id) on each of `rank`'s ops on the streams where keep(stream), in op id order:
+// the program's order, in which per-rank sums were always taken (floating-point sums
+// depend on their order). Each stream lists its ops in id order already.
+template <typename Keep, typename Fn>
+void ForEachInIdOrder(const Program& p, int rank, Keep keep, Fn fn) {
   std::array<StreamRange::Iterator, kStreamCount> next;
   int open = 0;
   for (int st = 0; st < kStreamCount; ++st) {
     const StreamRange q = p.StreamOps(rank, static_cast<Stream>(st));
-    if (q.empty()) continue;
+    if (q.empty() || !keep(static_cast<Stream>(st))) continue;
     next[open++] = q.begin();
   }
   const StreamRange::Iterator end;
@@ -259,17 +259,17 @@ void CountWork(const Program& program, const ReplayResult& replay, int rank, Ran
     stats.model_flops += w.work.flops - w.recompute_flops;
     stats.recompute_flops += w.recompute_flops;
   }
-  // One pass over the rank's ops in id order adds each part's bytes to its class's sum:
-  // each class's sum still adds its parts in id order.
-  ForEachInIdOrder(program, rank, [&](OpId id) {
-    const ReplayRecord& r = program.Records()[id];
-    if (!IsComm(r)) return;
-    const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
-    const auto& group = program.groups()[comm.group];
-    const auto stream = static_cast<Stream>(r.queue % kStreamCount);
-    stats.sent_bytes[static_cast<int>(CommClassOf(stream))] +=
-        SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank);
-  });
+  for (int c = 0; c < kCommClassCount; ++c) {
+    const auto in_class = [c](Stream s) { return static_cast<int>(CommClassOf(s)) == c; };
+    ForEachInIdOrder(program, rank, in_class, [&](OpId id) {
+      const ReplayRecord& r = program.Records()[id];
+      if (!IsComm(r)) return;
+      const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
+      const auto& group = program.groups()[comm.group];
+      stats.sent_bytes[c] +=
+          SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank);
+    });
+  }
   TimeBreakdown& b = stats.breakdown;
   b.compute_s -= static_cast<double>(slowed[0]) * 1e-12;
   b.optimizer_s -= static_cast<double>(slowed[1]) * 1e-12;

@@ -19,9 +19,9 @@ class CountingModel final : public CollectiveModel {
   CollectiveCost Cost(CommOp op, std::span<const int> gpus, double bytes) const override {
     ++*calls_;
     CollectiveCost c;
-    c.duration = SimTime::Picoseconds((gpus[0] + static_cast<int64_t>(gpus.size())) * 1000 +
-                                      static_cast<int64_t>(bytes) +
-                                      (op == CommOp::kAllGather ? 1 : 0));
+    c.duration =
+        SimTime::Picoseconds((gpus[0] + static_cast<int64_t>(gpus.size())) * 1000 +
+                             static_cast<int64_t>(bytes) + (op == CommOp::kAllGather ? 1 : 0));
     c.intra_node_bytes = bytes;
     return c;
   }
@@ -40,8 +40,8 @@ std::vector<int64_t> RunRounds(CostModelNetwork& net, const std::vector<std::vec
   for (int round = 0; round < rounds; ++round) {
     round_start = sim.Now().picoseconds();
     for (size_t g = 0; g < groups.size(); ++g) {
-      net.Start(
-          sim, op, groups[g], bytes, [&end, &sim, g] { end[g] = sim.Now().picoseconds(); }, {});
+      net.Start(sim, op, groups[g], bytes, [&end, &sim, g] { end[g] = sim.Now().picoseconds(); },
+                {});
     }
     sim.Run();
   }
