@@ -1,6 +1,7 @@
 #include "sim/core/event_queue.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -26,8 +27,34 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
   const uint32_t slot = slots_.Add(std::move(cb));
   assert(at >= SimTime::Zero());
   assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
-  const Key key =
-      (static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot;
+  if (slot == next_.size()) {
+    next_.push_back(kNoSlot);
+  } else {
+    next_[slot] = kNoSlot;
+  }
+  ++live_;
+  const EventId id = slots_.IdOf(slot);
+  // The newest group of time `at` takes the event if the table still knows the group: its
+  // last event has neither run nor left the queue cancelled (either bumps its slot's
+  // generation). Otherwise the event starts a group of its own.
+  Recent& r = recent_[RecentIndex(at)];
+  if (r.at == at && slots_.IdOf(r.last.slot).generation == r.last.generation) {
+    next_[r.last.slot] = slot;
+    r.last = id;
+  } else {
+    r = Recent{at, id};
+    PushKey((static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot);
+  }
+  return id;
+}
+
+size_t EventQueue::RecentIndex(SimTime at) {
+  constexpr int kBits = std::countr_zero(kRecentTimes);
+  return static_cast<size_t>((static_cast<uint64_t>(at.picoseconds()) * 0x9E3779B97F4A7C15ull) >>
+                             (64 - kBits));
+}
+
+void EventQueue::PushKey(Key key) {
   if (root_vacant_) {
     root_vacant_ = false;
     SiftUp(HoleToLeaf(), key);
@@ -35,8 +62,6 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
     if (size_ == capacity_) Grow(2 * capacity_);
     SiftUp(size_++, key);
   }
-  ++live_;
-  return slots_.IdOf(slot);
 }
 
 bool EventQueue::Cancel(EventId id) {
@@ -99,11 +124,22 @@ void EventQueue::Settle() {
   PopKey();
 }
 
+// The top group's first event is done: the group goes on with `next`, or its key leaves
+// the heap.
+void EventQueue::AdvanceTop(uint32_t next) {
+  if (next == kNoSlot) {
+    PopKey();
+  } else {
+    Heap()[0] = WithSlot(Heap()[0], next);
+  }
+}
+
 void EventQueue::DropCancelledTop() {
   while (size_ > 0 && slots_.Cancelled(SlotOf(Heap()[0]))) {
     const uint32_t slot = SlotOf(Heap()[0]);
-    PopKey();
+    const uint32_t next = next_[slot];
     slots_.Discard(slot);
+    AdvanceTop(next);
   }
 }
 
@@ -118,17 +154,28 @@ SimTime EventQueue::Pop(Callback* cb) {
   assert(!Empty());
   Settle();
   DropCancelledTop();
-  const Key top = Heap()[0];
-  root_vacant_ = true;
-  slots_.Take(SlotOf(top), cb);
-  PrefetchNext();
+  Key& top = Heap()[0];
+  const uint32_t slot = SlotOf(top);
+  const uint32_t next = next_[slot];
+  slots_.Take(slot, cb);
+  if (next == kNoSlot) {
+    root_vacant_ = true;
+  } else {
+    top = WithSlot(top, next);
+  }
+  PrefetchNext(next);
   --live_;
   return TimeOf(top);
 }
 
-// The least of the root's children is the next top unless a Push brings an earlier key:
-// fetch its callback while the popped one runs.
-void EventQueue::PrefetchNext() const {
+// The next event is the popped one's successor in its group, or else, unless a Push
+// brings an earlier key, the first of the least of the root's children: fetch its
+// callback while the popped one runs.
+void EventQueue::PrefetchNext(uint32_t next) const {
+  if (next != kNoSlot) {
+    slots_.Prefetch(next);
+    return;
+  }
   const Key* h = Heap();
   const size_t end = std::min<size_t>(kArity + 1, size_);
   if (end <= 1) return;
@@ -142,6 +189,7 @@ void EventQueue::PrefetchNext() const {
 void EventQueue::Reserve(size_t n) {
   if (n > capacity_) Grow(n);
   slots_.Reserve(n);
+  next_.reserve(n);
 }
 
 }  // namespace meshsim

@@ -88,23 +88,27 @@ class CostModelNetwork final : public Network {
   double InterNodeBytes() const override { return inter_bytes_; }
 
  private:
-  // The model's cost of a collective, remembered: a step repeats the same few collectives
-  // (every layer's TP collectives) many times. A direct-mapped table keyed by where the
-  // group lives; an entry is used only if op, bytes and every member match.
+  // The model's cost of a collective, remembered: a step repeats the same collectives
+  // (every layer's TP collectives, every micro-batch's pipeline transfers) many times.
+  // A hash table keyed by where the group lives, op and bytes, that grows with the
+  // distinct collectives (a full replay of thousands of GPUs has thousands of groups); an
+  // entry is used only if every member matches too.
   const CollectiveCost& Cost(CommOp op, std::span<const int> gpus, double bytes);
+  void GrowCosts();
 
   struct CachedCost {
-    const int* data = nullptr;
+    const int* data = nullptr;  // nullptr: an empty slot
     CommOp op = CommOp::kAllReduce;
     double bytes = -1;
     std::vector<int> gpus;
     CollectiveCost cost;
   };
-  static constexpr size_t kCostCacheSize = 1024;
+  static size_t CostHash(const int* data, CommOp op, double bytes);
   std::unique_ptr<CollectiveModel> model_;
   double intra_capacity_, inter_capacity_;
   double intra_bytes_ = 0, inter_bytes_ = 0;
-  std::vector<CachedCost> costs_ = std::vector<CachedCost>(kCostCacheSize);
+  std::vector<CachedCost> costs_ = std::vector<CachedCost>(256);  // a power of two
+  size_t cost_count_ = 0;  // slots in use, at most half of them
 };
 
 }  // namespace meshsim

@@ -263,14 +263,15 @@ OpId Program::PushCompute(Op op, const OpWork& w) {
 }
 
 namespace {
-// A hash of a work's bits: each field mixed by MurmurHash3's finalizer (sim/core/hash.h).
+// A hash of a work's bits: the fields rotated apart and folded, then mixed once by
+// MurmurHash3's finalizer (sim/core/hash.h). Every op added is hashed: one finalizer, not
+// one per field.
 uint64_t HashOf(const OpWork& w) {
   const uint64_t shape = (uint64_t{static_cast<uint32_t>(w.work.kernels)} << 32) |
                          static_cast<uint32_t>(w.work.shapes);
-  uint64_t h = Fmix64(std::bit_cast<uint64_t>(w.work.flops));
-  h = Fmix64(h ^ std::bit_cast<uint64_t>(w.work.bytes));
-  h = Fmix64(h ^ shape);
-  return Fmix64(h ^ std::bit_cast<uint64_t>(w.recompute_flops));
+  return Fmix64(std::bit_cast<uint64_t>(w.work.flops) ^
+                std::rotl(std::bit_cast<uint64_t>(w.work.bytes), 17) ^ std::rotl(shape, 31) ^
+                std::rotl(std::bit_cast<uint64_t>(w.recompute_flops), 47));
 }
 
 bool SameBits(const OpWork& a, const OpWork& b) {

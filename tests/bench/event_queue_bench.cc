@@ -1,5 +1,6 @@
 // Event-queue throughput in the "hold" model: keep N events pending; each step pops the
-// earliest and schedules a new one a pseudo-random delay later. Every EventQueueLike
+// earliest and schedules a new one a pseudo-random delay later (BM_EventQueueHoldTies:
+// one of a few delays, so that events share their times as in a replay). Every EventQueueLike
 // queue runs in the same process: BM_EventQueueHold<EventQueue> (the 4-ary heap the
 // simulator uses) against BM_EventQueueHold<PriorityEventQueue> (std::priority_queue).
 #include <benchmark/benchmark.h>
@@ -43,6 +44,32 @@ void BM_EventQueueHold(benchmark::State& state) {
 }
 BENCHMARK_TEMPLATE(BM_EventQueueHold, EventQueue)->Arg(100)->Arg(10'000)->Arg(1'000'000);
 BENCHMARK_TEMPLATE(BM_EventQueueHold, PriorityEventQueue)->Arg(100)->Arg(10'000)->Arg(1'000'000);
+
+// The hold model as a replay of identical ranks runs it: a delay is one of 16 values
+// (ranks doing the same work finish together), so most events share their time with
+// others; EventQueue keeps such events in groups off the heap.
+template <EventQueueLike Queue>
+void BM_EventQueueHoldTies(benchmark::State& state) {
+  const int pending = static_cast<int>(state.range(0));
+  Queue q;
+  q.Reserve(pending + 1);
+  uint64_t rng = 88172645463325252ull;
+  int64_t fired = 0;
+  auto delay = [&rng] {
+    return SimTime::Picoseconds(static_cast<int64_t>(NextRandom(rng) % 16) * 1000);
+  };
+  for (int i = 0; i < pending; ++i) q.Push(delay(), [&fired] { ++fired; });
+  EventCallback cb;
+  for (auto _ : state) {
+    const SimTime now = q.Pop(&cb);
+    cb();
+    q.Push(now + delay(), [&fired] { ++fired; });
+  }
+  benchmark::DoNotOptimize(fired);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_TEMPLATE(BM_EventQueueHoldTies, EventQueue)->Arg(10'000);
+BENCHMARK_TEMPLATE(BM_EventQueueHoldTies, PriorityEventQueue)->Arg(10'000);
 
 // The same through Simulator::Run: each callback schedules its successor.
 void BM_SimulatorHold(benchmark::State& state) {

@@ -241,6 +241,55 @@ TYPED_TEST(EventQueueTest, PopThenPushKeepsTimeAndPushOrder) {
   EXPECT_TRUE(q.Empty());
 }
 
+// Events at one time interleaved with events at hundreds of other times (more than
+// EventQueue remembers at once, so that one time's events fall into several groups), some
+// cancelled, among them the last pushed at their time: the order stays (time, push order).
+TYPED_TEST(EventQueueTest, TiesAcrossManyInterleavedTimesKeepPushOrder) {
+  TypeParam q;
+  std::vector<int> order;
+  std::vector<EventId> ids;
+  std::multimap<int64_t, int> ref;
+  for (int i = 0; i < 6000; ++i) {
+    const int64_t t = (i * 7919) % 1000;  // each of 1000 times six times, spread apart
+    ids.push_back(q.Push(Ps(t), [&order, i] { order.push_back(i); }));
+    ref.emplace(t, i);
+    if (i % 5 == 4) {
+      ASSERT_TRUE(q.Cancel(ids[i - (i % 10 == 9 ? 0 : 2)]));
+      const int gone = i - (i % 10 == 9 ? 0 : 2);
+      for (auto it = ref.begin(); it != ref.end(); ++it) {
+        if (it->second == gone) {
+          ref.erase(it);
+          break;
+        }
+      }
+    }
+  }
+  std::vector<int> expected;
+  for (const auto& [t, i] : ref) expected.push_back(i);
+  DrainTimes(q);
+  EXPECT_EQ(order, expected);
+}
+
+// An event that runs at the time being popped, pushed between two events of that time,
+// runs after both: it was pushed after them.
+TYPED_TEST(EventQueueTest, PushAtTheCurrentTimeRunsAfterThatTimesEarlierEvents) {
+  TypeParam q;
+  std::vector<char> order;
+  q.Push(Ps(5), [&] {
+    order.push_back('a');
+    q.Push(Ps(5), [&] { order.push_back('d'); });
+  });
+  q.Push(Ps(5), [&] { order.push_back('b'); });
+  q.Push(Ps(6), [&] { order.push_back('e'); });
+  const EventId c = q.Push(Ps(5), [&] { order.push_back('c'); });
+  EventCallback cb;
+  EXPECT_EQ(q.Pop(&cb), Ps(5));
+  cb();
+  EXPECT_TRUE(q.Cancel(c));  // the last of its time, cancelled after 'd' joined
+  DrainTimes(q);
+  EXPECT_EQ(order, (std::vector<char>{'a', 'b', 'd', 'e'}));
+}
+
 // NextTime, Cancel and Size between a Pop and the next Push see the popped event gone.
 TYPED_TEST(EventQueueTest, CallsBetweenPopAndPushSeeThePoppedEventGone) {
   TypeParam q;
