@@ -12,7 +12,11 @@ namespace meshsim {
 namespace {
 
 TrainingSpec MixedPrecisionAdam() {
-  return TrainingSpec{Dtype::kBf16, Optimizer::kAdam, GradAccumDtype::kSame};
+  TrainingSpec t;
+  t.dtype = Dtype::kBf16;
+  t.optimizer = Optimizer::kAdam;
+  t.grad_accum_dtype = GradAccumDtype::kSame;
+  return t;
 }
 
 TEST(ModelStates, AdamMixedPrecisionIs16BytesPerParam) {
