@@ -185,11 +185,8 @@ size_t FlowCollectiveNetwork::MirrorKeyHash::operator()(const MirrorKey& k) cons
 const RoutedPlan* FlowCollectiveNetwork::GroupPlanFor(CommOp op, std::span<const int> gpus,
                                                       double bytes) {
   if (gpus.empty()) return PlanFor(op, gpus, bytes);
-  const RoutedPlan* plan = group_plans_.Find(op, gpus, bytes);
-  if (plan != nullptr) return plan;
-  plan = PlanFor(op, gpus, bytes);
-  group_plans_.Store(op, gpus, bytes, plan);
-  return plan;
+  if (const RoutedPlan* const* plan = group_plans_.Find(op, gpus, bytes)) return *plan;
+  return group_plans_.Store(op, gpus, bytes, PlanFor(op, gpus, bytes));
 }
 
 FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(

@@ -23,7 +23,7 @@
 #include "sim/net/flow_network.h"
 #include "sim/net/flow_phases.h"
 #include "sim/net/flow_plan.h"
-#include "sim/net/flow_plan_memo.h"
+#include "sim/net/group_memo.h"
 #include "sim/net/mirror_traffic.h"
 #include "sim/net/nccl_tuner.h"
 #include "sim/net/network.h"
@@ -114,7 +114,7 @@ class FlowCollectiveNetwork final : public Network {
   FlowNetwork flows_;
   std::map<PlanKey, std::unique_ptr<const RoutedPlan>> plans_;
   std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put
-  GroupPlanMemo group_plans_;
+  GroupMemo<const RoutedPlan*> group_plans_;
   // MirrorPlansFor's memo in front of mirror_plans_, direct-mapped in the same way.
   struct MirrorSlot {
     MirrorKey key{nullptr, -1, -1.0};

@@ -9,6 +9,7 @@
 
 #include "sim/core/simulator.h"
 #include "sim/net/collective.h"
+#include "sim/net/group_memo.h"
 
 namespace meshsim {
 
@@ -89,26 +90,14 @@ class CostModelNetwork final : public Network {
 
  private:
   // The model's cost of a collective, remembered: a step repeats the same collectives
-  // (every layer's TP collectives, every micro-batch's pipeline transfers) many times.
-  // A hash table keyed by where the group lives, op and bytes, that grows with the
-  // distinct collectives (a full replay of thousands of GPUs has thousands of groups); an
-  // entry is used only if every member matches too.
+  // (every layer's TP collectives, every micro-batch's pipeline transfers) many times, and
+  // a full replay of thousands of GPUs has thousands of groups.
   const CollectiveCost& Cost(CommOp op, std::span<const int> gpus, double bytes);
-  void GrowCosts();
 
-  struct CachedCost {
-    const int* data = nullptr;  // nullptr: an empty slot
-    CommOp op = CommOp::kAllReduce;
-    double bytes = -1;
-    std::vector<int> gpus;
-    CollectiveCost cost;
-  };
-  static size_t CostHash(const int* data, CommOp op, double bytes);
   std::unique_ptr<CollectiveModel> model_;
   double intra_capacity_, inter_capacity_;
   double intra_bytes_ = 0, inter_bytes_ = 0;
-  std::vector<CachedCost> costs_ = std::vector<CachedCost>(256);  // a power of two
-  size_t cost_count_ = 0;  // slots in use, at most half of them
+  GroupMemo<CollectiveCost> costs_;
 };
 
 }  // namespace meshsim

@@ -1,27 +1,39 @@
-// GroupPlanMemo: plans found by where a group is stored, its op and bytes, and served only
+// GroupMemo: values found by where a group is stored, its op and bytes, and served only
 // while the members stored there are the same.
-#include "sim/net/flow_plan_memo.h"
+#include "sim/net/group_memo.h"
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
+
+#include "sim/net/flow_plan.h"
 
 namespace meshsim {
 namespace {
+
+using GroupPlanMemo = GroupMemo<const RoutedPlan*>;
+
+// The plan stored for the group, or null.
+const RoutedPlan* Lookup(const GroupPlanMemo& memo, CommOp op, std::span<const int> gpus,
+                         double bytes) {
+  const RoutedPlan* const* plan = memo.Find(op, gpus, bytes);
+  return plan != nullptr ? *plan : nullptr;
+}
 
 TEST(GroupPlanMemo, FindsWhatWasStoredForTheSameGroupOpAndBytes) {
   GroupPlanMemo memo;
   const std::vector<int> group{0, 1, 2, 3};
   RoutedPlan a, b;
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 1e6), nullptr);
   memo.Store(CommOp::kAllReduce, group, 1e6, &a);
   memo.Store(CommOp::kAllGather, group, 1e6, &b);
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), &a);
-  EXPECT_EQ(memo.Find(CommOp::kAllGather, group, 1e6), &b);
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 2e6), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 1e6), &a);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllGather, group, 1e6), &b);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 2e6), nullptr);
   // The same members stored elsewhere are another key.
   const std::vector<int> copy = group;
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, copy, 1e6), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, copy, 1e6), nullptr);
 }
 
 TEST(GroupPlanMemo, OtherMembersAtTheSamePlaceMissAndReplace) {
@@ -30,11 +42,11 @@ TEST(GroupPlanMemo, OtherMembersAtTheSamePlaceMissAndReplace) {
   RoutedPlan a, b;
   memo.Store(CommOp::kAllReduce, group, 1e6, &a);
   group[2] = 7;  // same storage, other members
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 1e6), nullptr);
   memo.Store(CommOp::kAllReduce, group, 1e6, &b);
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), &b);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 1e6), &b);
   group[2] = 2;
-  EXPECT_EQ(memo.Find(CommOp::kAllReduce, group, 1e6), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kAllReduce, group, 1e6), nullptr);
 }
 
 TEST(GroupPlanMemo, LargeGroupsAndManyKeysKeepTheirPlans) {
@@ -51,10 +63,10 @@ TEST(GroupPlanMemo, LargeGroupsAndManyKeysKeepTheirPlans) {
     memo.Store(CommOp::kReduceScatter, groups[g], 4096, &plans[g]);
   }
   for (size_t g = 0; g < groups.size(); ++g) {
-    ASSERT_EQ(memo.Find(CommOp::kReduceScatter, groups[g], 4096), &plans[g]) << g;
+    ASSERT_EQ(Lookup(memo, CommOp::kReduceScatter, groups[g], 4096), &plans[g]) << g;
   }
   groups[1999].back() += 1;  // 20 members: compared where they spill
-  EXPECT_EQ(memo.Find(CommOp::kReduceScatter, groups[1999], 4096), nullptr);
+  EXPECT_EQ(Lookup(memo, CommOp::kReduceScatter, groups[1999], 4096), nullptr);
 }
 
 }  // namespace
