@@ -29,9 +29,6 @@ constexpr const char* kOffload =
 constexpr const char* kPrecisionOptimizer =
     "meshsim's optimizer keeps fp32 master weights (its moments as --exp-avg-dtype says: "
     "fp32 or bf16)";
-constexpr const char* kCudaGraphs =
-    "meshsim charges the cluster's kernel_overhead_us to every kernel, as launches without "
-    "CUDA graphs cost";
 constexpr const char* kOtherModel =
     "meshsim models a decoder-only transformer of --num-layers identical layers";
 
@@ -165,8 +162,8 @@ const std::vector<FlagInfo> kTable = {
      "the wgrad GEMMs accumulate into the gradient buffer (Megatron's fused default)"},
     {"--deterministic-mode", kSwitch, kNotModelled,
      "the default (non-deterministic, faster) kernels"},
-    {"--enable-cuda-graph", kSwitch, kNotModelled, kCudaGraphs},
-    {"--external-cuda-graph", kSwitch, kNotModelled, kCudaGraphs},
+    {"--enable-cuda-graph", kSwitch, kMapped, ""},
+    {"--external-cuda-graph", kSwitch, kMapped, ""},
     {"--fp32-residual-connection", kSwitch, kNotModelled,
      "the residual stream is stored in the training dtype"},
     // ---- (b) not modelled: memory ----
@@ -316,7 +313,7 @@ const std::vector<FlagInfo> kTable = {
     {"--tp-comm-bootstrap-backend", kOne, kNoEffect, ""},
     {"--optimizer-offload-fraction", kOne, kNoEffect, ""},
     {"--cuda-graph-warmup-steps", kOne, kNoEffect, ""},
-    {"--cuda-graph-scope", kList, kNoEffect, ""},
+    {"--cuda-graph-scope", kList, kMapped, ""},
     {"--cuda-graph-modules", kList, kNoEffect, ""},
     {"--moe-deepep-num-sms", kOne, kNoEffect, ""},
     {"--moe-flex-dispatcher-backend", kOne, kNoEffect, ""},

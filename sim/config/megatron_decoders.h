@@ -1,5 +1,6 @@
-// The parts of the Megatron importer that read the model and the pipeline split
-// (config-layer internal, for import_megatron.cc): each a file of its own.
+// The parts of the Megatron importer that decode the arguments (config-layer internal, for
+// import_megatron.cc): the model, the plan, the training keys and the pipeline split, each a
+// file of its own.
 #pragma once
 
 #include <string>
@@ -17,6 +18,14 @@ inline constexpr const char* kAccountLoss = "--account-for-loss-in-pipeline-spli
 // The model keys: layers, hidden, heads and query groups, FFN, sequence, vocabulary and
 // MoE (megatron_model.cc).
 void DecodeModel(const Args& a, MegatronImport* out);
+
+// The plan keys: parallel sizes, schedule, sharding, overlaps, recomputation, offloading,
+// MoE dispatch (megatron_plan.cc). Call after DecodeModel.
+void DecodePlan(const Args& a, MegatronImport* out);
+
+// The training keys: precision, FP8 recipe, optimizer, gradient buffers, attention, CUDA
+// graphs (megatron_training.cc).
+void DecodeTraining(const Args& a, MegatronImport* out);
 
 // plan.stage_layers from Megatron's uneven-split flags (megatron_stage_split.cc). Without
 // them, Megatron needs pp*v to divide the layers; where it does not, meshsim's default
