@@ -344,8 +344,8 @@ TEST(NcclTuner, TreeAcrossNvl72RacksIsCappedPerSearchChannel) {
   EXPECT_NEAR(four.estimate_s, 688.4e-6 + kB / 192e9, 1e-9);
   const NcclChoice eight = Auto(t, CommOp::kAllReduce, g, 2 * kB);
   EXPECT_EQ(eight.algorithm, AllReduceAlgorithm::kRing);
-  EXPECT_NEAR(eight.estimate_s, 1.4 * (8.4 + 2840 * 3.4 + 38 * 14) * 1e-6 + 2 * kB / (738e9 * 1440 / 2878),
-              1e-9);
+  EXPECT_NEAR(eight.estimate_s,
+              1.4 * (8.4 + 2840 * 3.4 + 38 * 14) * 1e-6 + 2 * kB / (738e9 * 1440 / 2878), 1e-9);
 }
 
 // NCCL enables LL128 by default only where its graphs reach the NICs through a PCIe switch
