@@ -417,7 +417,10 @@ GB200 curves, run with NVLS off, do not use). The OCI cluster's 1-4 GiB (-16 to 
 represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
 at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
 per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes
-run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s);
+run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s). With
+16 NICs NCCL's model gives the tree 0.92 x 16 x 15 GB/s = 220.8 GB/s (search.cc's second
+pass raises a two-node tree's intra speed from 12 to 15, as far as 240 GB/s of NVLink
+allows) against the ring's 16 x 12 = 192: the measured 220-236 GB/s at 1-4 GiB;
 meshsim's topology attaches one NIC per GPU (sim/hw/topology.cc), so the curve runs on
 the DGX A100 file.
 
