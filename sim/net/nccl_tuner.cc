@@ -56,6 +56,7 @@ constexpr int kNvlsChannelsHopper = 16, kNvlsChannelsBlackwellNode = 24,
 // enqueue.cc, calcCollChunking (NVLSTree): nvlsChunkSize 128 KiB, at most 64 KiB from 4
 // nodes (nvlsTreeMaxChunkSize), halved for small sizes.
 constexpr double kNvlsChunk = 128 * 1024;
+// graph/search.cc, speedArrayInter: the inter-node speeds before Hopper (sm90 / sm100 below).
 constexpr double kSpeedInter[] = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
                                   7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
 constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
