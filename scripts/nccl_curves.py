@@ -279,15 +279,16 @@ It does **not** hold:
 - **32 MiB on two A100 nodes (gcm, NCCL 2.12), +38 %**: meshsim runs LL128 there, as
   today's tuner model picks; the measured 650 us is close to what meshsim gives a Simple
   ring there (`--algorithm ring --protocol Simple`: 621 us).
-- **At least 128 GPUs: 5 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
+- **At least 128 GPUs: 6 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
   and LL128 forced, from 1 GiB) take 19.4 ms at 1 GiB and 20.2 ms at 2 GiB, a floor of
   about 18 ms that NCCL's latency model (4.4 ms for 2046 LL128 steps) does not have; at
   4-16 GiB meshsim is within 10-13 %. Two GB200 NVL72 racks (144 GPUs, NVLS off as
-  CoreWeave ran them) are within 15 % at all four sizes (+5.4 to -11.4 %; NCCL's tree to
-  2 GiB, its ring above) and -12 % at 8-16 GiB. Twenty racks (1440 GPUs) are +103 to
-  +233 %: the measured curve reaches 406 GB/s at 16 GiB with a fixed cost of ~4.4-5 ms
-  (its time less its slope), where NCCL's model rates its tree (which it picks at every
-  size there) NVLink-bound with 688 us of latency (below, "Where the misfits come from").
+  CoreWeave ran them) are within 15 % at all four sizes (-0.6 to -11.4 %; NCCL's tree to
+  2 GiB, its ring above) and -12 % at 8-16 GiB. Twenty racks (1440 GPUs) are within 15 %
+  at 4 GiB (+7.5 %) and +26 to +104 % at 512 MiB-2 GiB: NCCL's tree there is held by
+  its per-channel cap (16 search channels x 24 GB/s = 384 GB/s; the curve's slope is
+  ~430), but the measured curve has a fixed cost of ~4.6 ms (its time less its slope)
+  where NCCL's tree latency is 688 us (below, "Where the misfits come from").
 - **One GB200 NVL72 rack (72 GPUs, not in the goal), -6 to -16 %**: NCCL's Simple ring
   over the 72 GPUs (NVLS off): the fixed cost of NCCL's latency model, 8.4 + 142 x 3.4 us
   = 491 us, is the measured 487 us; the asymptote is 738 GB/s against 859, the
@@ -295,7 +296,21 @@ It does **not** hold:
   against the 0.95 of 900 GB/s these racks reach. Setting it from this curve would fit
   the check; no other public NVLink5 ring figure was found.
 
-What changed (this revision; before: the page at f1d6701): CoreWeave ran its GB200 curves
+What changed (this revision; before: the page at 7e7a3ba): NCCL's topology search gives a
+channel one NIC, and on an NVSwitch it finds no more channels than the GPU's NVLink, as
+it counts it, carries at its speed step (`src/graph/search.cc`, ncclTopoCompute; README
+"Collectives as NCCL runs them"). meshsim gave each of a GB200 rack's 72 NICs a channel
+(64 channels, MAXCHANNELS); NCCL's search finds 16 (721.8 GB/s of NVLink holds 15 x 48
+or 16 x 45.1 GB/s), so 32 channels on 16 NICs. Its tree's per-channel cap (tuning.cc,
+perChMaxTreeBws: 24 GB/s for Blackwell beyond two nodes since NCCL 2.28) then holds the
+tree between twenty racks to 16 x 24 = 384 GB/s busbw, where 32 search channels left it
+NVLink-bound (743): twenty racks 0 -> 1 of 4 sizes within 15 % (mean 160.5 -> 48.4 %,
+max 233 -> 104 %), two racks 4 of 4 (mean 5.3 -> 6.3 %: their tree's cap, 16 x 42.8 GB/s,
+now meets NVLink's bound). Rings and trees across nodes use the search's NICs (one per
+search channel). Every other curve is unchanged (8-GPU nodes with 8 NICs keep 8 search
+channels, 16 channels).
+
+The revision before (before it: the page at f1d6701): CoreWeave ran its GB200 curves
 with NVLink SHARP and CollNet off (NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0 in both
 GB200 jobs of the commit that published them, bee97e7), so meshsim now runs them with
 `bench-collective --nvls off` (new) instead of NVLS / NVLSTree: one rack 1 -> 3 of 4
@@ -310,7 +325,7 @@ where the NICs hang off the CPU (README): two racks' 512 MiB-1 GiB move from tre
 step times of the 14 bundled GB200 experiments (`meshsim run X --no-trace -q
 --reproducible --summary -`, before and after: 0.000 %).
 
-The revision before (before it: results at 2d8e844) added NVLS and NVLSTree. For NVLSTree a
+The revision before those (before it: results at 2d8e844) added NVLS and NVLSTree. For NVLSTree a
 pipeline fill that NCCL's model lacks is added (README): a chunk crosses each tree hop
 whole at its NIC share, 2 x 16 x 128 KiB / 47 GB/s = 89 us on two H100 nodes from 64 MiB
 (45 us from 8 MiB); without it NCCL's model alone is +22 to +37 % at 32-128 MiB on two
@@ -337,7 +352,9 @@ bandwidth, least squares over the upper half of its sizes; printed under each cu
 Where the asymptotes agree (A100 one node 234 / 231 GB/s, two A100 nodes 188 / 188, two
 H100 nodes 471 / 461) the misfit at mid sizes is a fixed cost larger than NCCL's latency
 model; on GB200 racks the fixed costs of one and two racks are NCCL's, and the asymptotes
-are below (one rack 859 / 738, two 835 / 738) or above (twenty, 431 / 743) the curves:
+are below the curves (one rack 859 / 738, two 835 / 738; twenty racks: 431 measured,
+NCCL's tree cap 384, though meshsim's fit from 4 GiB mixes its tree at 4 GiB with its
+ring from 8 GiB):
 
 - **One A100 node: 124-164 us measured, 56 us in NCCL's model** (8.4 + 14 x 3.4 us, Simple
   ring). What the run takes beyond size / 234 GB/s and those 56 us is not constant (note
@@ -351,28 +368,32 @@ are below (one rack 859 / 738, two 835 / 738) or above (twenty, 431 / 743) the c
   idles only during the loop's final receive, 1 of 2n - 1 steps, a bandwidth factor the
   topology's calibrated link efficiency already holds), so it is not modelled: a constant
   of 100+ us would make 8-16 MiB 25 % slow.
-- **GB200 racks (NVLS off): 487 us on one rack, 1.18 ms on two, 4.97 ms on twenty**,
-  against 491, 1403 and 688 us in meshsim. One rack is NCCL's ring latency (142 steps of
-  3.4 us); two racks' 1.4 ms is NCCL's ring across nodes (284 NVLink steps of 3.4 us, 2
-  network steps, x 1.4 NCCL's "plateau"), which meshsim runs from 4 GiB. On twenty racks
-  NCCL's model picks its tree at every size (2 x (71 x 4.0 + 4 x 14) + 8.4 = 688 us
-  against the ring's ~9.7 ms over 2878 steps); the measured 4.97 ms is 4.2 times two
-  racks', while NCCL's tree depth (connect.cc: 71 + log2 k) grows from 72 to 75 hops. No
-  NCCL constant is near it.
-- **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**, as a
-  double binary tree's NIC bytes double beyond two nodes (on two, each rack's NIC carries
-  its share of each tree once per direction; beyond, an inner rack carries it twice in
-  one of the trees: 2 N B on two racks, N B on more, for N NICs of B GB/s carrying the
-  tree; a ring's are N B at any scale). Both figures are what N = 9 NICs of ~47 GB/s
-  carry (846, 423). meshsim gets the halving on 8-GPU nodes (32 H100s: 354-366 GB/s, the
-  RoCE run of nccl #1221 320), but its tree on a GB200 rack puts one channel on each of
-  64 NICs, and NCCL's search puts them on at most 15 (one NIC per search channel: 18 x
-  40 GB/s of NVLink, SM100_NVLINK_BW in topo.h, at the 48 GB/s speed step; no duplication
-  below 50 GB/s per channel on Hopper and later, search.cc), so neither binds the network on twenty
-  racks: meshsim stays NVLink-bound (743 GB/s). Why the runs behaved as ~9 NICs per rack
-  is not in NCCL's published model (a search cut short by its timeout on the 72-GPU
-  graph, or the cluster's fabric between racks, are candidates; CoreWeave published no
-  NCCL log), and taking it from this curve would be a fit.
+- **GB200 racks (NVLS off): 487 us on one rack, 1.18 ms on two, ~4.6 ms on twenty**,
+  against 491 and 1403 us in meshsim on one and two racks and 688 us of NCCL's tree
+  latency on twenty. One rack is NCCL's ring latency (142 steps of 3.4 us); two racks'
+  1.4 ms is NCCL's ring across nodes (284 NVLink steps of 3.4 us, 2 network steps, x 1.4
+  NCCL's "plateau"), which meshsim runs from 4 GiB. On twenty racks NCCL's model picks
+  its tree to 4 GiB (2 x (71 x 4.0 + 4 x 14) + 8.4 = 688 us against the ring's 14.3 ms
+  over 2878 steps) and its ring from 8 GiB; the measured curve is one straight line from
+  512 MiB to 16 GiB (its slope between each pair of sizes 398-438 GB/s busbw, time = 4.6 ms
+  + size / ~430), so one algorithm ran throughout, with a fixed cost 3.9 times two racks'
+  while NCCL's tree depth (connect.cc: 71 + log2 k) grows from 72 to 75 hops. No NCCL
+  constant is near it: a store-and-forward fill of the tree's 512 KiB Simple chunks
+  (calcCollChunking: one step; 2 x 75 hops at a channel's share of NVLink, 3.4 ms) would
+  be nearly as large on two racks, whose 512 MiB (2.16 ms in all, 1.6 ms of it at the
+  tree's bandwidth) leaves it under 0.6 ms. CoreWeave published no NCCL log.
+- **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**. Not
+  the NICs: a double binary tree's NIC bytes double beyond two nodes (2 N B on two racks,
+  N B on more, for N NICs of B GB/s carrying it), but NCCL's search puts its 16 channels
+  on 16 of a rack's 72 NICs (4 x ConnectX-7 per tray, one per GPU: NVIDIA's GB200 NVL72
+  compute tray; MLCommons' GB200 system descriptions list 4 per 4-GPU node), 16 x 47 =
+  752 GB/s, above NVLink's bound. NCCL's per-channel tree cap is what halves: 42.8 GB/s
+  per search channel on two nodes, 24 beyond (tuning.cc, perChMaxTreeBws, Blackwell, NCCL
+  2.28 on; 2.26.2, which CoreWeave ran, still had 82.8 and 72 in its model), 16 x 24 =
+  384 GB/s, which meshsim now reaches at 4 GiB (372). The measured 431 is 16 x 26.9 (15 x
+  28.7 with 2.26.2's 15 search channels: 18 x 40.0 GB/s of NVLink at 48 GB/s, topo.h and
+  search.cc of that version); NCCL's maintainers say a tree needs more SMs (channels)
+  than NCCL gives it to reach the NVLSTree's bandwidth (nccl #1649, nccl-tests #196).
 - **1024 H100s, ring/LL128 forced: 2.2 ms fixed, 377 GB/s** against meshsim's 4.4 ms and 346
   GB/s from 4 GiB up, but 1 and 2 GiB take 19.4 and 20.2 ms; the curve is one loop at every
   size (a channel's LL128 step holds
@@ -387,7 +408,8 @@ Structural effects that could be sourced from NCCL were checked against these cu
 left as they are, since meshsim already follows them: the channels a size uses
 (enqueue.cc topoGetAlgoInfo: fewer while bytes < channels x threads x threshold), the
 chunk sizes (calcCollChunking), the
-duplication of search channels (connect.cc: 24 on one node, 16 on two 8-NIC nodes), the
+duplication of search channels (connect.cc: 24 on one node, 16 on two 8-NIC nodes, 32 on
+NVL72 racks, whose NVLink bounds the search to 16), the
 LL128 enable rules (tuning.cc: on for NVLink and PXB NICs) and NCCL 2.30's SM100 NVLSTree
 tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; meshsim
 follows 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which the
@@ -395,7 +417,10 @@ GB200 curves, run with NVLS off, do not use). The OCI cluster's 1-4 GiB (-16 to 
 represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
 at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
 per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes
-run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s);
+run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s). With
+16 NICs NCCL's model gives the tree 0.92 x 16 x 15 GB/s = 220.8 GB/s (search.cc's second
+pass raises a two-node tree's intra speed from 12 to 15, as far as 240 GB/s of NVLink
+allows) against the ring's 16 x 12 = 192: the measured 220-236 GB/s at 1-4 GiB;
 meshsim's topology attaches one NIC per GPU (sim/hw/topology.cc), so the curve runs on
 the DGX A100 file.
 

@@ -250,7 +250,10 @@ std::vector<Phase> CollectivePhases(const ClusterSpec& c, const NcclTuner& tuner
     return PointToPointPhases(c, op, gpus, bytes);
   }
   const auto nodes = ByNode(c, gpus);
-  const Wire wire{NcclTuner::WireFactor(choice.protocol), choice.channels, choice.hops_s};
+  // Across nodes a ring or tree uses one NIC per channel of NCCL's search (half the
+  // communicator's channels: connect.cc duplicates each on the same NICs).
+  const int nic_channels = std::min(choice.channels, std::max(1, choice.max_channels / 2));
+  const Wire wire{NcclTuner::WireFactor(choice.protocol), nic_channels, choice.hops_s};
   Phase phase;
   if (op == CommOp::kAllReduce && choice.algorithm == AllReduceAlgorithm::kHierarchical &&
       nodes.size() > 1 && EqualPerNode(nodes)) {

@@ -15,11 +15,13 @@
 //  - ring (all-reduce, all-gather, reduce-scatter): one flow per edge, 2(n-1)/n (or
 //    (n-1)/n) of the buffer; latency: the tuner's steps x per-hop latency of the
 //    protocol. A ring that crosses nodes is split into one ring per NIC (at most the
-//    channels the collective uses), each carrying its share of the data; a ring's edges
+//    channels the collective uses and the channels of NCCL's search, max_channels / 2),
+//    each carrying its share of the data; a ring's edges
 //    between nodes join GPUs of the same local rank (one rail), a different one per ring,
 //    so every NIC carries one ring each way.
-//  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC, each reducing and
-//    broadcasting 1/channels of the buffer, pipelined: a chain through the GPUs of every
+//  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC (as for rings, at
+//    most max_channels / 2), each reducing and broadcasting 1/channels of the buffer,
+//    pipelined: a chain through the GPUs of every
 //    node (the whole slice up and down each NVLink hop) whose head joins a double binary
 //    tree across nodes (each tree carries half the slice, up and down). On one node, the
 //    chains alone.

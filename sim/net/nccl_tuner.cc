@@ -56,6 +56,9 @@ constexpr int kNvlsChannelsHopper = 16, kNvlsChannelsBlackwellNode = 24,
 // enqueue.cc, calcCollChunking (NVLSTree): nvlsChunkSize 128 KiB, at most 64 KiB from 4
 // nodes (nvlsTreeMaxChunkSize), halved for small sizes.
 constexpr double kNvlsChunk = 128 * 1024;
+// graph/search.cc, speedArrayInter: the inter-node speeds before Hopper (sm90 / sm100 below).
+constexpr double kSpeedInter[] = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
+                                  7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
 constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 constexpr double kSm90SpeedInter[] = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
                                       15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
@@ -73,6 +76,10 @@ constexpr int kThreadThreshold[3] = {8, 8, 64};
 constexpr int kChannelsOneNode = 24;
 constexpr int kChannelsPerRail = 2;
 constexpr int kMaxChannels = 64;  // device.h, MAXCHANNELS
+// graph/search.cc, ncclTopoCompute: a search keeps lowering its speed while the next step
+// is more than 0.49 of the best speed found, and finds at most MAXCHANNELS / 2 channels.
+constexpr double kSearchSpeedRatio = 0.49;
+constexpr int kSearchMaxChannels = kMaxChannels / 2;
 
 int Log2Floor(uint64_t v) {
   int r = -1;
@@ -138,6 +145,13 @@ double SpeedStep(std::span<const double> steps, double bw) {
   return steps.back();
 }
 
+// The inter-node speed steps of NCCL's topology search for a GPU generation.
+std::span<const double> InterSpeeds(int generation) {
+  if (generation >= 3) return kSm100SpeedInter;
+  if (generation == 2) return kSm90SpeedInter;
+  return kSpeedInter;
+}
+
 int Steps(CommOp op, int n) { return op == CommOp::kAllReduce ? 2 * (n - 1) : n - 1; }
 int NodesIndex(int nodes) { return nodes <= 2 ? nodes - 1 : 2; }
 
@@ -151,7 +165,9 @@ NcclTuner::NcclTuner(const ClusterSpec& c, int channels)
       nvlink_(c.intra_node.gbps_per_gpu * c.efficiency.network),
       nvlink_search_(c.intra_node.gbps_per_gpu * kNcclNvlinkRate[generation_]),
       nic_(c.inter_node.gbps_per_nic * c.NicEfficiency()),
+      nic_search_(c.inter_node.gbps_per_nic),
       nics_(std::max(1, c.inter_node.nics_per_node)),
+      nvswitch_(c.intra_node.kind == IntraNodeKind::kNvswitch),
       channels_(channels) {}
 
 double NcclTuner::WireFactor(NcclProtocol p) {
@@ -168,7 +184,33 @@ double NcclTuner::WireFactor(NcclProtocol p) {
 int NcclTuner::MaxChannels(const GroupShape& g) const {
   if (channels_ > 0) return channels_;
   if (g.nodes <= 1) return kChannelsOneNode;
-  return std::min(kMaxChannels, kChannelsPerRail * std::min(nics_, std::max(1, g.per_node)));
+  return std::min(kMaxChannels, kChannelsPerRail * SearchChannels(g));
+}
+
+// NCCL's ring search across nodes (graph/search.cc, ncclTopoCompute): from the largest
+// speed step <= one NIC, each step tries one channel per NIC of the group's ranks on a
+// node, as many as the GPU's NVLink (as NCCL counts it) carries at that speed; the most
+// channels x speed wins (a tie keeps the faster), and the search stops once it reaches
+// the NVLink bandwidth or the next step is <= 0.49 of the best speed.
+int NcclTuner::SearchChannels(const GroupShape& g) const {
+  const int per_nic = std::min(nics_, std::max(1, g.per_node));
+  if (g.per_node <= 1 || !nvswitch_) return per_nic;
+  const std::span<const double> speeds = InterSpeeds(generation_);
+  size_t i = 0;
+  while (i + 1 < speeds.size() && speeds[i] > nic_search_) ++i;
+  int best = 0;
+  double best_speed = 0;
+  for (; i < speeds.size(); ++i) {
+    const int fit = static_cast<int>(nvlink_search_ / speeds[i] + 1e-9);
+    const int n = std::min({kSearchMaxChannels, per_nic, fit});
+    if (n * speeds[i] > best * best_speed) {
+      best = n;
+      best_speed = speeds[i];
+    }
+    if (best * best_speed >= nvlink_search_) break;
+    if (i + 1 < speeds.size() && best > 0 && speeds[i + 1] / best_speed <= kSearchSpeedRatio) break;
+  }
+  return std::max(1, best);
 }
 
 double NcclTuner::RingBusBw(const GroupShape& g) const {

@@ -27,12 +27,21 @@
 // (llMaxBw, the per-channel maxima), and stretch the data time by the channels a small
 // collective leaves idle and by NCCL's measured tree correction.
 //
-// Channels: a communicator has `max_channels` (24 on one NVSwitch node, 2 per NIC and
-// rail across nodes, as NCCL's init logs show on 8-GPU H100 nodes; at most MAXCHANNELS,
-// 64: a 72-GPU NVLink domain's 72 NICs give 64), twice the channels of
-// NCCL's topology search, which its per-channel caps count; a collective uses fewer when
-// small: NCCL drops channels while bytes < channels x threads x threshold (threshold: LL
-// 8 x ranks for rings, 8 for trees; LL128 8; Simple 64).
+// Channels: a communicator has `max_channels` (24 on one NVSwitch node; across nodes
+// twice the channels of NCCL's topology search, which its per-channel caps count:
+// graph/connect.cc duplicates them; at most MAXCHANNELS, 64). Across nodes the search
+// (graph/search.cc, ncclTopoCompute) gives each channel one NIC of the group's ranks on a
+// node, at a speed step <= the NIC's port (48 GB/s for 400 Gb/s, 24 for 200 Gb/s), and on
+// an NVSwitch no more channels than the GPU's NVLink, as NCCL counts it, carries at that
+// speed; it steps the speed down while channels x speed grows (SearchChannels). 8-GPU
+// nodes with 8 NICs: 8 (H100: 370.8 GB/s of NVLink holds 7 x 48 or 8 x 45; A100: 8 x 24;
+// B200: 8 x 48), 16 channels, as NCCL's init logs show on two 8 x H100 nodes. A 72-GPU
+// NVLink domain (GB200 NVL72, 72 NICs): 721.8 GB/s holds 15 x 48 or 16 x 45.1, so 16
+// search channels on 16 of the NICs, 32 channels (not 64). One rank per node: one per
+// NIC, 2 channels. Not modelled: the search's duplication (ncclTopoDupChannels: on Hopper
+// and later only at >= 50 GB/s per channel or <= 4 channels). A collective uses fewer
+// channels when small: NCCL drops channels while bytes < channels x threads x threshold
+// (threshold: LL 8 x ranks for rings, 8 for trees; LL128 8; Simple 64).
 //
 // GPU generation (NCCL indexes its caps by compute capability) comes from
 // gpu.architecture where it is ampere, hopper or blackwell, else from gpu.kind: V100
@@ -158,6 +167,9 @@ class NcclTuner {
   int MaxChannels(const GroupShape& g) const;
 
  private:
+  // The channels of NCCL's topology search across nodes (g.nodes > 1): one per NIC of
+  // the group's ranks on a node, fewer where NVLink bounds them (NcclTuner's header).
+  int SearchChannels(const GroupShape& g) const;
   double RingBusBw(const GroupShape& g) const;  // Simple ring, GB/s
   double TreeBusBw(const GroupShape& g) const;  // before the tree refinements, GB/s
   double BusBw(CommOp op, const GroupShape& g, int a, int p, int channels) const;
@@ -176,7 +188,9 @@ class NcclTuner {
   double nvlink_;         // GB/s one GPU moves over NVLink (after efficiency)
   double nvlink_search_;  // GB/s of NVLink as NCCL's topology search counts it (NVLS)
   double nic_;            // GB/s of one NIC (after efficiency)
+  double nic_search_;     // GB/s of one NIC as NCCL's topology search counts it (its port)
   int nics_;              // NICs per node
+  bool nvswitch_;         // GPUs on an NVSwitch: NCCL's search counts the GPU's NVLink
   int channels_;          // forced communicator channels; 0: none
 };
 

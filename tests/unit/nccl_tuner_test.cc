@@ -131,14 +131,33 @@ TEST(NcclTuner, ChannelsFollowTheSizeAndTheNics) {
   EXPECT_EQ(ring(1024, NcclProtocol::kSimple).channels, 1);
 }
 
-// NCCL's MAXCHANNELS caps the communicator at 64: two 72-GPU NVLink domains with 72 NICs
-// each would take 2 x 72 = 144.
-TEST(NcclTuner, ChannelsStopAtMaxChannels) {
-  ClusterSpec c = Cluster(2);
-  c.gpus_per_node = 72;
-  c.inter_node.nics_per_node = 72;
-  EXPECT_EQ(NcclTuner(c).MaxChannels({144, 2, 72}), 64);
-  EXPECT_EQ(NcclTuner(c).MaxChannels({32, 2, 16}), 32);
+// Across nodes the communicator has twice the channels of NCCL's topology search
+// (search.cc), which gives each channel a NIC and, on an NVSwitch, no more channels than
+// the GPU's NVLink (as NCCL counts it) carries at the search's speed step:
+//   8 A100s, 8 HDR NICs: 24 GB/s steps, 240 GB/s of NVLink holds 10: 8 -> 16 channels;
+//   72 A100s of one NVLink domain with 72 HDR NICs: 240 / 24 = 10 (10 x 24 = 240 reaches
+//   the NVLink: the search stops) -> 20 channels;
+//   a GB200 NVL72 domain (Blackwell, 721.8 GB/s): 15 x 48 = 720 < 16 x 45.1 = 721.6 -> 32
+//   channels (2 x 72 NICs would be 144, MAXCHANNELS 64);
+//   without an NVSwitch (a full mesh) the NICs alone: 2 x 72, at most MAXCHANNELS, 64.
+TEST(NcclTuner, SearchChannelsStopAtNvlinkOrMaxChannels) {
+  EXPECT_EQ(NcclTuner(Cluster(2)).MaxChannels({16, 2, 8}), 16);
+  ClusterSpec domain = Cluster(2);
+  domain.gpus_per_node = 72;
+  domain.inter_node.nics_per_node = 72;
+  EXPECT_EQ(NcclTuner(domain).MaxChannels({144, 2, 72}), 20);
+  EXPECT_EQ(NcclTuner(domain).MaxChannels({32, 2, 16}), 20);
+  EXPECT_EQ(NcclTuner(domain).MaxChannels({16, 2, 8}), 16);
+  ClusterSpec nvl72 = domain;
+  nvl72.gpu.kind = "GB200-Blackwell-186GB";
+  nvl72.gpu.architecture = GpuArch::kBlackwell;
+  nvl72.intra_node.gbps_per_gpu = 900;
+  nvl72.inter_node.gbps_per_nic = 50;
+  EXPECT_EQ(NcclTuner(nvl72).MaxChannels({1440, 20, 72}), 32);
+  ClusterSpec mesh = domain;
+  mesh.intra_node.kind = IntraNodeKind::kFullMesh;
+  EXPECT_EQ(NcclTuner(mesh).MaxChannels({144, 2, 72}), 64);
+  EXPECT_EQ(NcclTuner(mesh).MaxChannels({32, 2, 16}), 32);
 }
 
 // Absolute caps: LL's llMaxBw is 87.7 GB/s on one A100 node, 141 on one H100 node, 22.5
@@ -300,6 +319,33 @@ TEST(NcclTuner, NvlsOnBlackwellAndAnNvl72Domain) {
   EXPECT_NEAR(tree("B200-SXM-180GB").cap_algbw, 721.6e9 * 16 / 30, 1e3);
   EXPECT_DOUBLE_EQ(tree("B200-SXM-180GB").stretch, 2.0);
   EXPECT_DOUBLE_EQ(tree("GB200-Blackwell-186GB").stretch, 1.0);
+}
+
+// Twenty GB200 NVL72 racks (NVLS off, as CoreWeave ran them; Grace hosts: no LL128 across
+// nodes): NCCL's search gives 16 channels (SearchChannelsStopAtNvlinkOrMaxChannels), so
+// its tree is capped at 16 x perChMaxTreeBw (24 GB/s: Blackwell, more than two nodes) =
+// 384 GB/s busbw, 192 GB/s algbw (with 2 x 72 NICs' 32 search channels it was 768). At 4
+// GiB the tree, 688.4 us (8.4 + 2 x (71 x 4.0 + floor(log2 20) x 14)) + 2^32 / 192e9 =
+// 23.06 ms, beats the ring, 14.275 ms (1.4 x (8.4 + 2840 x 3.4 + 38 x 14 us)) + 2^32 /
+// (738 GB/s x 1440 / 2878) = 25.91 ms; at 8 GiB the ring wins (37.54 against 45.43 ms).
+TEST(NcclTuner, TreeAcrossNvl72RacksIsCappedPerSearchChannel) {
+  ClusterSpec c = Dgx(20, "GB200-Blackwell-186GB", GpuArch::kBlackwell, 900);
+  c.gpus_per_node = 72;
+  c.inter_node.nics_per_node = 72;
+  c.intra_node.nvls = NvlsMode::kOff;
+  const NcclTuner t(c);
+  const GroupShape g{1440, 20, 72};
+  const double kB = 4.0 * (1 << 30);
+  const NcclChoice four = Auto(t, CommOp::kAllReduce, g, kB);
+  EXPECT_EQ(four.algorithm, AllReduceAlgorithm::kTree);
+  EXPECT_EQ(four.protocol, NcclProtocol::kSimple);
+  EXPECT_EQ(four.max_channels, 32);
+  EXPECT_NEAR(four.cap_algbw, 192e9, 1e3);
+  EXPECT_NEAR(four.estimate_s, 688.4e-6 + kB / 192e9, 1e-9);
+  const NcclChoice eight = Auto(t, CommOp::kAllReduce, g, 2 * kB);
+  EXPECT_EQ(eight.algorithm, AllReduceAlgorithm::kRing);
+  EXPECT_NEAR(eight.estimate_s,
+              1.4 * (8.4 + 2840 * 3.4 + 38 * 14) * 1e-6 + 2 * kB / (738e9 * 1440 / 2878), 1e-9);
 }
 
 // NCCL enables LL128 by default only where its graphs reach the NICs through a PCIe switch

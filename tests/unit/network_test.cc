@@ -5,6 +5,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "sim/config/loader.h"
 #include "sim/engine/collective_bench.h"
@@ -12,6 +13,7 @@
 #include "sim/hw/topology.h"
 #include "sim/net/flow_collectives.h"
 #include "sim/net/flow_network.h"
+#include "sim/net/flow_phases.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -465,7 +467,9 @@ TEST(BenchCollective, TreeAndHierarchicalAreDifferentAlgorithms) {
 // Between GB200 NVL72 racks (NVLink SHARP off, as CoreWeave's nccl-tests runs) a ring
 // all-reduce crosses on one rail per channel: on the rail-optimized fabric (no spine on
 // the way) two racks keep the NVLink-bound busbw of one rack, and with NICs slower than
-// NVLink the 64 channels' NICs bound it: 64 x 5 GB/s x 0.94 (efficiency.nic) = 300.8 GB/s.
+// NVLink the NICs of NCCL's search channels bound it: at 5 GB/s a NIC takes the 3 GB/s
+// speed step and NVLink would hold 240 such channels, so the search stops at its 32
+// (MAXCHANNELS / 2), one NIC each: 32 x 5 GB/s x 0.94 (efficiency.nic) = 150.4 GB/s.
 TEST(BenchCollective, RingsBetweenNvl72RacksAreBoundByTheirNics) {
   ClusterSpec c = Bundled("gb200-nvl72.yaml");
   c.intra_node.nvls = NvlsMode::kOff;
@@ -481,8 +485,33 @@ TEST(BenchCollective, RingsBetweenNvl72RacksAreBoundByTheirNics) {
   EXPECT_LT(racks, rack);
   c.inter_node.gbps_per_nic = 5;
   const double nic_bound = busbw(c, 144);
-  EXPECT_LT(nic_bound, 64 * 5 * 0.94);
-  EXPECT_GT(nic_bound, 0.9 * 64 * 5 * 0.94);
+  EXPECT_LT(nic_bound, 32 * 5 * 0.94);
+  EXPECT_GT(nic_bound, 0.9 * 32 * 5 * 0.94);
+}
+
+// NCCL's tree between NVL72 racks runs one channel per NIC of its topology search: 16 of
+// each rack's 72 NICs (nccl_tuner_test.cc, SearchChannelsStopAtNvlinkOrMaxChannels), the
+// heads of 16 chains through the rack's 72 GPUs; what crosses between the two racks
+// leaves from those 16 GPUs of each.
+TEST(BenchCollective, TreeBetweenNvl72RacksUsesTheSearchsNics) {
+  ClusterSpec c = Bundled("gb200-nvl72.yaml");
+  c.nodes = 36;
+  c.intra_node.nvls = NvlsMode::kOff;
+  const ClusterSpec view = c.NetworkView();
+  const NcclTuner tuner(view);
+  std::vector<int> gpus(144);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const double kB = 1 << 30;
+  const NcclChoice tree = tuner.Evaluate(CommOp::kAllReduce, {144, 2, 72}, kB,
+                                         AllReduceAlgorithm::kTree, NcclProtocol::kSimple);
+  EXPECT_EQ(tree.max_channels, 32);
+  std::set<int> heads;
+  for (const Phase& p : CollectivePhases(view, tuner, tree, CommOp::kAllReduce, gpus, kB)) {
+    for (const Transfer& t : p.transfers) {
+      if (t.src / 72 != t.dst / 72) heads.insert(t.src);
+    }
+  }
+  EXPECT_EQ(heads.size(), 32u);
 }
 
 }  // namespace
