@@ -219,6 +219,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
   r.GetEnum<Optimizer>("optimizer", {{"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd}},
                        &t.optimizer);
   r.GetBool("flash_attention", &t.flash_attention);
+  r.GetBool("cross_entropy_fusion", &t.cross_entropy_fusion);
   r.GetEnum<GradAccumDtype>("grad_accum_dtype",
                             {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
                             &t.grad_accum_dtype);

@@ -117,6 +117,7 @@ const std::vector<FlagInfo> kTable = {
     {"--accumulate-allreduce-grads-in-fp32", kSwitch, kMapped, ""},
     {"--grad-reduce-in-bf16", kSwitch, kMapped, ""},
     {"--use-flash-attn", kSwitch, kMapped, ""},
+    {"--cross-entropy-loss-fusion", kSwitch, kMapped, ""},
     {"--attention-backend", kOne, kMapped, ""},
     {"--transformer-impl", kOne, kMapped, ""},
     {"--cuda-graph-impl", kOne, kMapped, ""},
@@ -297,7 +298,6 @@ const std::vector<FlagInfo> kTable = {
 
     {"--no-persist-layer-norm", kSwitch, kNoEffect, ""},
     {"--no-gradient-reduce-div-fusion", kSwitch, kNoEffect, ""},
-    {"--cross-entropy-loss-fusion", kSwitch, kNoEffect, ""},
     {"--cross-entropy-fusion-impl", kOne, kNoEffect, ""},
     {"--fp16-lm-cross-entropy", kSwitch, kNoEffect, ""},
     {"--calculate-per-token-loss", kSwitch, kNoEffect, ""},

@@ -16,6 +16,8 @@ void DecodeAttention(const Args& a, MegatronImport* out) {
       a.Choice("--transformer-impl", {"transformer_engine", "local", "inference_optimized"},
                "transformer_engine");
   t.flash_attention = a.Flag("--use-flash-attn");
+  // The loss: fused only with --cross-entropy-loss-fusion (Megatron-LM's default is unfused).
+  t.cross_entropy_fusion = a.Flag("--cross-entropy-loss-fusion");
   if (a.Has("--attention-backend")) {
     const std::string backend =
         a.Choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}, "");

@@ -116,6 +116,10 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::kAdam;
   GradAccumDtype grad_accum_dtype = GradAccumDtype::kSame;
   bool flash_attention = false;  // fused attention: no stored a*s*s scores
+  // The loss over the logits as one fused kernel (Megatron-Core --cross-entropy-loss-fusion,
+  // Megatron-Bridge's cross_entropy_loss_fusion); false: Megatron-Core's unfused
+  // vocab-parallel cross entropy, Megatron-LM's default (StepBuilder::LogitsWork).
+  bool cross_entropy_fusion = true;
   // Read only when dtype is kFp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // FP8 primary weights (Megatron-Core --fp8-param-gather, TE's fp8_model_init): the model

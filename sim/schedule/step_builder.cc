@@ -241,12 +241,19 @@ double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 // read, 4 written), their max (4 read), the shifted exp and its sum (4 read, 4 written) and
 // the softmax kept for backward (4 read, 4 written): 26 bytes per logit; backward, the
 // gradient (4 read, 4 written) and its cast to bf16 for the output layer's GEMMs (4 read,
-// 2 written): 14. (The unfused default of Megatron-LM moves 12 more in forward.)
+// 2 written): 14. Unfused (training.cross_entropy_fusion false, Megatron-LM's default: its
+// --cross-entropy-loss-fusion is opt-in), tensor_parallel/cross_entropy.py @ core_r0.8.0 runs
+// forward as separate in-place passes: the cast (2 read, 4 written), the max (4 read), the
+// subtraction of the max (4 read, 4 written), exp (4 read, 4 written), the sum (4 read)
+// and the division by it (4 read, 4 written): 38 bytes per logit; backward as fused.
 KernelWork StepBuilder::LogitsWork(bool backward) const {
-  constexpr double kForwardBytesPerLogit = 26, kBackwardBytesPerLogit = 14;
+  constexpr double kFusedForwardBytesPerLogit = 26, kUnfusedForwardBytesPerLogit = 38;
+  constexpr double kBackwardBytesPerLogit = 14;
   const double logits = LogitActBytes() / 4;
   const double flops = LogitFlops(m_, shape_) * (backward ? 2 : 1);
-  return KernelWork{flops, logits * (backward ? kBackwardBytesPerLogit : kForwardBytesPerLogit), 1,
+  const double forward_bytes =
+      t_.cross_entropy_fusion ? kFusedForwardBytesPerLogit : kUnfusedForwardBytesPerLogit;
+  return KernelWork{flops, logits * (backward ? kBackwardBytesPerLogit : forward_bytes), 1,
                     backward ? logits_bwd_id_ : logits_fwd_id_};
 }
 

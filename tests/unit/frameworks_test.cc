@@ -207,6 +207,21 @@ TEST(Frameworks, TheLossMovesTheLogitsAsTheFusedCrossEntropyDoes) {
   EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).flops, 134'217'728'000);
 }
 
+// Megatron-LM's default, unfused cross entropy (training.cross_entropy_fusion false) makes
+// separate in-place passes over the fp32 logits: forward 38 bytes each = 1,245,184,000;
+// backward as fused, 14 = 458,752,000.
+TEST(Frameworks, TheUnfusedLossMovesTwelveMoreBytesPerLogitForward) {
+  Experiment e = Dp8(Framework::kMegatron, 1);
+  e.training.cross_entropy_fusion = false;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
+  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
+  ASSERT_EQ(fwd.size(), 1u);
+  ASSERT_EQ(bwd.size(), 1u);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 1'245'184'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 458'752'000);
+}
+
 TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {
   // Megatron's ZeRO-3: one gather per layer, the same collectives as FSDP's FULL_SHARD.
   const auto sim = Simulate(Dp8(Framework::kMegatron, 3), {}, testing::FakeModels());

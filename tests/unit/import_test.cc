@@ -816,6 +816,19 @@ TEST(MegatronFlags, UseFlashAttnSetsFlashAttention) {
   EXPECT_NE(yaml.find("\n  flash_attention: true\n"), std::string::npos) << yaml;
 }
 
+// Megatron-LM's cross entropy is unfused unless --cross-entropy-loss-fusion is given.
+TEST(MegatronFlags, CrossEntropyLossFusionIsOptIn) {
+  MegatronImport run = Import(kSmall);
+  EXPECT_FALSE(run.training.cross_entropy_fusion);
+  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  cross_entropy_fusion: false\n"),
+            std::string::npos);
+  run = Import(std::string(kSmall) + "--cross-entropy-loss-fusion");
+  EXPECT_TRUE(run.training.cross_entropy_fusion);
+  EXPECT_TRUE(run.not_modelled.empty());
+  EXPECT_EQ(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("cross_entropy_fusion"),
+            std::string::npos);
+}
+
 TEST(MegatronFlags, AttentionBackend) {
   for (const char* backend : {"flash", "fused", "auto"}) {
     EXPECT_TRUE(
