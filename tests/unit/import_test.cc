@@ -820,8 +820,9 @@ TEST(MegatronFlags, UseFlashAttnSetsFlashAttention) {
 TEST(MegatronFlags, CrossEntropyLossFusionIsOptIn) {
   MegatronImport run = Import(kSmall);
   EXPECT_FALSE(run.training.cross_entropy_fusion);
-  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  cross_entropy_fusion: false\n"),
-            std::string::npos);
+  EXPECT_NE(
+      MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  cross_entropy_fusion: false\n"),
+      std::string::npos);
   run = Import(std::string(kSmall) + "--cross-entropy-loss-fusion");
   EXPECT_TRUE(run.training.cross_entropy_fusion);
   EXPECT_TRUE(run.not_modelled.empty());
