@@ -112,8 +112,8 @@ void DecodeCudaGraphs(const Args& a, MegatronImport* out) {
   }
   std::string words;
   for (const std::string& s : scopes) words += (words.empty() ? "" : " ") + s;
-  out->notes.push_back("cuda_graphs from --cuda-graph-impl " + impl +
-                       " --cuda-graph-scope " + words);
+  out->notes.push_back("cuda_graphs from --cuda-graph-impl " + impl + " --cuda-graph-scope " +
+                       words);
 }
 
 }  // namespace
