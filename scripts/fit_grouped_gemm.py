@@ -44,7 +44,10 @@ def step_time(meshsim, experiment, value, sets):
            "--no-trace", "--summary", "-", "--set", f"cluster.efficiency.grouped_gemm={value}"]
     for s in sets:
         cmd += ["--set", s]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode not in (0, 3):  # 3: it ran, but does not fit in memory
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr}")
+    out = proc.stdout
     return json.loads(out[out.index("{"):out.rindex("}") + 1])["step_time_s"]
 
 
