@@ -151,7 +151,6 @@ TEST(MoeGroupedGemm, ImbalanceLengthensTheExpertGemms) {
   EXPECT_LT(skewed, 2.2 * balanced);
 }
 
-
 // cluster.efficiency.grouped_gemm: each GEMM of GroupedLinear's per-expert launches runs
 // at that share of the GEMM rate. The compute-bound 16 x (8192 x 1536 x 2048) experts take
 // 1 / 0.5 = 2x as long at 0.5; a batched kernel (the fused grouped MLP, JAX's megablox)
