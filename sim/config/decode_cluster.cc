@@ -288,6 +288,8 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   } else {
     e.Skip("matmul_fp8");
   }
+  e.GetDouble("grouped_gemm", &eff->grouped_gemm);
+  RequireFraction(e, "grouped_gemm", eff->grouped_gemm);
   e.GetDouble("memory", &eff->memory);
   RequireFraction(e, "memory", eff->memory);
   e.GetDouble("network", &eff->network);

@@ -33,6 +33,7 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.matmul_efficiency = eff.matmul;
   p.memory_efficiency = eff.memory;
   p.kernel_overhead_s = eff.kernel_overhead_us * 1e-6;
+  p.grouped_gemm_efficiency = eff.grouped_gemm;
   p.sms = gpu.sms;
   p.tile_m = gpu.gemm_tile_m;
   p.tile_n = gpu.gemm_tile_n;

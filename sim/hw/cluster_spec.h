@@ -130,6 +130,12 @@ struct CommInterference {
   }
 };
 
+// The default of EfficiencySpec::grouped_gemm: fitted by scripts/fit_grouped_gemm.py on
+// the 15 public MoE rows of shared/validation/public_runs.md whose runs take the unfused
+// grouped-GEMM path (README "MoE experts: grouped GEMMs"), one value for every GPU: 0.55
+// (mean absolute step error 23.2 % -> 15.1 %, leave-one-out 15.1 %).
+inline constexpr double kGroupedGemmEfficiency = 0.55;
+
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
@@ -138,6 +144,10 @@ struct EfficiencySpec {
   double network = 0.85;          // of GPU-to-GPU links inside a node
   double nic = -1;                // of NICs and the fabric; < 0: same as network
   double kernel_overhead_us = 0;  // fixed time per kernel launch (launch + tail)
+  // Of matmul (matmul_fp8), what the routed experts' GEMMs reach when Transformer Engine's
+  // GroupedLinear runs them unfused, one cuBLAS GEMM per local expert (kernel model
+  // shapes; ShapeModelParams::grouped_gemm_efficiency). Default: kGroupedGemmEfficiency.
+  double grouped_gemm = kGroupedGemmEfficiency;
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
   CommInterference comm_interference;

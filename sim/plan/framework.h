@@ -30,6 +30,12 @@ struct FrameworkOptions {
   // parameter all-gather is cut into the gradient buckets and overlaps the next step's
   // forward (each bucket's first forward waits for its bucket) instead of ending the step.
   bool overlap_param_gather = false;
+  // Transformer Engine's fused grouped MLP of the routed experts (Megatron-Core
+  // use_transformer_engine_op_fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1; Blackwell,
+  // MXFP8): FC1 with the SwiGLU and the quantisation of its output in one grouped kernel
+  // over all local experts, then FC2 in another (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8);
+  // false: GroupedLinear's one cuBLAS GEMM per local expert (default False).
+  bool fused_grouped_mlp = false;
 
   // --- deepspeed (zero_optimization section, deepspeed/runtime/zero/config.py) ---
   double reduce_bucket_size = 5e8;     // elements per gradient reduction

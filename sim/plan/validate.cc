@@ -165,6 +165,12 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
                   "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
                       " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
   }
+  if (p.framework_options.fused_grouped_mlp &&
+      !(training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8)) {
+    return BadKey("plan.framework_options.fused_grouped_mlp",
+                  "Transformer Engine's fused grouped MLP needs training.dtype fp8 with "
+                  "fp8_recipe mxfp8 (a Blackwell GPU)");
+  }
   if (p.moe_skew < 1) {
     return BadKey("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
   }

@@ -34,11 +34,17 @@ const MoeShapeIds& StepBuilder::MoeShapesFor(const RankState& st) {
 // them (AlltoAllPermutation's counts, their gather and the device-to-host copy).
 int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const {
   constexpr int kPreprocessKernels = 3;
-  const double local = static_cast<double>(m_.experts) / p_.ep;
-  int launches = kernels - gemm_slots + GroupedGemmLaunches(local, kGemmsPerExpert);
+  int launches = kernels - gemm_slots + ExpertGemmLaunches();
   if (forward && t_.cuda_graphs.moe_preprocess && shape_.moe_dispatcher == MoeDispatcher::kAllToAll)
     launches -= kPreprocessKernels;
   return launches;
+}
+
+// The host launches of one pass of the experts' GEMMs: one per local expert and GEMM
+// (GroupedLinear), or one per GEMM (the fused grouped MLP, LayerShape::fused_grouped_mlp).
+int StepBuilder::ExpertGemmLaunches() const {
+  if (shape_.fused_grouped_mlp) return kGemmsPerExpert;
+  return GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert);
 }
 
 double StepBuilder::MoeTransient(const RankState& st) const {
@@ -115,8 +121,7 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
                      ids.experts.wgrad},
-          layer, mb, 0,
-          GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert));
+          layer, mb, 0, ExpertGemmLaunches());
   if (back) st.wait.push_back(*back);
   BeginGraph(st, t_.cuda_graphs.moe_router);
   Compute(st, Tag::kMoeRouterBwd,

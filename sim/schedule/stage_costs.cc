@@ -20,6 +20,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.flash_attention = t.flash_attention;
   s.xla_remat = !p.jax.Empty();
   s.moe_dispatcher = p.moe_dispatcher;
+  s.fused_grouped_mlp = p.framework_options.fused_grouped_mlp;
   return s;
 }
 

@@ -214,6 +214,7 @@ class StepBuilder {
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;
   int ExpertLaunches(int kernels, int gemm_slots, bool forward) const;
+  int ExpertGemmLaunches() const;
 
   // activation_offload.cc: activation offloading (plan.cpu_offload_layers).
   double LayerStoredBytes(const RankState& st, int layer) const;

@@ -201,9 +201,9 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double received = tokens * m.top_k * load;
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute, false);
-  // A JAX-style plan's experts run as one grouped-matmul kernel (megablox); Megatron's
-  // as TE's GroupedLinear.
-  if (!shape.xla_remat) AsTeGroupedLinear(&k.experts, local_experts);
+  // A JAX-style plan's experts run as one grouped-matmul kernel (megablox), as do those
+  // of TE's fused grouped MLP; Megatron's otherwise as TE's GroupedLinear.
+  if (!shape.xla_remat && !shape.fused_grouped_mlp) AsTeGroupedLinear(&k.experts, local_experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

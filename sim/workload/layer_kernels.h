@@ -57,7 +57,8 @@ double TeGroupedGemmStreams();
 // op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
 // Transformer Engine's GroupedLinear runs them, one GEMM per local expert on
 // TeGroupedGemmStreams() streams (GemmShape::launches_per_batch; a JAX-style plan,
-// shape.xla_remat: one grouped kernel; each expert gets its average share of the tokens
+// shape.xla_remat, or TE's fused grouped MLP, shape.fused_grouped_mlp: one grouped
+// kernel per GEMM; each expert gets its average share of the tokens
 // the rank receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;

@@ -88,16 +88,21 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
     GemmShape one = g;
     one.batch = 1;
     one.launches_per_batch = false;
-    return g.batch * GemmSeconds(one);
+    return g.batch * KernelSeconds(one, p_.grouped_gemm_efficiency);
   }
+  return KernelSeconds(g, 1);
+}
+
+double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) const {
   const bool fp8 = g.fp8 && p_.fp8.On();
   const GemmTable& table = fp8 ? p_.fp8.gemm_table : p_.gemm_table;
   if (const std::optional<double> tflops = table.Tflops(g)) {
-    return g.Flops() / (*tflops * 1e12);
+    return g.Flops() / (*tflops * 1e12 * rate_scale);
   }
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
   const double efficiency =
-      fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency;
+      rate_scale *
+      (fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency);
   const double compute =
       std::min(ComputeSeconds(g, peak, efficiency), SharedComputeSeconds(g, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.

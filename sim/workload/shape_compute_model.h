@@ -74,6 +74,11 @@ struct ShapeModelParams {
   // The k at which a tile reaches half its large-k rate: the fixed prologue (filling the
   // software pipeline) and epilogue (writing C) of a tile, in k-steps' worth of time.
   double k_half = 128;
+  // Of the GEMM efficiency above (matmul_efficiency, or fp8's), what each GEMM of a
+  // batch launched one by one (GemmShape::launches_per_batch: Transformer Engine's
+  // GroupedLinear, one cuBLAS GEMM per local expert) reaches: with its per-expert casts,
+  // scale swizzles and stream synchronisation (cluster.efficiency.grouped_gemm).
+  double grouped_gemm_efficiency = 1;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
   Fp8Params fp8;
@@ -97,7 +102,8 @@ class ShapeComputeModel final : public ComputeModel {
   // waves), and (b) the time to move A, B and C through HBM.
   // An fp8 GEMM under FP8 training runs at the FP8 peak with 1-byte A and B (the table
   // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s. A GEMM with
-  // launches_per_batch is batch times one GEMM of batch 1.
+  // launches_per_batch is batch times one GEMM of batch 1, each at
+  // grouped_gemm_efficiency times the rate (the table's or the model's).
   double GemmSeconds(const GemmShape& g) const;
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
   // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.
@@ -114,6 +120,8 @@ class ShapeComputeModel final : public ComputeModel {
   double ComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
   // Run beside g.streams - 1 like GEMMs (GemmShape::streams): its share of their waves.
   double SharedComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
+  // One GEMM kernel (not launches_per_batch), its rate scaled by `rate_scale`.
+  double KernelSeconds(const GemmShape& g, double rate_scale) const;
   const ShapeModelParams p_;
 };
 

@@ -349,16 +349,19 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   const double sent = c.tokens * m.top_k, received = sent * load;
   const double local_experts = static_cast<double>(m.experts) / ep;
   // GroupedLinear launches one GEMM per local expert for each of FC1 and FC2, on 4
-  // streams (TeGroupedGemmStreams, layer_kernels.h): a launch slot per 4 experts.
-  const int gemm_slots = 2 * static_cast<int>(std::ceil(local_experts / 4));
+  // streams (TeGroupedGemmStreams, layer_kernels.h): a launch slot per 4 experts. The
+  // fused grouped MLP: one kernel each, the activation in FC1's epilogue.
+  const bool fused = shape.fused_grouped_mlp;
+  const int gemm_slots = fused ? 2 : 2 * static_cast<int>(std::ceil(local_experts / 4));
   const MoePermutation perm = shape.moe_dispatcher == MoeDispatcher::kFlex
                                   ? FlexPermutation(received)
                                   : AlltoAllPermutation(sent, received, c.tokens, local_experts);
-  c.experts.fwd_kernels = gemm_slots + 1 + perm.kernels;  // GEMMs, activation, permutations
+  const int activation_kernels = fused ? 0 : 1;
+  c.experts.fwd_kernels = gemm_slots + activation_kernels + perm.kernels;
   c.experts.weight_kernels = gemm_slots;
   c.experts.fwd_flops = 2 * received * dim * f * mats;
   // The activation (SwiGLU reads 2f and writes f elements; GeLU 1 and 1).
-  c.experts.fwd_bytes = received * (mats == 3 ? 3 : 2) * f * d.elt;
+  c.experts.fwd_bytes = received * (mats == 3 ? 3 : 2) * f * d.elt * activation_kernels;
   c.permute_bytes = perm.rows * dim * d.elt;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
   // FP8: the permuted input and FC2's input are saved in FP8.

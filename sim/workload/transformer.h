@@ -58,6 +58,11 @@ struct LayerShape {
   // gather it again. PyTorch's checkpoint re-runs the whole function (false).
   bool xla_remat = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The routed experts run as Transformer Engine's fused grouped MLP
+  // (FrameworkOptions::fused_grouped_mlp): each of FC1 (with the activation fused into
+  // its epilogue) and FC2 one grouped kernel over the local experts; false: one GEMM
+  // launch per local expert (GroupedLinear) and a separate activation kernel.
+  bool fused_grouped_mlp = false;
 
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
   int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }

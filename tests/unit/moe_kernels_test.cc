@@ -151,5 +151,46 @@ TEST(MoeGroupedGemm, ImbalanceLengthensTheExpertGemms) {
   EXPECT_LT(skewed, 2.2 * balanced);
 }
 
+// cluster.efficiency.grouped_gemm: each GEMM of GroupedLinear's per-expert launches runs
+// at that share of the GEMM rate. The compute-bound 16 x (8192 x 1536 x 2048) experts take
+// 1 / 0.5 = 2x as long at 0.5; a batched kernel (the fused grouped MLP, JAX's megablox)
+// and a dense GEMM do not change.
+TEST(MoeGroupedGemm, GroupedGemmEfficiencySlowsOnlyPerExpertLaunches) {
+  ShapeModelParams half = H100Like();
+  half.grouped_gemm_efficiency = 0.5;
+  const ShapeComputeModel full_model(H100Like()), half_model(half);
+  GemmShape launched{8192, 1536, 2048, 16};
+  launched.launches_per_batch = true;
+  launched.streams = 4;
+  EXPECT_NEAR(half_model.GemmSeconds(launched) / full_model.GemmSeconds(launched), 2.0, 1e-9);
+  const GemmShape batched{8192, 1536, 2048, 16};
+  EXPECT_DOUBLE_EQ(half_model.GemmSeconds(batched), full_model.GemmSeconds(batched));
+  const GemmShape dense{8192, 1536, 2048, 1};
+  EXPECT_DOUBLE_EQ(half_model.GemmSeconds(dense), full_model.GemmSeconds(dense));
+}
+
+// The fused grouped MLP (LayerShape::fused_grouped_mlp): FC1 and FC2 each one grouped
+// kernel over the 4 local experts (not one launch per expert), with the SwiGLU in FC1's
+// epilogue: no activation kernel and none of its 1024 x 3 x 64 x 2 bytes; same FLOPs.
+TEST(MoeGroupedGemm, FusedGroupedMlpIsOneKernelPerGemmWithoutTheActivation) {
+  LayerShape fused = Shape();
+  fused.fused_grouped_mlp = true;
+  const MoeKernels k = MoeLayerKernels(Moe(), fused, 4);
+  ASSERT_EQ(k.experts.fwd.gemms.size(), 2u);
+  EXPECT_FALSE(k.experts.fwd.gemms[0].launches_per_batch);
+  EXPECT_FALSE(k.experts.wgrad.gemms[1].launches_per_batch);
+  EXPECT_DOUBLE_EQ(k.experts.fwd.gemms[0].batch, 4);
+  const MoeCost unfused_cost = MoeLayerCost(Moe(), Shape(), 4);
+  const MoeCost fused_cost = MoeLayerCost(Moe(), fused, 4);
+  EXPECT_DOUBLE_EQ(unfused_cost.experts.fwd_bytes, 1024.0 * 3 * 64 * 2);
+  EXPECT_DOUBLE_EQ(fused_cost.experts.fwd_bytes, 0);
+  EXPECT_EQ(fused_cost.experts.fwd_kernels, unfused_cost.experts.fwd_kernels - 1);
+  EXPECT_EQ(fused_cost.experts.weight_kernels, 2);
+  EXPECT_DOUBLE_EQ(fused_cost.experts.fwd_flops, unfused_cost.experts.fwd_flops);
+  // 16 local experts (ep 1): GroupedLinear's 2 slots per 4 experts, the fused MLP's 2.
+  EXPECT_EQ(MoeLayerCost(Moe(), Shape(), 1).experts.weight_kernels, 8);
+  EXPECT_EQ(MoeLayerCost(Moe(), fused, 1).experts.weight_kernels, 2);
+}
+
 }  // namespace
 }  // namespace meshsim

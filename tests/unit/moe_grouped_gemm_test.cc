@@ -1,0 +1,72 @@
+// The routed experts' two GEMM paths (README "MoE experts: grouped GEMMs"): Transformer
+// Engine's GroupedLinear, one cuBLAS GEMM per local expert at
+// cluster.efficiency.grouped_gemm of the GEMM rate, and the fused grouped MLP
+// (plan.framework_options.fused_grouped_mlp), one grouped kernel per GEMM: their input
+// checks and their effect on a whole step (the per-kernel arithmetic is in
+// moe_kernels_test.cc).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/step_summary.h"
+
+namespace meshsim {
+namespace {
+
+const std::string kSource = MESHSIM_SOURCE_DIR;
+// One B200 node, Qwen3-30B-A3B (128 experts, top 8), EP 8: 16 local experts.
+const std::string kExperiment =
+    kSource + "/workloads/experiments/public-b200-bridge-qwen3-30b-a3b.yaml";
+
+StepSummary Step(std::vector<std::string> sets) {
+  sets.push_back("cluster.network_model=alpha_beta");
+  sets.push_back("plan.global_batch=64");  // 2 micro-batches per rank: a short test
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  EXPECT_TRUE(e.ok()) << e.error().ToString();
+  return SummarizeStep(*Simulate(e.value()));
+}
+
+std::string LoadError(const std::vector<std::string>& sets) {
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  return e.ok() ? std::string() : e.error().ToString();
+}
+
+// The expert GEMMs at half the rate lengthen the step by about their time: the step grows,
+// by less than twice.
+TEST(MoeGroupedGemm, LowerGroupedEfficiencyLengthensTheStep) {
+  const StepSummary full = Step({"cluster.efficiency.grouped_gemm=1"});
+  const StepSummary half = Step({"cluster.efficiency.grouped_gemm=0.5"});
+  EXPECT_GT(half.step_time_s, 1.05 * full.step_time_s);
+  EXPECT_LT(half.step_time_s, 2 * full.step_time_s);
+}
+
+// The fused grouped MLP runs the experts' GEMMs as one kernel each, so the grouped
+// efficiency no longer applies, and its host launches drop from one per local expert
+// (16 x 2 per pass) to 2.
+TEST(MoeGroupedGemm, FusedGroupedMlpIgnoresTheGroupedEfficiencyAndLaunchesLess) {
+  const std::string fused = "plan.framework_options.fused_grouped_mlp=true";
+  const StepSummary a = Step({fused, "cluster.efficiency.grouped_gemm=1"});
+  const StepSummary b = Step({fused, "cluster.efficiency.grouped_gemm=0.5"});
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  const StepSummary unfused = Step({"cluster.efficiency.grouped_gemm=1"});
+  EXPECT_LT(a.time_breakdown_s.host_bound, unfused.time_breakdown_s.host_bound);
+  EXPECT_LT(a.step_time_s, unfused.step_time_s);
+}
+
+TEST(MoeGroupedGemm, BadInputNamesTheKey) {
+  const std::string bad = LoadError({"cluster.efficiency.grouped_gemm=1.5"});
+  EXPECT_NE(bad.find("cluster.efficiency.grouped_gemm"), std::string::npos) << bad;
+  EXPECT_NE(LoadError({"cluster.efficiency.grouped_gemm=0"}), "");
+  // The fused grouped MLP is TE's MXFP8 kernel: not under BF16 or FP8 current scaling.
+  const std::string fused = "plan.framework_options.fused_grouped_mlp=true";
+  const std::string bf16 = LoadError({fused, "training.dtype=bf16"});
+  EXPECT_NE(bf16.find("plan.framework_options.fused_grouped_mlp"), std::string::npos) << bf16;
+  EXPECT_NE(LoadError({fused, "training.fp8_recipe=current"}), "");
+  EXPECT_EQ(LoadError({fused}), "");
+}
+
+}  // namespace
+}  // namespace meshsim
