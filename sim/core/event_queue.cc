@@ -6,6 +6,13 @@
 
 namespace meshsim {
 
+// Into the bucket of a time after last_ (or at last_, from Refill's redistribution).
+inline void EventQueue::Insert(Entry entry) {
+  const int b = std::bit_width(entry.time ^ last_);
+  buckets_[b].push_back(entry);
+  occupied_ |= uint64_t{1} << b;
+}
+
 EventId EventQueue::Push(SimTime at, Callback cb) {
   const uint32_t slot = slots_.Add(std::move(cb));
   const auto time = static_cast<uint64_t>(at.picoseconds());
@@ -26,8 +33,11 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
     r.last = id;
   } else {
     r = Recent{at, id};
-    if (time < last_) Rewind(time);
-    Insert(Entry{time, slot});
+    if (time > last_) {
+      Insert(Entry{time, slot});
+    } else {
+      InsertIntoRun(Entry{time, slot});
+    }
   }
   return id;
 }
@@ -38,10 +48,18 @@ size_t EventQueue::RecentIndex(SimTime at) {
                              (64 - kBits));
 }
 
-void EventQueue::Insert(Entry entry) {
-  const int b = std::bit_width(entry.time ^ last_);
-  buckets_[b].push_back(entry);
-  occupied_ |= uint64_t{1} << b;
+// Into the run, after every entry at or before its time. Scans from the back: O(1) for a
+// time at last_, at most kSortMax steps after a Pop (only a sorted bucket's run holds
+// times after the popped one), O(run) after NextTime looked ahead.
+void EventQueue::InsertIntoRun(Entry entry) {
+  std::vector<Entry>& run = buckets_[0];
+  if (head_ == run.size()) {
+    run.clear();
+    head_ = 0;
+  }
+  size_t at = run.size();
+  while (at > head_ && run[at - 1].time > entry.time) --at;
+  run.insert(run.begin() + static_cast<ptrdiff_t>(at), entry);
 }
 
 bool EventQueue::Cancel(EventId id) {
@@ -50,38 +68,50 @@ bool EventQueue::Cancel(EventId id) {
   return true;
 }
 
-// Bucket 0 is used up: the least time of the lowest non-empty bucket becomes last_, and
-// that bucket's entries move, front to back, to the buckets below it (those at the least
-// time to bucket 0).
+// The run is used up: the lowest non-empty bucket, whose times precede every other
+// bucket's, becomes the run. A small one is sorted (stably: ties keep their order) and
+// last_ becomes its latest time; a large one is redistributed: its least time becomes
+// last_, and its entries move, front to back, to the buckets below it (those at the least
+// time to the run). Either way the new last_ agrees with the old one in every bit above the
+// bucket, so the entries of higher buckets stay where they are.
 void EventQueue::Refill() {
-  buckets_[0].clear();
+  std::vector<Entry>& run = buckets_[0];
+  run.clear();
   head_ = 0;
   const uint64_t occupied = occupied_ & ~uint64_t{1};
   assert(occupied != 0);
   const int b = std::countr_zero(occupied);
   std::vector<Entry>& from = buckets_[b];
-  uint64_t least = from.front().time;
-  for (const Entry& e : from) least = std::min(least, e.time);
-  last_ = least;
   occupied_ &= ~(uint64_t{1} << b);
-  for (const Entry& e : from) Insert(e);
+  if (from.size() <= kSortMax) {
+    run.swap(from);
+    SortRun();
+  } else {
+    uint64_t least = from.front().time;
+    for (const Entry& e : from) least = std::min(least, e.time);
+    last_ = least;
+    for (const Entry& e : from) Insert(e);
+  }
   from.clear();
 }
 
-// A Push before last_ (possible only after NextTime advanced last_ past the last popped
-// time): every entry goes to its bucket for the new last_. The entries of one time are in
-// one bucket, in Push order, and are collected and reinserted in that order.
-void EventQueue::Rewind(uint64_t time) {
-  std::vector<Entry> all(buckets_[0].begin() + static_cast<ptrdiff_t>(head_), buckets_[0].end());
-  for (int b = 1; b < kBuckets; ++b) all.insert(all.end(), buckets_[b].begin(), buckets_[b].end());
-  for (std::vector<Entry>& bucket : buckets_) bucket.clear();
-  head_ = 0;
-  occupied_ = 0;
-  last_ = time;
-  for (const Entry& e : all) Insert(e);
+// A stable insertion sort of the run by time (it holds at most kSortMax entries); last_
+// becomes the latest time.
+void EventQueue::SortRun() {
+  std::vector<Entry>& run = buckets_[0];
+  for (size_t i = 1; i < run.size(); ++i) {
+    const Entry e = run[i];
+    size_t at = i;
+    while (at > 0 && run[at - 1].time > e.time) {
+      run[at] = run[at - 1];
+      --at;
+    }
+    run[at] = e;
+  }
+  last_ = run.back().time;
 }
 
-// Brings the earliest live event to the front of bucket 0, dropping cancelled ones.
+// Brings the earliest live event to the front of the run, dropping cancelled ones.
 // Precondition: a live event is pending.
 void EventQueue::Settle() {
   while (true) {
@@ -105,13 +135,14 @@ void EventQueue::Settle() {
 SimTime EventQueue::NextTime() {
   assert(!Empty());
   Settle();
-  return SimTime::Picoseconds(static_cast<int64_t>(last_));
+  return SimTime::Picoseconds(static_cast<int64_t>(buckets_[0][head_].time));
 }
 
 SimTime EventQueue::Pop(Callback* cb) {
   assert(!Empty());
   Settle();
   Entry& top = buckets_[0][head_];
+  const uint64_t time = top.time;
   const uint32_t slot = top.slot;
   const uint32_t next = next_[slot];
   slots_.Take(slot, cb);
@@ -122,12 +153,12 @@ SimTime EventQueue::Pop(Callback* cb) {
   }
   PrefetchFront();
   --live_;
-  popped_ = last_;
-  return SimTime::Picoseconds(static_cast<int64_t>(last_));
+  popped_ = time;
+  return SimTime::Picoseconds(static_cast<int64_t>(time));
 }
 
-// The next event is the front of bucket 0 (no Push can come earlier), unless it is
-// cancelled or bucket 0 is used up: fetch its callback while the popped one runs.
+// The next event is the front of the run (a Push before it is rare), unless it is
+// cancelled or the run is used up: fetch its callback while the popped one runs.
 void EventQueue::PrefetchFront() const {
   const std::vector<Entry>& front = buckets_[0];
   if (head_ < front.size()) slots_.Prefetch(front[head_].slot);

@@ -50,37 +50,38 @@ concept EventQueueLike =
 };
 
 // A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
-// path problem", J. ACM 37(2), 1990) of FIFO buckets over groups of events at one time.
+// path problem", J. ACM 37(2), 1990) of FIFO buckets, with a sorted run in front, over
+// groups of events at one time.
 //
-// The heap keeps `last_`, a time no pending event precedes (the time of the event popped
-// last, or the least pending time once NextTime or Pop has looked for it). An event at
-// time t sits in bucket bit_width(t ^ last_): bucket 0 holds the events at last_, bucket b
-// those whose time first differs from last_ in bit b - 1. Push appends to a bucket: O(1).
-// Pop takes the front of bucket 0; when bucket 0 is empty, it finds the least time of the
-// lowest non-empty bucket, makes it last_ and redistributes that bucket, whose entries all
-// land in lower buckets (those in higher buckets keep their index: the new last_ agrees
-// with the old one in every bit above the bucket). An entry moves at most 63 times, in
-// practice two or three; Pop is O(1) amortized per move, and it scans and moves whole
-// arrays front to back instead of chasing a heap's parent and child indices. That needs
+// Entries are (time, first event of a group): 16 bytes; no sequence number. The heap keeps
+// last_: every pending time up to last_ is in the run (buckets_[0], sorted by time, ties in
+// Push order, consumed from head_), and every later one at time t in bucket
+// bit_width(t ^ last_) >= 1, the bucket of the highest bit in which t differs from last_.
+// Every time in bucket b precedes every time in a higher bucket. Push appends to a bucket
+// (O(1)), or, for a time not after last_, inserts into the run from its back. Pop takes the
+// run's front. When the run is used up, the lowest non-empty bucket becomes the next run:
+// one of at most kSortMax entries is sorted (the times nearest the front are few and far
+// apart); a larger one is redistributed: its least time becomes last_ and its entries
+// move, front to back, to lower buckets, those at that time to the run. Either way the new
+// last_ agrees with the old in every bit above the bucket, so entries in higher buckets
+// stay put. An entry moves at most 63 times (in practice a few), through arrays read and
+// appended front to back instead of a heap's scattered parent and child slots. This needs
 // monotone keys, which a simulator gives: Push asserts that `at` is not before the last
-// popped time. (A Push before last_ after NextTime advanced it rebuckets every entry
-// against the new time: O(n), and never done by the simulator, which does not call
-// NextTime.)
+// popped time.
 //
-// Ties need no sequence numbers: all events at one time are always in one bucket (the
-// bucket depends on the time alone), buckets are FIFO, and a redistribution moves a
-// bucket's entries front to back, so the events at a time stay in Push order.
+// Ties need no sequence numbers: the events at one time are always together, in the run
+// or in one bucket (a bucket depends on the time alone); buckets are FIFO, a redistribution
+// moves entries front to back and the sort is stable, so they stay in Push order.
 //
-// Events at one time run in push order, so an event pushed at a time that has pending
-// events in the newest group of that time joins that group (a list through the slots)
-// instead of entering a bucket: every event of an older group of that time, an entry
-// earlier in the same bucket, was pushed before it. A full replay pushes most events at a
-// time that other events already wait for (identical ranks finish together: 97% of
-// GPT-1T's 4.2 M events at 3,072 GPUs run at the time of the event before them), so most
-// pushes and pops then move no entry. The newest group of each recent time is found in a
-// small table indexed by a hash of the time (kRecentTimes entries, each the time and its
-// group's last event); a time whose entry another time took starts a new group, whose
-// entry lands behind the old one in their bucket.
+// An event pushed at a time that has pending events in the newest group of that time
+// joins that group (a list through the slots) instead of adding an entry: every event of
+// an older group of that time, an entry before it in the same bucket or run, was pushed
+// before it. A full replay pushes most events at a time that other events already wait
+// for (identical ranks finish together: 97% of GPT-1T's 4.2 M events at 3,072 GPUs run at
+// the time of the event before them), so most pushes and pops then move no entry. The
+// newest group of each recent time is found in a small table indexed by a hash of the
+// time (kRecentTimes entries, each the time and its group's last event); a time whose
+// entry another time took starts a new group, whose entry lands behind the old one.
 class EventQueue {
  public:
   using Callback = EventCallback;
@@ -106,6 +107,8 @@ class EventQueue {
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   // Times are non-negative int64 picoseconds: t ^ last_ < 2^63, so buckets 0 .. 63.
   static constexpr int kBuckets = 64;
+  // The largest bucket that Refill sorts into the run instead of redistributing.
+  static constexpr size_t kSortMax = 16;
   // Recent times remembered with their newest group: a power of two. A replay's pending
   // times number a few hundred at a time (a rank's next event, a collective's end).
   static constexpr size_t kRecentTimes = 256;
@@ -115,16 +118,18 @@ class EventQueue {
   };
   static size_t RecentIndex(SimTime at);
   void Insert(Entry entry);
+  void InsertIntoRun(Entry entry);
   void Refill();
-  void Rewind(uint64_t time);
+  void SortRun();
   void Settle();
   void PrefetchFront() const;
 
-  // buckets_[0] is consumed from head_; the others are appended to and emptied whole.
+  // buckets_[0], the run, is consumed from head_; the others are appended to and emptied
+  // whole.
   std::array<std::vector<Entry>, kBuckets> buckets_;
   size_t head_ = 0;
   uint64_t occupied_ = 0;  // bit b set: buckets_[b] may be non-empty (bit 0 means nothing)
-  uint64_t last_ = 0;      // no pending event is earlier
+  uint64_t last_ = 0;      // the run holds every pending time up to last_, buckets the rest
   uint64_t popped_ = 0;    // the time of the last popped event: Push's lower bound
   EventSlots slots_;
   std::vector<uint32_t> next_;  // per slot: the next event of its group (kNoSlot: none)
