@@ -208,9 +208,9 @@ TYPED_TEST(EventQueueTest, ReserveKeepsBehaviour) {
   EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{1, 2}));
 }
 
-// The hold model the simulator runs: pop one, push one. The pushed key is sometimes earlier than every pending one, often
-// a tie, and the queue grows well past its initial capacity; the order stays (time, push
-// order).
+// The hold model the simulator runs: pop one, push one. The pushed key is sometimes earlier than
+// every pending one, often a tie, and the queue grows well past its initial capacity; the order
+// stays (time, push order).
 TYPED_TEST(EventQueueTest, PopThenPushKeepsTimeAndPushOrder) {
   std::mt19937_64 rng(7);
   TypeParam q;
@@ -393,7 +393,7 @@ TYPED_TEST(EventQueueTest, PushBeforeTheTimeNextTimeSawRunsFirst) {
 // Times far apart (up to 2^62 ps) and close together, in one queue.
 TYPED_TEST(EventQueueTest, PopsTimesAcrossTheWholeRangeInOrder) {
   TypeParam q;
-  const std::vector<int64_t> times = {int64_t{1} << 62, 3, (int64_t{1} << 62) - 1, 0, 1 << 20,
+  const std::vector<int64_t> times = {int64_t{1} << 62,       3, (int64_t{1} << 62) - 1, 0, 1 << 20,
                                       (int64_t{1} << 40) + 5, 2, (int64_t{1} << 40) + 4};
   for (int64_t t : times) q.Push(Ps(t), [] {});
   std::vector<int64_t> sorted = times;
