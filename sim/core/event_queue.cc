@@ -3,30 +3,20 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <cstring>
-#include <new>
 
 namespace meshsim {
 
-EventQueue::EventQueue() { Grow(64); }
-
-EventQueue::~EventQueue() { ::operator delete (storage_, std::align_val_t{kLine}); }
-
-void EventQueue::Grow(size_t capacity) {
-  auto* grown =
-      static_cast<Key*>(::operator new ((kPad + capacity) * sizeof(Key), std::align_val_t{kLine}));
-  if (storage_) {
-    std::memcpy(grown + kPad, Heap(), size_ * sizeof(Key));
-    ::operator delete (storage_, std::align_val_t{kLine});
-  }
-  storage_ = grown;
-  capacity_ = capacity;
+// Into the bucket of a time after last_ (or at last_, from Refill's redistribution).
+inline void EventQueue::Insert(Entry entry) {
+  const int b = std::bit_width(entry.time ^ last_);
+  buckets_[b].push_back(entry);
+  occupied_ |= uint64_t{1} << b;
 }
 
 EventId EventQueue::Push(SimTime at, Callback cb) {
   const uint32_t slot = slots_.Add(std::move(cb));
-  assert(at >= SimTime::Zero());
-  assert(slot < (1u << kSlotBits) && next_sequence_ < (uint64_t{1} << (64 - kSlotBits)));
+  const auto time = static_cast<uint64_t>(at.picoseconds());
+  assert(at >= SimTime::Zero() && time >= popped_);
   if (slot == next_.size()) {
     next_.push_back(kNoSlot);
   } else {
@@ -43,7 +33,11 @@ EventId EventQueue::Push(SimTime at, Callback cb) {
     r.last = id;
   } else {
     r = Recent{at, id};
-    PushKey((static_cast<Key>(at.picoseconds()) << 64) | (next_sequence_++ << kSlotBits) | slot);
+    if (time > last_) {
+      Insert(Entry{time, slot});
+    } else {
+      InsertIntoRun(Entry{time, slot});
+    }
   }
   return id;
 }
@@ -54,14 +48,18 @@ size_t EventQueue::RecentIndex(SimTime at) {
                              (64 - kBits));
 }
 
-void EventQueue::PushKey(Key key) {
-  if (root_vacant_) {
-    root_vacant_ = false;
-    SiftUp(HoleToLeaf(), key);
-  } else {
-    if (size_ == capacity_) Grow(2 * capacity_);
-    SiftUp(size_++, key);
+// Into the run, after every entry at or before its time. Scans from the back: O(1) for a
+// time at last_, at most kSortMax steps after a Pop (only a sorted bucket's run holds
+// times after the popped one), O(run) after NextTime looked ahead.
+void EventQueue::InsertIntoRun(Entry entry) {
+  std::vector<Entry>& run = buckets_[0];
+  if (head_ == run.size()) {
+    run.clear();
+    head_ = 0;
   }
+  size_t at = run.size();
+  while (at > head_ && run[at - 1].time > entry.time) --at;
+  run.insert(run.begin() + static_cast<ptrdiff_t>(at), entry);
 }
 
 bool EventQueue::Cancel(EventId id) {
@@ -70,124 +68,103 @@ bool EventQueue::Cancel(EventId id) {
   return true;
 }
 
-void EventQueue::SiftUp(size_t hole, Key key) {
-  Key* h = Heap();
-  while (hole > 0) {
-    const size_t parent = (hole - 1) / kArity;
-    if (h[parent] <= key) break;
-    h[hole] = h[parent];
-    hole = parent;
-  }
-  h[hole] = key;
-}
-
-// Moves the hole at the root down along the least children to a leaf, without comparing
-// against the key that will fill it (one comparison per level fewer than a sift-down; the
-// key usually belongs near the bottom), and returns the leaf. Each level's four children
-// are one cache line; in a heap larger than a core's L1 data cache, their children, the
-// next level's candidates, are prefetched while this level is compared.
-size_t EventQueue::HoleToLeaf() {
-  Key* h = Heap();
-  const size_t n = size_;
-  const bool prefetch = n >= kPrefetchFrom;
-  size_t hole = 0;
-  while (true) {
-    const size_t first = hole * kArity + 1;
-    if (first >= n) return hole;
-    const size_t next = first * kArity + 1;
-    if (prefetch) {
-      for (size_t c = next; c < n && c < next + kArity * kArity; c += kArity) {
-        __builtin_prefetch(&h[c]);
-      }
-    }
-    const size_t end = std::min(first + kArity, n);
-    size_t best = first;
-    for (size_t c = first + 1; c < end; ++c) {
-      if (h[c] < h[best]) best = c;
-    }
-    h[hole] = h[best];
-    hole = best;
-  }
-}
-
-// Removes the root: the hole goes to a leaf and the last key fills it, sifting up.
-void EventQueue::PopKey() {
-  const Key last = Heap()[--size_];
-  if (size_ == 0) return;
-  SiftUp(HoleToLeaf(), last);
-}
-
-// Removes a vacant root left by Pop.
-void EventQueue::Settle() {
-  if (!root_vacant_) return;
-  root_vacant_ = false;
-  PopKey();
-}
-
-// The top group's first event is done: the group goes on with `next`, or its key leaves
-// the heap.
-void EventQueue::AdvanceTop(uint32_t next) {
-  if (next == kNoSlot) {
-    PopKey();
+// The run is used up: the lowest non-empty bucket, whose times precede every other
+// bucket's, becomes the run. A small one is sorted (stably: ties keep their order) and
+// last_ becomes its latest time; a large one is redistributed: its least time becomes
+// last_, and its entries move, front to back, to the buckets below it (those at the least
+// time to the run). Either way the new last_ agrees with the old one in every bit above the
+// bucket, so the entries of higher buckets stay where they are.
+void EventQueue::Refill() {
+  std::vector<Entry>& run = buckets_[0];
+  run.clear();
+  head_ = 0;
+  const uint64_t occupied = occupied_ & ~uint64_t{1};
+  assert(occupied != 0);
+  const int b = std::countr_zero(occupied);
+  std::vector<Entry>& from = buckets_[b];
+  occupied_ &= ~(uint64_t{1} << b);
+  if (from.size() <= kSortMax) {
+    run.swap(from);
+    SortRun();
   } else {
-    Heap()[0] = WithSlot(Heap()[0], next);
+    uint64_t least = from.front().time;
+    for (const Entry& e : from) least = std::min(least, e.time);
+    last_ = least;
+    for (const Entry& e : from) Insert(e);
   }
+  from.clear();
 }
 
-void EventQueue::DropCancelledTop() {
-  while (size_ > 0 && slots_.Cancelled(SlotOf(Heap()[0]))) {
-    const uint32_t slot = SlotOf(Heap()[0]);
-    const uint32_t next = next_[slot];
-    slots_.Discard(slot);
-    AdvanceTop(next);
+// A stable insertion sort of the run by time (it holds at most kSortMax entries); last_
+// becomes the latest time.
+void EventQueue::SortRun() {
+  std::vector<Entry>& run = buckets_[0];
+  for (size_t i = 1; i < run.size(); ++i) {
+    const Entry e = run[i];
+    size_t at = i;
+    while (at > 0 && run[at - 1].time > e.time) {
+      run[at] = run[at - 1];
+      --at;
+    }
+    run[at] = e;
+  }
+  last_ = run.back().time;
+}
+
+// Brings the earliest live event to the front of the run, dropping cancelled ones.
+// Precondition: a live event is pending.
+void EventQueue::Settle() {
+  while (true) {
+    std::vector<Entry>& front = buckets_[0];
+    if (head_ == front.size()) {
+      Refill();
+      continue;
+    }
+    Entry& e = front[head_];
+    if (!slots_.Cancelled(e.slot)) return;
+    const uint32_t next = next_[e.slot];
+    slots_.Discard(e.slot);
+    if (next == kNoSlot) {
+      ++head_;
+    } else {
+      e.slot = next;
+    }
   }
 }
 
 SimTime EventQueue::NextTime() {
   assert(!Empty());
   Settle();
-  DropCancelledTop();
-  return TimeOf(Heap()[0]);
+  return SimTime::Picoseconds(static_cast<int64_t>(buckets_[0][head_].time));
 }
 
 SimTime EventQueue::Pop(Callback* cb) {
   assert(!Empty());
   Settle();
-  DropCancelledTop();
-  Key& top = Heap()[0];
-  const uint32_t slot = SlotOf(top);
+  Entry& top = buckets_[0][head_];
+  const uint64_t time = top.time;
+  const uint32_t slot = top.slot;
   const uint32_t next = next_[slot];
   slots_.Take(slot, cb);
   if (next == kNoSlot) {
-    root_vacant_ = true;
+    ++head_;
   } else {
-    top = WithSlot(top, next);
+    top.slot = next;
   }
-  PrefetchNext(next);
+  PrefetchFront();
   --live_;
-  return TimeOf(top);
+  popped_ = time;
+  return SimTime::Picoseconds(static_cast<int64_t>(time));
 }
 
-// The next event is the popped one's successor in its group, or else, unless a Push
-// brings an earlier key, the first of the least of the root's children: fetch its
-// callback while the popped one runs.
-void EventQueue::PrefetchNext(uint32_t next) const {
-  if (next != kNoSlot) {
-    slots_.Prefetch(next);
-    return;
-  }
-  const Key* h = Heap();
-  const size_t end = std::min<size_t>(kArity + 1, size_);
-  if (end <= 1) return;
-  size_t best = 1;
-  for (size_t c = 2; c < end; ++c) {
-    if (h[c] < h[best]) best = c;
-  }
-  slots_.Prefetch(SlotOf(h[best]));
+// The next event is the front of the run (a Push before it is rare), unless it is
+// cancelled or the run is used up: fetch its callback while the popped one runs.
+void EventQueue::PrefetchFront() const {
+  const std::vector<Entry>& front = buckets_[0];
+  if (head_ < front.size()) slots_.Prefetch(front[head_].slot);
 }
 
 void EventQueue::Reserve(size_t n) {
-  if (n > capacity_) Grow(n);
   slots_.Reserve(n);
   next_.reserve(n);
 }

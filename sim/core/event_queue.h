@@ -1,9 +1,9 @@
-// Deterministic priority queues of timed callbacks: the interface, and the 4-ary heap
+// Deterministic priority queues of timed callbacks: the interface, and the radix heap
 // that the simulator runs on.
 //
 // Events are ordered by (time, sequence): two events at the same time run in the order
 // they were scheduled, so a replay is reproducible bit for bit. Cancellation sets a flag
-// (EventSlots); the cancelled event is skipped when it reaches the top.
+// (EventSlots); the cancelled event is skipped when it reaches the front.
 //
 // EventQueueLike is the interface. It is a concept, not a virtual base, so that the
 // simulator loop calls its queue directly: a replay runs millions of events. Two queues
@@ -24,7 +24,9 @@
 namespace meshsim {
 
 // What the simulator needs of a queue:
-//   Push(at, cb) -> EventId   adds an event at absolute time `at` (>= 0).
+//   Push(at, cb) -> EventId   adds an event at absolute time `at` (>= 0, and not before
+//                             the time of the last popped event: a simulator never
+//                             schedules in the past).
 //   Cancel(id) -> bool        flags an event cancelled; false if it already ran or was
 //                             cancelled, or `id` is stale or default.
 //   Empty(), Size()           live (pending, not cancelled) events.
@@ -47,39 +49,44 @@ concept EventQueueLike =
   q.Reserve(n);
 };
 
-// A 4-ary heap of compact keys over groups of events at one time: (time, sequence)
-// packed into one 128-bit integer so that a comparison is a single branch-free compare.
-// Push and Pop are O(log n) in the worst case, Cancel O(1).
+// A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest
+// path problem", J. ACM 37(2), 1990) of FIFO buckets, with a sorted run in front, over
+// groups of events at one time.
 //
-// Events at one time run in push order, so an event pushed at a time that has pending
-// events in the newest group of that time joins that group (a list through the slots)
-// instead of entering the heap: the group's key keeps its first event's sequence, and
-// every event of an older group of the same time was pushed before it. A full replay
-// pushes most events at a time that other events already wait for (identical ranks
-// finish together: 97% of GPT-1T's 4.2 M events at 3,072 GPUs run at the time of the
-// event before them), so most pushes and pops then touch no heap. The newest group of
-// each recent time is found in a small table indexed by a hash of the time (kRecentTimes
-// entries, each the time and its group's last event); a time whose entry another time
-// took starts a new group, which orders after the old one as its sequence says.
+// Entries are (time, first event of a group): 16 bytes; no sequence number. The heap keeps
+// last_: every pending time up to last_ is in the run (buckets_[0], sorted by time, ties in
+// Push order, consumed from head_), and every later one at time t in bucket
+// bit_width(t ^ last_) >= 1, the bucket of the highest bit in which t differs from last_.
+// Every time in bucket b precedes every time in a higher bucket. Push appends to a bucket
+// (O(1)), or, for a time not after last_, inserts into the run from its back. Pop takes the
+// run's front. When the run is used up, the lowest non-empty bucket becomes the next run:
+// one of at most kSortMax entries is sorted (the times nearest the front are few and far
+// apart); a larger one is redistributed: its least time becomes last_ and its entries
+// move, front to back, to lower buckets, those at that time to the run. Either way the new
+// last_ agrees with the old in every bit above the bucket, so entries in higher buckets
+// stay put. An entry moves at most 63 times (in practice a few), through arrays read and
+// appended front to back instead of a heap's scattered parent and child slots. This needs
+// monotone keys, which a simulator gives: Push asserts that `at` is not before the last
+// popped time.
 //
-// These make the heap faster than a plain d-ary heap (tests/bench/event_queue_bench.cc):
-//  - a node's four children fill one 64-byte cache line: the array starts on a line, and
-//    the root sits kPad keys into it, so that children 4i+1 .. 4i+4 start on a line;
-//  - while a pop walks down a large heap, the next level's lines are prefetched (the walk
-//    is a chain of dependent loads otherwise);
-//  - Pop prefetches the callback of the likely next event (the next of its group, or the
-//    first of the least of the root's children);
-//  - Pop leaves the root vacant when it takes a group's last event, and a Push right after
-//    (an event that schedules its successor, the common case) fills the vacancy: one walk
-//    down instead of a walk down and a walk up. Any other call first removes the vacant
-//    root as a pop would.
-// Keys are distinct, so the pop order is the keys' order whatever the heap's layout.
+// Ties need no sequence numbers: the events at one time are always together, in the run
+// or in one bucket (a bucket depends on the time alone); buckets are FIFO, a redistribution
+// moves entries front to back and the sort is stable, so they stay in Push order.
+//
+// An event pushed at a time that has pending events in the newest group of that time
+// joins that group (a list through the slots) instead of adding an entry: every event of
+// an older group of that time, an entry before it in the same bucket or run, was pushed
+// before it. A full replay pushes most events at a time that other events already wait
+// for (identical ranks finish together: 97% of GPT-1T's 4.2 M events at 3,072 GPUs run at
+// the time of the event before them), so most pushes and pops then move no entry. The
+// newest group of each recent time is found in a small table indexed by a hash of the
+// time (kRecentTimes entries, each the time and its group's last event); a time whose
+// entry another time took starts a new group, whose entry lands behind the old one.
 class EventQueue {
  public:
   using Callback = EventCallback;
 
-  EventQueue();
-  ~EventQueue();
+  EventQueue() = default;
   EventQueue(const EventQueue&) = delete;
   EventQueue& operator=(const EventQueue&) = delete;
 
@@ -92,23 +99,16 @@ class EventQueue {
   void Reserve(size_t n);
 
  private:
-  // time << 64 | sequence << kSlotBits | slot: time is non-negative, so unsigned order is
-  // (time, sequence); the slot of the group's first pending event rides in the low bits,
-  // so that a key is 16 bytes and a node's four children share one cache line.
-  __extension__ typedef unsigned __int128 Key;
-  static constexpr int kSlotBits = 24;  // pending events at once: up to 16 M
-  static constexpr uint32_t kSlotMask = (1u << kSlotBits) - 1;
+  // A group of events at one time: the time in picoseconds and its first pending event.
+  struct Entry {
+    uint64_t time;
+    uint32_t slot;
+  };
   static constexpr uint32_t kNoSlot = UINT32_MAX;
-  static uint32_t SlotOf(Key k) { return static_cast<uint32_t>(k) & kSlotMask; }
-  static SimTime TimeOf(Key k) { return SimTime::Picoseconds(static_cast<int64_t>(k >> 64)); }
-  static Key WithSlot(Key k, uint32_t slot) { return (k & ~Key{kSlotMask}) | slot; }
-  static constexpr size_t kArity = 4;
-  static constexpr size_t kLine = 64;
-  static constexpr size_t kPad = kArity - 1;  // keys before the root: children start a line
-  // Heaps of at least this many keys (128 KiB, beyond the 32-48 KiB L1 data cache of
-  // current x86 cores) prefetch the next level as a pop walks down; smaller ones sit in
-  // L1, where prefetching only adds instructions.
-  static constexpr size_t kPrefetchFrom = 8192;
+  // Times are non-negative int64 picoseconds: t ^ last_ < 2^63, so buckets 0 .. 63.
+  static constexpr int kBuckets = 64;
+  // The largest bucket that Refill sorts into the run instead of redistributing.
+  static constexpr size_t kSortMax = 16;
   // Recent times remembered with their newest group: a power of two. A replay's pending
   // times number a few hundred at a time (a rank's next event, a collective's end).
   static constexpr size_t kRecentTimes = 256;
@@ -117,25 +117,23 @@ class EventQueue {
     EventId last;                           // the last event of at's newest group
   };
   static size_t RecentIndex(SimTime at);
-  Key* Heap() const { return storage_ + kPad; }
-  void PushKey(Key key);
-  void Grow(size_t capacity);
-  void SiftUp(size_t hole, Key key);
-  size_t HoleToLeaf();
+  void Insert(Entry entry);
+  void InsertIntoRun(Entry entry);
+  void Refill();
+  void SortRun();
   void Settle();
-  void PrefetchNext(uint32_t next) const;
-  void DropCancelledTop();
-  void AdvanceTop(uint32_t next);
-  void PopKey();
+  void PrefetchFront() const;
 
-  Key* storage_ = nullptr;  // kLine-aligned, kPad + capacity_ keys
-  size_t size_ = 0;         // keys in the heap, the vacant root included
-  size_t capacity_ = 0;
-  bool root_vacant_ = false;  // Heap()[0] was popped: Push fills it, anything else removes it
+  // buckets_[0], the run, is consumed from head_; the others are appended to and emptied
+  // whole.
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  size_t head_ = 0;
+  uint64_t occupied_ = 0;  // bit b set: buckets_[b] may be non-empty (bit 0 means nothing)
+  uint64_t last_ = 0;      // the run holds every pending time up to last_, buckets the rest
+  uint64_t popped_ = 0;    // the time of the last popped event: Push's lower bound
   EventSlots slots_;
   std::vector<uint32_t> next_;  // per slot: the next event of its group (kNoSlot: none)
   std::array<Recent, kRecentTimes> recent_{};
-  uint64_t next_sequence_ = 0;  // below 2^(64 - kSlotBits): a trillion groups
   size_t live_ = 0;
 };
 static_assert(EventQueueLike<EventQueue>);

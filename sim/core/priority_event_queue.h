@@ -2,7 +2,7 @@
 // records, with the callbacks in EventSlots as EventQueue keeps them.
 //
 // Same contract as EventQueue (EventQueueLike, event_queue.h), so the same tests run over
-// it; it exists so that the 4-ary heap's speed is measured against the obvious choice
+// it; it exists so that the radix heap's speed is measured against the obvious choice
 // (tests/bench/event_queue_bench.cc). Push and Pop are O(log n), Cancel O(1).
 #pragma once
 

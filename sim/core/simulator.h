@@ -5,7 +5,7 @@
 // further events.
 //
 // BasicSimulator takes its queue as a template argument (any EventQueueLike) so that the
-// loop calls it without a virtual call; every model runs on Simulator, the 4-ary heap.
+// loop calls it without a virtual call; every model runs on Simulator, the radix heap.
 // The members are defined in simulator.cc, instantiated there for EventQueue and
 // PriorityEventQueue (the latter for tests and benchmarks).
 #pragma once

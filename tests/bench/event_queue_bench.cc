@@ -1,7 +1,7 @@
 // Event-queue throughput in the "hold" model: keep N events pending; each step pops the
 // earliest and schedules a new one a pseudo-random delay later (BM_EventQueueHoldTies:
 // one of a few delays, so that events share their times as in a replay). Every EventQueueLike
-// queue runs in the same process: BM_EventQueueHold<EventQueue> (the 4-ary heap the
+// queue runs in the same process: BM_EventQueueHold<EventQueue> (the radix heap the
 // simulator uses) against BM_EventQueueHold<PriorityEventQueue> (std::priority_queue).
 #include <benchmark/benchmark.h>
 

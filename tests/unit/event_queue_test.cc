@@ -1,16 +1,20 @@
 // Tests for the event queues (EventQueueLike): (time, sequence) order, cancellation, live
-// counts, and a randomized comparison against a std::multimap reference model. One typed
-// suite runs over every implementation: the 4-ary heap and the std::priority_queue
-// baseline.
+// counts, and randomized comparisons against a std::multimap and a std::priority_queue
+// of (time, sequence) reference models. One typed suite runs over every implementation:
+// the radix heap and the std::priority_queue baseline.
 #include "sim/core/event_queue.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <queue>
 #include <random>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -39,7 +43,7 @@ class EventQueueTest : public ::testing::Test {};
 struct QueueNames {
   template <typename Queue>
   static std::string GetName(int) {
-    return std::is_same_v<Queue, EventQueue> ? "FourAryHeap" : "PriorityQueue";
+    return std::is_same_v<Queue, EventQueue> ? "RadixHeap" : "PriorityQueue";
   }
 };
 using Queues = ::testing::Types<EventQueue, PriorityEventQueue>;
@@ -204,10 +208,9 @@ TYPED_TEST(EventQueueTest, ReserveKeepsBehaviour) {
   EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{1, 2}));
 }
 
-// The hold model the simulator runs: pop one, push one (EventQueue fills the popped root
-// with the pushed key). The pushed key is sometimes earlier than every pending one, often
-// a tie, and the queue grows well past its initial capacity; the order stays (time, push
-// order).
+// The hold model the simulator runs: pop one, push one. The pushed key is sometimes earlier than
+// every pending one, often a tie, and the queue grows well past its initial capacity; the order
+// stays (time, push order).
 TYPED_TEST(EventQueueTest, PopThenPushKeepsTimeAndPushOrder) {
   std::mt19937_64 rng(7);
   TypeParam q;
@@ -364,6 +367,99 @@ TYPED_TEST(EventQueueTest, MatchesMultimapModelUnderRandomPushesAndCancels) {
   }
   EXPECT_TRUE(q.Empty());
 }
+
+// NextTime may look ahead past the last popped time; a Push between that time and the
+// one NextTime saw still runs first, and ties on either side keep their push order.
+TYPED_TEST(EventQueueTest, PushBeforeTheTimeNextTimeSawRunsFirst) {
+  TypeParam q;
+  std::vector<char> order;
+  auto tag = [&order](char c) { return [&order, c] { order.push_back(c); }; };
+  q.Push(Ps(10), tag('a'));
+  q.Push(Ps(100), tag('b'));
+  q.Push(Ps(1000), tag('c'));
+  EventCallback cb;
+  EXPECT_EQ(q.Pop(&cb), Ps(10));
+  cb();
+  EXPECT_EQ(q.NextTime(), Ps(100));
+  q.Push(Ps(10), tag('d'));  // at the popped time
+  q.Push(Ps(100), tag('e'));
+  q.Push(Ps(50), tag('f'));
+  EXPECT_EQ(q.NextTime(), Ps(10));
+  q.Push(Ps(1000), tag('g'));
+  EXPECT_EQ(DrainTimes(q), (std::vector<int64_t>{10, 50, 100, 100, 1000, 1000}));
+  EXPECT_EQ(order, (std::vector<char>{'a', 'd', 'f', 'b', 'e', 'c', 'g'}));
+}
+
+// Times far apart (up to 2^62 ps) and close together, in one queue.
+TYPED_TEST(EventQueueTest, PopsTimesAcrossTheWholeRangeInOrder) {
+  TypeParam q;
+  const std::vector<int64_t> times = {int64_t{1} << 62,       3, (int64_t{1} << 62) - 1, 0, 1 << 20,
+                                      (int64_t{1} << 40) + 5, 2, (int64_t{1} << 40) + 4};
+  for (int64_t t : times) q.Push(Ps(t), [] {});
+  std::vector<int64_t> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(DrainTimes(q), sorted);
+}
+
+// A std::priority_queue of (time, sequence, tag): the order the queues promise, spelled
+// out. Pops the least (time, sequence).
+struct SequenceReference {
+  using Item = std::tuple<int64_t, uint64_t, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  uint64_t sequence = 0;
+  void Push(int64_t t, int tag) { heap.emplace(t, sequence++, tag); }
+};
+
+// Long random runs of interleaved pushes and pops (bursts of either, so that the queue
+// grows and shrinks through thousands of events), at delays drawn from several scales
+// (ties at the current time, a few picoseconds, a microsecond, up to 2^45 ps), checked
+// event by event against the (time, sequence) reference.
+TYPED_TEST(EventQueueTest, MatchesPriorityQueueOfTimeAndSequenceUnderRandomHolds) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    std::mt19937_64 rng(seed);
+    TypeParam q;
+    SequenceReference ref;
+    int last_ran = -1;
+    int tags = 0;
+    int64_t now = 0;
+    auto push = [&] {
+      const int scale = static_cast<int>(rng() % 4);
+      const uint64_t span = scale == 0 ? 1 : scale == 1 ? 8 : scale == 2 ? 1'000'000 : 1ull << 45;
+      const int64_t t = now + static_cast<int64_t>(rng() % span);
+      const int tag = tags++;
+      q.Push(Ps(t), [&last_ran, tag] { last_ran = tag; });
+      ref.Push(t, tag);
+    };
+    for (int burst = 0; burst < 400; ++burst) {
+      const int pushes = static_cast<int>(rng() % 500);
+      for (int i = 0; i < pushes; ++i) push();
+      const int pops = static_cast<int>(rng() % 600);
+      for (int i = 0; i < pops && !ref.heap.empty(); ++i) {
+        const auto [t, seq, tag] = ref.heap.top();
+        ref.heap.pop();
+        EventCallback cb;
+        ASSERT_EQ(q.Pop(&cb), Ps(t)) << "seed " << seed << ", burst " << burst;
+        cb();
+        ASSERT_EQ(last_ran, tag) << "seed " << seed << ", burst " << burst;
+        now = t;
+        if (rng() % 2 == 0) push();  // the popped event schedules another
+      }
+      ASSERT_EQ(q.Size(), ref.heap.size());
+    }
+  }
+}
+
+#ifndef NDEBUG
+// The radix heap needs monotone keys: a Push before the last popped time is a bug in the
+// caller, caught in debug builds.
+TEST(EventQueueDeathTest, PushBeforeTheLastPoppedTimeAsserts) {
+  EventQueue q;
+  q.Push(Ps(5), [] {});
+  EventCallback cb;
+  q.Pop(&cb);
+  EXPECT_DEATH(q.Push(Ps(4), [] {}), "");
+}
+#endif
 
 }  // namespace
 }  // namespace meshsim

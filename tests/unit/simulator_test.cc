@@ -1,6 +1,6 @@
 // Tests for the simulator loop: the clock follows events in (time, sequence) order,
 // callbacks may schedule and cancel, and time never goes backwards. One typed suite over
-// the loop on each event queue (Simulator is the loop on the 4-ary heap).
+// the loop on each event queue (Simulator is the loop on the radix heap).
 #include "sim/core/simulator.h"
 
 #include <gtest/gtest.h>
