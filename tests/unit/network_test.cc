@@ -35,16 +35,22 @@ int LinkNamed(const Topology& t, const std::string& src, const std::string& dst)
   return 0;
 }
 
-// Three flows, two bottlenecks, on two links of capacities 10 and 6 (GB/s): flow A on
-// link 1, flow B on links 1 and 2, flow C on link 2. Progressive filling: link 2's fair
-// share 3 is the smallest, so B and C get 3; A gets what link 1 has left, 7. When B and
-// C end, A alone gets 10.
-TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
+// Two nodes of one GPU-pair each: a 10 GB/s GPU link and one 6 GB/s NIC per node.
+ClusterSpec TwoBottlenecks() {
   ClusterSpec c = testing::OneNode(2);
   c.nodes = 2;
   c.intra_node.gbps_per_gpu = 10;
   c.inter_node.nics_per_node = 1;
   c.inter_node.gbps_per_nic = 6;
+  return c;
+}
+
+// Three flows, two bottlenecks, on two links of capacities 10 and 6 (GB/s): flow A on
+// link 1, flow B on links 1 and 2, flow C on link 2. Progressive filling: link 2's fair
+// share 3 is the smallest, so B and C get 3; A gets what link 1 has left, 7. When B and
+// C end, A alone gets 10.
+TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
+  const ClusterSpec c = TwoBottlenecks();
   auto topo = Topology::Build(c).value();
   const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
   const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
@@ -88,11 +94,7 @@ double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>
 // (one per distinct completion time), and a completion that leaves its links empty needs
 // no settle event of its own.
 TEST(FlowNetwork, HeldFlowsSettleInReleaseWithTheSameRates) {
-  ClusterSpec c = testing::OneNode(2);
-  c.nodes = 2;
-  c.intra_node.gbps_per_gpu = 10;
-  c.inter_node.nics_per_node = 1;
-  c.inter_node.gbps_per_nic = 6;
+  const ClusterSpec c = TwoBottlenecks();
   auto topo = Topology::Build(c).value();
   const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
   const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
