@@ -228,6 +228,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
   r.GetEnum<MomentsDtype>("moments_dtype",
                           {{"fp32", MomentsDtype::kFp32}, {"bf16", MomentsDtype::kBf16}},
                           &t.moments_dtype);
+  r.GetBool("master_weights", &t.master_weights);
   DecodeCudaGraphs(r, &t.cuda_graphs);
   r.Finish();
   return t;

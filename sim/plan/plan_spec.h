@@ -127,6 +127,10 @@ struct TrainingSpec {
   // optimizer casts its fp32 master weights straight to FP8. Read only when dtype is kFp8.
   bool fp8_param_gather = false;
   MomentsDtype moments_dtype = MomentsDtype::kFp32;
+  // fp32 master weights in the optimizer (mixed precision). false: the optimizer updates
+  // the 16-bit parameters in place, its state only the moments (PyTorch's optimizers on
+  // bf16 parameters, as NeMo-Automodel's FSDP2 recipes run them).
+  bool master_weights = true;
   CudaGraphScope cuda_graphs;
 };
 

@@ -165,6 +165,11 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
                   "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
                       " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
   }
+  if (!training.master_weights && training.dtype == Dtype::kFp8 && training.fp8_param_gather) {
+    return BadKey("training.master_weights",
+                  "FP8 primary weights (training.fp8_param_gather) are cast from the fp32 master "
+                  "weights: expected true with fp8_param_gather, found false");
+  }
   if (p.framework_options.fused_grouped_mlp &&
       !(training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8)) {
     return BadKey("plan.framework_options.fused_grouped_mlp",

@@ -7,9 +7,9 @@ double GradientBytesPerParam(const TrainingSpec& t) {
 }
 
 double OptimizerBytesPerParam(const TrainingSpec& t) {
-  constexpr double kMasterBytes = 4;
+  const double master = t.master_weights ? 4.0 : 0.0;
   const double moment = t.moments_dtype == MomentsDtype::kBf16 ? 2.0 : 4.0;
-  return kMasterBytes + (t.optimizer == Optimizer::kAdam ? 2 : 1) * moment;
+  return master + (t.optimizer == Optimizer::kAdam ? 2 : 1) * moment;
 }
 
 bool Fp8PrimaryWeights(const TrainingSpec& t) {
@@ -30,10 +30,13 @@ double OptimizerTrafficPerParam(const TrainingSpec& t) {
   // update (read g, master and state; write master and state), copy of the master
   // weights to the 16-bit model weights (read 4, write 2), zeroing of the gradients.
   // FP8 primary weights: no 16-bit copy; the cast to FP8 reads the fp32 master instead
-  // (4 bytes instead of 2 per read: Fp8CastKernels reads).
+  // (4 bytes instead of 2 per read: Fp8CastKernels reads). Without master weights the
+  // update reads and writes the 16-bit weights in place of the copy.
   const double g = GradientBytesPerParam(t);
   const double state = OptimizerBytesPerParam(t);  // includes the fp32 master weights
-  const double copy = Fp8PrimaryWeights(t) ? 0.0 : 4 + kWeightBytesPerParam;
+  const double copy = Fp8PrimaryWeights(t) ? 0.0
+                      : t.master_weights   ? 4 + kWeightBytesPerParam
+                                           : 2 * kWeightBytesPerParam;
   const double wider_reads = Fp8PrimaryWeights(t) ? 2 * Fp8CastKernels(t.fp8_recipe) : 0.0;
   return g + g + 2 * g + (g + 2 * state) + copy + g + Fp8WeightCastBytes(t) + wider_reads;
 }

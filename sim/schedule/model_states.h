@@ -4,15 +4,16 @@
 // (2 bytes), gradients in the training dtype (2 bytes) or Megatron's fp32 main_grad (4),
 // and fp32 optimizer state: Adam 12 bytes (master weights, two moments), SGD 8 (master,
 // momentum); with bf16 moments (training.moments_dtype, Megatron-Core's precision-aware
-// optimizer) Adam 8 and SGD 6. ZeRO shards over the gradient group of nd = dp*cp ranks: stage 1 the
-// optimizer state, stage 2 also gradients, stage 3 also weights.
-// FP8 training (Transformer Engine) keeps FP8 copies of the weights beside the 16-bit ones
-// (Fp8WeightCopyBytes: row-wise and transposed, 2 bytes per parameter), counted as
-// weights, and casts them once per step (in the optimizer step's traffic). Both are
-// counted for every parameter, also the embedding's and the norms' that TE does not
-// cast: an upper bound, by ~3 % of the parameters of a 70B model. With FP8 primary weights
-// (training.fp8_param_gather, Megatron-Core's --fp8-param-gather) the 16-bit weights are
-// not kept: the FP8 copies are the model's weights.
+// optimizer) Adam 8 and SGD 6; without fp32 master weights (training.master_weights false:
+// PyTorch's Adam on bf16 parameters) Adam 8 (4 with bf16 moments), SGD 4 (2). ZeRO shards over the
+// gradient group of nd = dp*cp ranks: stage 1 the optimizer state, stage 2 also gradients, stage 3
+// also weights. FP8 training (Transformer Engine) keeps FP8 copies of the weights beside the 16-bit
+// ones (Fp8WeightCopyBytes: row-wise and transposed, 2 bytes per parameter), counted as weights,
+// and casts them once per step (in the optimizer step's traffic). Both are counted for every
+// parameter, also the embedding's and the norms' that TE does not cast: an upper bound, by ~3 % of
+// the parameters of a 70B model. With FP8 primary weights (training.fp8_param_gather,
+// Megatron-Core's --fp8-param-gather) the 16-bit weights are not kept: the FP8 copies are the
+// model's weights.
 #pragma once
 
 #include "sim/plan/plan_spec.h"

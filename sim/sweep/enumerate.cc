@@ -485,6 +485,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
       h = Fnv(h, "fp8|" + std::string(Fp8RecipeName(e.training.fp8_recipe)) + "|" +
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
+    if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
     if (k.mirror_traffic != MirrorTraffic::kNear) h = Fnv(h, "mirrors|full");
     if (k.intra_node.nvls != NvlsMode::kAuto) {
