@@ -403,7 +403,16 @@ ring from 8 GiB):
   constant is near it: a store-and-forward fill of the tree's 512 KiB Simple chunks
   (calcCollChunking: one step; 2 x 75 hops at a channel's share of NVLink, 3.4 ms) would
   be nearly as large on two racks, whose 512 MiB (2.16 ms in all, 1.6 ms of it at the
-  tree's bandwidth) leaves it under 0.6 ms. CoreWeave published no NCCL log.
+  tree's bandwidth) leaves it under 0.6 ms. CoreWeave published no NCCL log. Two more
+  leads were checked in NCCL's source and left unmodelled: the tree's Simple chunk does
+  not shrink with the size (enqueue.cc, calcCollChunking shrinks chunks for tree/LL128,
+  NVLS, NVLSTree, CollNet and PAT only), so a fill of 2 x 75 hops is a size-independent
+  cost, the shape of this curve, but its size depends on the share of a link a chunk
+  gets while the pipeline fills (a whole NVLink: 0.7 us per 512 KiB hop, 0.1 ms; one of
+  64 channel-directions: 45 us, 6.8 ms), which the source does not fix; and NCCL's PAT
+  (2.23 on) serves all-gather and reduce-scatter only (calcCollChunking's PatUp /
+  PatDown patterns; all-reduce has none), so it does not bear on these all-reduce
+  curves.
 - **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**. Not
   the NICs: a double binary tree's NIC bytes double beyond two nodes (2 N B on two racks,
   N B on more, for N NICs of B GB/s carrying it), but NCCL's search puts its 16 channels

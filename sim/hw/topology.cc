@@ -160,6 +160,41 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
   }
 }
 
+namespace {
+
+// GPU l's first NIC (its port numbers it on its switch): floor(l * nics / g), or l * k
+// on a node with k NICs per GPU.
+int FirstNic(const InterNodeSpec& in, int gpus_per_node, int l) {
+  const int k = NicsPerGpu(in, gpus_per_node);
+  return k > 1 ? l * k : l * in.nics_per_node / gpus_per_node;
+}
+
+}  // namespace
+
+std::vector<int> Topology::AddNics(const ClusterSpec& c) {
+  const InterNodeSpec& in = c.inter_node;
+  const int g = c.gpus_per_node, k = NicsPerGpu(in, g);
+  const double nic_bw = in.gbps_per_nic * kGB;
+  std::vector<int> nics;  // vertex per (node, nic)
+  for (int n = 0; n < c.nodes; ++n) {
+    for (int i = 0; i < in.nics_per_node; ++i) {
+      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
+                               n, g + 1 + i));
+    }
+    for (int l = 0; l < g; ++l) {
+      const int first = n * in.nics_per_node + FirstNic(in, g, l);
+      nic_of_gpu_[n * g + l] = nics[first];
+      for (int j = 0; j < k; ++j) {
+        const std::string pcie = ".pcie" + (j > 0 ? std::to_string(j) : std::string());
+        AddBidirectional(n * g + l, nics[first + j], nic_bw, 0, LinkClass::kGpuNic,
+                         LinkClass::kGpuNic,
+                         "node" + std::to_string(n) + ".gpu" + std::to_string(l) + pcie);
+      }
+    }
+  }
+  return nics;
+}
+
 void Topology::BuildInterNode(const ClusterSpec& c) {
   nic_of_gpu_.assign(gpus_, -1);
   port_of_gpu_.assign(gpus_, -1);
@@ -169,26 +204,7 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   const int g = c.gpus_per_node;
   const double nic_bw = in.gbps_per_nic * kGB;
   const double lat = in.latency_us * 1e-6;
-  // NICs and their GPUs: GPU l's first NIC (its port numbers it on its switch) and, on
-  // a node with more NICs than GPUs, its k NICs l k .. l k + k - 1.
-  const int k = NicsPerGpu(in, g);
-  auto first_nic = [&](int l) { return k > 1 ? l * k : l * in.nics_per_node / g; };
-  std::vector<int> nics;  // vertex per (node, nic)
-  for (int n = 0; n < c.nodes; ++n) {
-    for (int i = 0; i < in.nics_per_node; ++i) {
-      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
-                               n, g + 1 + i));
-    }
-    for (int l = 0; l < g; ++l) {
-      nic_of_gpu_[n * g + l] = nics[n * in.nics_per_node + first_nic(l)];
-      for (int j = 0; j < k; ++j) {
-        const std::string pcie = ".pcie" + (j > 0 ? std::to_string(j) : std::string());
-        AddBidirectional(n * g + l, nics[n * in.nics_per_node + first_nic(l) + j], nic_bw, 0,
-                         LinkClass::kGpuNic, LinkClass::kGpuNic,
-                         "node" + std::to_string(n) + ".gpu" + std::to_string(l) + pcie);
-      }
-    }
-  }
+  const std::vector<int> nics = AddNics(c);
   nic_vertex_ = nics;
   switch_of_nic_.assign(nics.size(), -1);
   port_of_nic_.assign(nics.size(), -1);
@@ -199,7 +215,7 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
     const int port = ports[sw]++;
     port_of_nic_[nic_index] = port;
     for (int l = 0; l < g; ++l) {
-      if (first_nic(l) == i) port_of_gpu_[n * g + l] = port;
+      if (FirstNic(in, g, l) == i) port_of_gpu_[n * g + l] = port;
     }
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
                      LinkClass::kSwitchNic,

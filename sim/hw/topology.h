@@ -142,6 +142,9 @@ class Topology {
   void TorusRoute(int src, int dst, std::vector<int>* path) const;
   int TorusHops(int src, int dst) const;
   void BuildInterNode(const ClusterSpec& c);
+  // The NIC vertices, per (node, nic), each linked to the GPU that owns it; sets
+  // nic_of_gpu_.
+  std::vector<int> AddNics(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
   void IndexStructure();
   Local BuildLocal(int node, const std::vector<int>& ordinal) const;
