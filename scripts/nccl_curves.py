@@ -87,9 +87,10 @@ CURVES = [
         title="all_reduce, 16 x A100-SXM4-40GB, two OCI BM.GPU4.8 nodes",
         source="oracle-quickstart/oci-hpc-oke, README.md (example output of the "
                "BM.GPU4.8 NCCL test manifest): https://github.com/oracle-quickstart/oci-hpc-oke",
-        hardware="2 x OCI BM.GPU4.8: 8 x A100-SXM4-40GB, NVSwitch, 16 x 100 Gb/s RoCE "
-                 "(25 GB/s per GPU, as DGX A100's HDR)",
-        args=["--cluster", "topologies/selene-a100.yaml", "--gpus", "16"],
+        hardware="2 x OCI BM.GPU4.8: 8 x A100-SXM4-40GB, NVSwitch, 16 x 100 Gb/s RoCE, two "
+                 "per GPU (NCCL_IB_HCA of oci-hpc-oke's BM.GPU4.8 nccl-test manifest lists 16 "
+                 "devices): topologies/oci-bm-gpu4.8.yaml",
+        args=["--cluster", "topologies/oci-bm-gpu4.8.yaml", "--gpus", "16"],
         measured=dict(zip(sizes(64 * KIB, 17),
                           [2.38, 4.48, 7.23, 13.29, 22.97, 39.64, 61.93, 90.25, 111.29, 139.08,
                            153.13, 163.20, 165.42, 156.41, 219.12, 220.16, 235.63]))),
@@ -238,8 +239,9 @@ efficiencies, search speeds, channel counts and chunk sizes are NCCL's published
 the topologies come from the 1 GiB ring bus bandwidths in their header comments (230 GB/s
 on 8 x A100, ~370 on 8 x H100, ~47 per NDR NIC), and the ring channel counts from NCCL's
 init logs. The cluster files are the bundled `selene-a100.yaml` (DGX A100: 8 HDR NICs of
-25 GB/s per node), `dgx-h100.yaml`, `dgx-h200.yaml`, `dgx-b200.yaml` and `gb200-nvl72.yaml`;
-no curve got its own. Single reported figures ("peak", one size) are listed too, outside
+25 GB/s per node), `dgx-h100.yaml`, `dgx-h200.yaml`, `dgx-b200.yaml` and `gb200-nvl72.yaml`,
+and for OCI's BM.GPU4.8 nodes `oci-bm-gpu4.8.yaml` (its source's 16 x 100 Gb/s NICs, two per
+A100; NVLink and efficiencies as Selene's, not fitted to the curve). Single reported figures ("peak", one size) are listed too, outside
 the acceptance.
 
 ![busbw per size: public measurements (dots) and meshsim (lines); below, the error]({PNG})
@@ -254,7 +256,8 @@ H200 or B200 node the reported NVLS peaks (476, 475, 830+ GB/s) are within 0.4 %
 H100 nodes with NCCL's default (NVLSTree) 15 of 17 sizes are within 15 % (mean 8.1 %; 9 of
 17 and 14.5 % before NVLS was modelled), and the two 8 GiB figures of two H100 and two
 B200 nodes are within 4.3 % and 1.1 % (-17 % and -46 % without NVLS). On two A100 nodes it
-holds from 2 to 512 MiB on OCI's cluster and from 64 MiB to 1 GiB on gcm's (NCCL's ring).
+holds from 1 to 4 GiB on OCI's cluster (NCCL's tree over its 16 NICs) and from 64 MiB to 1
+GiB on gcm's (NCCL's ring).
 It does **not** hold:
 
 - **8-32 MiB on one A100 node, +20-22 %** (one process per GPU): meshsim follows NCCL's
@@ -266,16 +269,25 @@ It does **not** hold:
   within 11 %. The same machine driven by one process for all 8 GPUs (`-g 8`, dotted) is
   20-57 % slower than with one process per GPU at the same sizes: the spread between two
   launch modes on one machine is larger than the goal.
-- **Two nodes, 64 KiB-1 MiB, +22-48 %** on OCI's RoCE cluster: its small-message floor
-  is 36 us where NCCL's latency model (and meshsim) says 25 us; the same model matches
-  the floor of 2 and 4 InfiniBand H100 nodes (25 and 35 us, nccl-tests #309). On two H100
-  nodes 512 KiB and 1 MiB are +43 % and +19 %: the measured 512 KiB (12.7 GB/s) sits below
+- **Two OCI BM.GPU4.8 nodes, 256 KiB-512 MiB, +26-55 %**: with both NICs of each GPU
+  in NCCL's search (16 search channels, 32 channels; `topologies/oci-bm-gpu4.8.yaml`) the
+  tuner model rates NCCL's tree faster than the ring from 64 KiB up (its per-channel caps,
+  16 x 23.6 GB/s Simple and 16 x 20 LL128, no longer bind; NCCL's own constants, with its
+  search speeds of 15 and 12 GB/s per channel, give the same order: tree/LL128 ~1.35 ms
+  against ring/Simple ~1.60 ms at 128 MiB), and meshsim's tree moves the data at its
+  NVLink bound (two slices per channel out of each chain GPU: ~245 GB/s busbw). The run
+  looks like a ring there (111-165 GB/s from 16 to 256 MiB, below the ring's NIC bound of
+  188; meshsim's ring gave them within 5 % when the topology had 8 NICs) and jumps to the
+  tree's 219-236 GB/s at 1 GiB; what held NCCL's tree at 128-512 MiB (its tree pattern's
+  x 0.85, fewer tree channels, a per-channel LL128 limit) needs the run's NCCL log, which
+  the source does not give. The small-message floor is 36 us where NCCL's latency model
+  (and meshsim) says 25 us; the same model matches the floor of 2 and 4 InfiniBand H100
+  nodes (25 and 35 us, nccl-tests #309). On two H100 nodes 512 KiB and 1 MiB are +43 % and +19 %: the measured 512 KiB (12.7 GB/s) sits below
   the line through its neighbours (10.1 at 256 KiB, 27.3 at 1 MiB), where NCCL changes
   algorithm.
-- **Two nodes, 1-4 GiB on OCI, -16 to -21 %**: the run reaches 220-236 GB/s, more than a
-  ring can over 8 x 25 GB/s NICs (188), so NCCL ran its tree there; NCCL's current tuner
-  model, which meshsim follows, rates the ring faster on 2 A100 nodes. The older NCCL
-  2.12 of the gcm run stays on the ring (182.8 GB/s at 1 GiB; meshsim 183.1).
+- The gcm run's older NCCL 2.12 stays on the ring on two DGX A100 nodes (8 x HDR NICs:
+  8 search channels, whose per-channel tree cap, 8 x 23.6 GB/s, keeps the tree below the
+  ring): 182.8 GB/s at 1 GiB, meshsim 183.1.
 - **32 MiB on two A100 nodes (gcm, NCCL 2.12), +38 %**: meshsim runs LL128 there, as
   today's tuner model picks; the measured 650 us is close to what meshsim gives a Simple
   ring there (`--algorithm ring --protocol Simple`: 621 us).
@@ -296,7 +308,17 @@ It does **not** hold:
   against the 0.95 of 900 GB/s these racks reach. Setting it from this curve would fit
   the check; no other public NVLink5 ring figure was found.
 
-What changed (this revision; before: the page at 7e7a3ba): NCCL's topology search gives a
+What changed (this revision; before: the page at 6c34fd5): a node may have more NICs than
+GPUs (`inter_node.nics_per_node` a multiple of `gpus_per_node`: each GPU owns that many,
+each linked to it), NCCL's search gives every one of them channels and the rings and trees
+cross nodes on all of them (README, "Collectives as NCCL runs them"); the OCI curve runs on
+its own cluster file, `topologies/oci-bm-gpu4.8.yaml` (16 x 100 Gb/s, two per A100), where
+it ran on DGX A100's (8 x 200 Gb/s): 10 -> 4 of 17 sizes within 15 %, mean 14.4 -> 29.0 %
+(1-4 GiB now within 15 %, 256 KiB-512 MiB not: above). Every other curve is unchanged, and
+so are the step times of every bundled experiment (`meshsim run X --no-trace -q
+--reproducible --summary -` over workloads/experiments/*.yaml, md5 before and after).
+
+The revision before (before it: the page at 7e7a3ba): NCCL's topology search gives a
 channel one NIC, and on an NVSwitch it finds no more channels than the GPU's NVLink, as
 it counts it, carries at its speed step (`src/graph/search.cc`, ncclTopoCompute; README
 "Collectives as NCCL runs them"). meshsim gave each of a GB200 rack's 72 NICs a channel
@@ -310,7 +332,7 @@ now meets NVLink's bound). Rings and trees across nodes use the search's NICs (o
 search channel). Every other curve is unchanged (8-GPU nodes with 8 NICs keep 8 search
 channels, 16 channels).
 
-The revision before (before it: the page at f1d6701): CoreWeave ran its GB200 curves
+The revision before that (before it: the page at f1d6701): CoreWeave ran its GB200 curves
 with NVLink SHARP and CollNet off (NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0 in both
 GB200 jobs of the commit that published them, bee97e7), so meshsim now runs them with
 `bench-collective --nvls off` (new) instead of NVLS / NVLSTree: one rack 1 -> 3 of 4
@@ -381,7 +403,16 @@ ring from 8 GiB):
   constant is near it: a store-and-forward fill of the tree's 512 KiB Simple chunks
   (calcCollChunking: one step; 2 x 75 hops at a channel's share of NVLink, 3.4 ms) would
   be nearly as large on two racks, whose 512 MiB (2.16 ms in all, 1.6 ms of it at the
-  tree's bandwidth) leaves it under 0.6 ms. CoreWeave published no NCCL log.
+  tree's bandwidth) leaves it under 0.6 ms. CoreWeave published no NCCL log. Two more
+  leads were checked in NCCL's source and left unmodelled: the tree's Simple chunk does
+  not shrink with the size (enqueue.cc, calcCollChunking shrinks chunks for tree/LL128,
+  NVLS, NVLSTree, CollNet and PAT only), so a fill of 2 x 75 hops is a size-independent
+  cost, the shape of this curve, but its size depends on the share of a link a chunk
+  gets while the pipeline fills (a whole NVLink: 0.7 us per 512 KiB hop, 0.1 ms; one of
+  64 channel-directions: 45 us, 6.8 ms), which the source does not fix; and NCCL's PAT
+  (2.23 on) serves all-gather and reduce-scatter only (calcCollChunking's PatUp /
+  PatDown patterns; all-reduce has none), so it does not bear on these all-reduce
+  curves.
 - **The GB200 asymptote halves beyond two racks: 835 GB/s on two, 431 on twenty**. Not
   the NICs: a double binary tree's NIC bytes double beyond two nodes (2 N B on two racks,
   N B on more, for N NICs of B GB/s carrying it), but NCCL's search puts its 16 channels
@@ -413,16 +444,21 @@ NVL72 racks, whose NVLink bounds the search to 16), the
 LL128 enable rules (tuning.cc: on for NVLink and PXB NICs) and NCCL 2.30's SM100 NVLSTree
 tuning (transport/nvls.cc: 24 channels and 128 KiB chunks beyond two nodes; meshsim
 follows 2.26.2's 32 channels, 128 KiB chunks on two racks and 64 KiB from four, which the
-GB200 curves, run with NVLS off, do not use). The OCI cluster's 1-4 GiB (-16 to -21 %) has a structural cause meshsim cannot
-represent yet: its 16 x 100 Gb/s NICs would give NCCL's search 16 channels (one per NIC,
-at the 12 GB/s speed step) where DGX A100's 8 x 200 Gb/s give 8, which doubles NCCL's
-per-channel tree cap (16 x 23.6 GB/s) and makes its model pick the tree, which two nodes
-run above the ring's NIC bound (meshsim's tree is held at 8 x 23.6 GB/s: 176 GB/s). With
-16 NICs NCCL's model gives the tree 0.92 x 16 x 15 GB/s = 220.8 GB/s (search.cc's second
-pass raises a two-node tree's intra speed from 12 to 15, as far as 240 GB/s of NVLink
-allows) against the ring's 16 x 12 = 192: the measured 220-236 GB/s at 1-4 GiB;
-meshsim's topology attaches one NIC per GPU (sim/hw/topology.cc), so the curve runs on
-the DGX A100 file.
+GB200 curves, run with NVLS off, do not use).
+
+OCI's BM.GPU4.8 has two 100 Gb/s NICs per A100 (16 per node, NCCL_IB_HCA of the
+oci-hpc-oke BM.GPU4.8 nccl-test manifest), which `inter_node.nics_per_node: 16` with 8
+GPUs per node now describes (each GPU owns two NICs, docs/yaml.md): NCCL's search lists
+every NIC local to each GPU and gives a GPU's channels its NICs in turn (search.cc,
+ncclTopoSelectNets and ncclTopoSearchRecNet; topo.cc, ncclTopoGetLocalNet), so 16 search
+channels at the 12 GB/s speed step (240 GB/s of NVLink as NCCL counts A100's holds 20)
+where DGX A100's 8 x 200 Gb/s give 8; that doubles the per-channel tree cap (16 x 23.6
+GB/s), NCCL's model picks the tree, and two nodes run it above the ring's NIC bound.
+meshsim's rings and trees cross nodes on all 16 NICs (one per search channel), and the
+1-4 GiB sizes went from -16 to -21 % (the DGX A100 file's 8 NICs held the tree to 8 x
+23.6 GB/s: the ring ran) to +5 to +12 % (NCCL's model: tree 0.92 x 16 x 15 GB/s = 220.8
+GB/s busbw against the ring's 16 x 12 = 192; the measured 220-236). Below 1 GiB the tree
+is now also chosen and runs faster than the measured curve (above).
 
 No public all_gather or reduce_scatter curve for these machines was found, nor any full
 curve (64 KiB to 4 GiB) at 128 GPUs or more: the NVIDIA/nccl and nccl-tests issues, vendor

@@ -216,7 +216,9 @@ void DecodeIntraNode(YamlReader in, int gpus_per_node, IntraNodeSpec* n) {
   in.Finish();
 }
 
-void DecodeInterNode(YamlReader out, InterNodeSpec* n) {
+// nics_per_node: any count up to gpus_per_node (GPUs share NICs), or a multiple of it
+// (each GPU owns nics / gpus_per_node NICs: InterNodeSpec).
+void DecodeInterNode(YamlReader out, int gpus_per_node, InterNodeSpec* n) {
   out.GetEnum<InterNodeKind>("kind",
                              {{"fat_tree", InterNodeKind::kFatTree},
                               {"rail_optimized", InterNodeKind::kRailOptimized},
@@ -224,6 +226,12 @@ void DecodeInterNode(YamlReader out, InterNodeSpec* n) {
                              &n->kind, true);
   out.GetInt("nics_per_node", &n->nics_per_node, true);
   RequireAtLeast(out, "nics_per_node", n->nics_per_node, 1);
+  if (n->nics_per_node > gpus_per_node && n->nics_per_node % gpus_per_node != 0) {
+    Fail(out.sources(), out.Child("nics_per_node"), out.KeyPath("nics_per_node"),
+         "expected at most gpus_per_node = " + std::to_string(gpus_per_node) +
+             " NICs or a multiple of it (each GPU owns the same number), found " +
+             std::to_string(n->nics_per_node));
+  }
   out.GetDouble("gbps_per_nic", &n->gbps_per_nic, true);
   RequirePositive(out, "gbps_per_nic", n->gbps_per_nic);
   out.GetDouble("latency_us", &n->latency_us);
@@ -351,7 +359,7 @@ ClusterSpec DecodeCluster(YamlReader& r) {
              std::to_string(c.nvlink_domain_nodes));
   }
   if (r.Has("inter_node")) {
-    DecodeInterNode(r.Map("inter_node"), &c.inter_node);
+    DecodeInterNode(r.Map("inter_node"), c.gpus_per_node, &c.inter_node);
   } else if (c.nodes > 1) {
     Fail(r.sources(), r.node(), r.KeyPath("inter_node"),
          "a cluster of " + std::to_string(c.nodes) + " nodes needs an inter_node network");

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "sim/core/simulator.h"
+#include "sim/hw/nics.h"
 #include "sim/hw/topology.h"
 #include "sim/net/flow_collectives.h"
 
@@ -40,9 +41,10 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
   std::iota(group.begin(), group.end(), 0);
   if (op == CommOp::kSendRecv) group = {0, gpus - 1};
   const int nodes_used = cluster.nodes;
-  const int nics = nodes_used > 1 ? std::min(cluster.inter_node.nics_per_node,
-                                             std::min(gpus, cluster.gpus_per_node))
-                                  : 0;
+  const int nics = nodes_used > 1
+                       ? NicsOfRanks(cluster.inter_node, std::min(gpus, cluster.gpus_per_node),
+                                     cluster.gpus_per_node)
+                       : 0;
   std::vector<CollectiveBenchRow> rows;
   for (double bytes = min_bytes; bytes <= max_bytes * (1 + 1e-9); bytes *= 2) {
     FlowCollectiveNetwork network(cluster, topology.value(), nccl);

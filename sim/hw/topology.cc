@@ -10,6 +10,7 @@
 #include <map>
 
 #include "sim/core/huge_pages.h"
+#include "sim/hw/nics.h"
 
 namespace meshsim {
 namespace {
@@ -159,6 +160,41 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
   }
 }
 
+namespace {
+
+// GPU l's first NIC (its port numbers it on its switch): floor(l * nics / g), or l * k
+// on a node with k NICs per GPU.
+int FirstNic(const InterNodeSpec& in, int gpus_per_node, int l) {
+  const int k = NicsPerGpu(in, gpus_per_node);
+  return k > 1 ? l * k : l * in.nics_per_node / gpus_per_node;
+}
+
+}  // namespace
+
+std::vector<int> Topology::AddNics(const ClusterSpec& c) {
+  const InterNodeSpec& in = c.inter_node;
+  const int g = c.gpus_per_node, k = NicsPerGpu(in, g);
+  const double nic_bw = in.gbps_per_nic * kGB;
+  std::vector<int> nics;  // vertex per (node, nic)
+  for (int n = 0; n < c.nodes; ++n) {
+    for (int i = 0; i < in.nics_per_node; ++i) {
+      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
+                               n, g + 1 + i));
+    }
+    for (int l = 0; l < g; ++l) {
+      const int first = n * in.nics_per_node + FirstNic(in, g, l);
+      nic_of_gpu_[n * g + l] = nics[first];
+      for (int j = 0; j < k; ++j) {
+        const std::string pcie = ".pcie" + (j > 0 ? std::to_string(j) : std::string());
+        AddBidirectional(n * g + l, nics[first + j], nic_bw, 0, LinkClass::kGpuNic,
+                         LinkClass::kGpuNic,
+                         "node" + std::to_string(n) + ".gpu" + std::to_string(l) + pcie);
+      }
+    }
+  }
+  return nics;
+}
+
 void Topology::BuildInterNode(const ClusterSpec& c) {
   nic_of_gpu_.assign(gpus_, -1);
   port_of_gpu_.assign(gpus_, -1);
@@ -168,30 +204,18 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   const int g = c.gpus_per_node;
   const double nic_bw = in.gbps_per_nic * kGB;
   const double lat = in.latency_us * 1e-6;
-  // NICs and their GPUs.
-  std::vector<int> nics;  // vertex per (node, nic)
-  for (int n = 0; n < c.nodes; ++n) {
-    for (int i = 0; i < in.nics_per_node; ++i) {
-      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
-                               n, g + 1 + i));
-    }
-    for (int l = 0; l < g; ++l) {
-      const int i = l * in.nics_per_node / g;
-      const int nic = nics[n * in.nics_per_node + i];
-      nic_of_gpu_[n * g + l] = nic;
-      AddBidirectional(n * g + l, nic, nic_bw, 0, LinkClass::kGpuNic, LinkClass::kGpuNic,
-                       "node" + std::to_string(n) + ".gpu" + std::to_string(l) + ".pcie");
-    }
-  }
+  const std::vector<int> nics = AddNics(c);
   nic_vertex_ = nics;
   switch_of_nic_.assign(nics.size(), -1);
+  port_of_nic_.assign(nics.size(), -1);
   std::unordered_map<int, int> ports;  // NICs attached so far, by switch vertex
   auto attach = [&](int nic_index, int sw) {
     const int n = nic_index / in.nics_per_node, i = nic_index % in.nics_per_node;
     switch_of_nic_[nic_index] = sw;
     const int port = ports[sw]++;
+    port_of_nic_[nic_index] = port;
     for (int l = 0; l < g; ++l) {
-      if (l * in.nics_per_node / g == i) port_of_gpu_[n * g + l] = port;
+      if (FirstNic(in, g, l) == i) port_of_gpu_[n * g + l] = port;
     }
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
                      LinkClass::kSwitchNic,
@@ -237,6 +261,36 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
       AddBidirectional(leaf, spines[s], nic_bw, lat / 4, LinkClass::kUplink, LinkClass::kDownlink,
                        VertexName(leaf) + ".spine" + std::to_string(s));
     }
+  }
+}
+
+int Topology::LinkFrom(int a, int b) const {
+  for (int id : out_links_[a]) {
+    if (links_[id].dst == b) return id;
+  }
+  return -1;
+}
+
+void Topology::AppendRailRoute(int src, int dst, int nic, std::vector<int>* path) const {
+  const int m = NodeOfGpu(src), n = NodeOfGpu(dst);
+  assert(m != n && nic >= 0 && nic < nics_);
+  const int out = nic_vertex_[m * nics_ + nic], in = nic_vertex_[n * nics_ + nic];
+  const int up = switch_of_nic_[m * nics_ + nic], down = switch_of_nic_[n * nics_ + nic];
+  std::array<int, 6> hops{LinkFrom(src, out), LinkFrom(out, up), -1, -1,
+                          LinkFrom(down, in), LinkFrom(in, dst)};
+  const bool direct = up == down;  // one switch serves both NICs
+  if (!direct && structural_ && !spines_.empty()) {
+    const std::vector<int>& spines = uplinks_[index_[up]];
+    hops[2] = spines[port_of_nic_[n * nics_ + nic] % spines.size()];
+    hops[3] = LinkFrom(links_[hops[2]].dst, down);
+  }
+  const bool ends = hops[0] >= 0 && hops[1] >= 0 && hops[4] >= 0 && hops[5] >= 0;
+  if (!structural_ || !ends || (!direct && hops[3] < 0)) {
+    AppendRoute(src, dst, 0, path);
+    return;
+  }
+  for (int id : hops) {
+    if (id >= 0) path->push_back(id);
   }
 }
 
@@ -377,7 +431,8 @@ void Topology::Count(const ClusterSpec& cluster, int64_t* vertices, int64_t* lin
     const int64_t spines =
         leaves > 1 ? std::max<int64_t>(1, std::ceil(in.switch_ports / in.oversubscription)) : 0;
     *vertices += nics + leaves + spines;
-    physical += gpus + nics + leaves * spines;
+    // GPU-NIC links: one per GPU, or one per NIC where GPUs own several.
+    physical += nodes * std::max<int64_t>(g, in.nics_per_node) + nics + leaves * spines;
   }
   *links = 2 * physical;
 }

@@ -7,7 +7,10 @@
 //
 //  - nvswitch: GPU <-> switch at gbps_per_gpu; ring: GPU <-> next GPU at gbps_per_gpu/2;
 //    full_mesh: GPU <-> each other GPU at gbps_per_gpu/(g-1).
-//  - GPU l of a node attaches to NIC floor(l * nics / g) at gbps_per_nic.
+//  - GPU l of a node attaches to NIC floor(l * nics / g) at gbps_per_nic; on a node with
+//    more NICs than GPUs (nics = k g) to its own k NICs l k .. l k + k - 1, each by its
+//    own link ("node0.gpu3.pcie", "node0.gpu3.pcie1", ...), as on OCI's BM.GPU4.8 (two
+//    100 Gb/s NICs per A100).
 //  - fat_tree: a leaf serves `switch_ports` NICs of consecutive nodes; each leaf has
 //    ceil(switch_ports / oversubscription) uplinks of gbps_per_nic, one to each spine.
 //  - rail_optimized: NIC i of up to switch_ports nodes share rail switch i; rail
@@ -98,6 +101,14 @@ class Topology {
   const std::vector<int>& Route(int src, int dst, uint64_t flow_key) const;
   // The same route, appended to `path` and not memoised. Not thread-safe (scratch).
   void AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>* path) const;
+  // A route between nodes on one rail: from GPU src out through NIC `nic` of its node,
+  // into GPU dst through NIC `nic` of dst's node (a spine between them chosen d-mod-k by
+  // that NIC's switch port). NCCL's channels across nodes each use one NIC per node
+  // (src/graph/topo.cc, ncclTopoGetLocalNet), which the flow collectives name where a
+  // node has more NICs than GPUs. Appends AppendRoute's route instead where a link has
+  // failed or either GPU is not attached to its node's NIC `nic`.
+  // Precondition: src and dst on different nodes, 0 <= nic < nics per node.
+  void AppendRailRoute(int src, int dst, int nic, std::vector<int>* path) const;
   // Hops from vertex `v` to GPU `dst` over surviving links (-1: unreachable).
   int Hops(int v, int dst) const;
   // Whether hop counts come from the structure (no link failed) or from searches.
@@ -131,6 +142,9 @@ class Topology {
   void TorusRoute(int src, int dst, std::vector<int>* path) const;
   int TorusHops(int src, int dst) const;
   void BuildInterNode(const ClusterSpec& c);
+  // The NIC vertices, per (node, nic), each linked to the GPU that owns it; sets
+  // nic_of_gpu_.
+  std::vector<int> AddNics(const ClusterSpec& c);
   const std::vector<int>& DistancesTo(int dst_vertex) const;
   void IndexStructure();
   Local BuildLocal(int node, const std::vector<int>& ordinal) const;
@@ -140,6 +154,7 @@ class Topology {
   // Bit i * nics + j: NIC i of node m and NIC j of node n share a switch (nics <= 8).
   uint64_t SharedSwitches(int m, int n) const;
   void NextHops(int at, int dst, std::vector<int>* next) const;
+  int LinkFrom(int a, int b) const;  // the link a -> b, -1 if none
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
@@ -168,6 +183,7 @@ class Topology {
   std::vector<int> index_;            // per vertex: GPU l, NVSwitch g, NIC g+1+i; leaf k, spine s
   std::vector<int> nic_vertex_;       // per (node, nic)
   std::vector<int> switch_of_nic_;    // per (node, nic): its switch's vertex
+  std::vector<int> port_of_nic_;      // per (node, nic): its port on that switch
   std::vector<int> leaves_, spines_;  // switch vertices
   std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
   std::vector<int> pattern_of_node_;       // index into locals_

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <vector>
 
+#include "sim/hw/nics.h"
 #include "sim/net/expert_dispatch.h"
 #include "sim/net/torus_collectives.h"
 
@@ -25,7 +26,7 @@ double AlphaBetaCollectiveModel::NvlinkBps() const {
 }
 
 double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
-  const int nics = std::min(cluster_.inter_node.nics_per_node, per_node);
+  const int nics = NicsOfRanks(cluster_.inter_node, per_node, cluster_.gpus_per_node);
   return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.NicEfficiency() * nics / per_node;
 }
 

@@ -25,12 +25,23 @@ std::shared_ptr<const Topology> HealthyTopology(const ClusterSpec& c) {
   return t.value();
 }
 
-// The links of `t` from src to dst, through `via` when it relays.
+// Appends the links of `t` from src to dst: through `via` when it relays, and across
+// nodes on NIC `nic` of both nodes when it names one.
+void AppendTransferRoute(const Topology& topo, const Transfer& t, std::vector<int>* route) {
+  const int from = t.via < 0 ? t.src : t.via;
+  if (t.via >= 0) topo.AppendRoute(t.src, t.via, 0, route);
+  if (t.nic >= 0) {
+    topo.AppendRailRoute(from, t.dst, t.nic, route);
+  } else {
+    topo.AppendRoute(from, t.dst, 0, route);
+  }
+}
+
+// The links of `t` from src to dst (AppendTransferRoute).
 std::vector<int> TransferRoute(const Topology& topo, const Transfer& t) {
-  if (t.via < 0) return topo.Route(t.src, t.dst, 0);
-  std::vector<int> route = topo.Route(t.src, t.via, 0);
-  const std::vector<int>& rest = topo.Route(t.via, t.dst, 0);
-  route.insert(route.end(), rest.begin(), rest.end());
+  if (t.via < 0 && t.nic < 0) return topo.Route(t.src, t.dst, 0);
+  std::vector<int> route;
+  AppendTransferRoute(topo, t, &route);
   return route;
 }
 
@@ -139,11 +150,10 @@ void FlowCollectiveNetwork::RoutePhase(const Phase& phase, std::vector<int>* lin
       routing_[k].clear();
     }
     // A connection keeps its path (ECMP hashes a queue pair's header, which does not
-    // change between collectives): the path depends on (src, dst) only.
+    // change between collectives): the path depends on (src, dst, via, nic) only.
     std::vector<int>& route = routing_[k];
     const size_t start = route.size();
-    topo.AppendRoute(t.src, t.via < 0 ? t.dst : t.via, 0, &route);
-    if (t.via >= 0) topo.AppendRoute(t.via, t.dst, 0, &route);
+    AppendTransferRoute(topo, t, &route);
     if (healthy_) {
       NoteReroute(t, std::span<const int>(route).subspan(start), &(*out)[first + k]);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/hw/nics.h"
 #include "sim/net/torus_collectives.h"
 
 namespace meshsim {
@@ -65,6 +66,15 @@ int RailRelay(const ClusterSpec& c, int src, int dst) {
   return via == src ? -1 : via;
 }
 
+// On a node with k > 1 NICs per GPU: the transfers that cross nodes go on NIC `which`
+// (0..k-1) of the GPU they enter, on both nodes (the same local rank's NICs: one rail).
+void SetRail(const ClusterSpec& c, int which, std::span<Transfer> transfers) {
+  const int g = c.gpus_per_node, k = NicsPerGpu(c.inter_node, g);
+  for (Transfer& t : transfers) {
+    if (t.src / g != t.dst / g) t.nic = t.dst % g * k + which;
+  }
+}
+
 // How the transfers of a phase are sent: the protocol's wire bytes per data byte, at most
 // this many rings across nodes (the channels in use), the phase's latency.
 struct Wire {
@@ -87,21 +97,27 @@ Phase RingPhase(const ClusterSpec& c, CommOp op, std::span<const int> gpus, doub
   }
   size_t smallest = gpus.size();
   for (const auto& local : nodes) smallest = std::min(smallest, local.size());
-  const int channels =
-      std::max(1, std::min({c.inter_node.nics_per_node, static_cast<int>(smallest), w.max_rings}));
+  const int nics = NicsOfRanks(c.inter_node, static_cast<int>(smallest), c.gpus_per_node);
+  const int channels = std::max(1, std::min(nics, w.max_rings));
   // Channel ch enters every node at the GPU of local rank s = ch*g/channels and leaves
   // it from the GPU before, which relays over NVLink to GPU s and its NIC (NCCL's PXN):
   // the channel uses rail s in and out of every node, and each NIC carries one channel.
+  // With k NICs per GPU, channel ch takes the group's NIC j = ch*nics/channels: it enters
+  // at the GPU j / k of each node's list and crosses on that GPU's NIC j % k.
+  const int k = NicsPerGpu(c.inter_node, c.gpus_per_node);
   for (int ch = 0; ch < channels; ++ch) {
+    const size_t first = p.transfers.size();
+    const int j = ch * nics / channels;
     std::vector<int> order;
     for (const auto& local : nodes) {
       const size_t g = local.size();
-      const size_t start = ch * g / channels;
+      const size_t start = k > 1 ? j / k : ch * g / channels;
       for (size_t i = 0; i < g; ++i) order.push_back(local[(start + i) % g]);
     }
     AddRing(
         order, share / channels, [&c](int src, int dst) { return RailRelay(c, src, dst); },
         &p.transfers);
+    if (k > 1) SetRail(c, j % k, std::span(p.transfers).subspan(first));
   }
   return p;
 }
@@ -125,12 +141,17 @@ void AddDoubleBinaryTree(const std::vector<int>& members, double bytes,
 Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& nodes, double bytes,
                     const Wire& w) {
   const int g = static_cast<int>(nodes.front().size());
-  const int channels = std::max(1, std::min({c.inter_node.nics_per_node, g, w.max_rings}));
+  const int nics = NicsOfRanks(c.inter_node, g, c.gpus_per_node);
+  const int channels = std::max(1, std::min(nics, w.max_rings));
+  const int k = NicsPerGpu(c.inter_node, c.gpus_per_node);
   const double slice = bytes * w.factor / channels;
   Phase p;
   p.latency_s = w.latency_s;
   for (int ch = 0; ch < channels; ++ch) {
-    const int start = ch * g / channels;  // the chain's head: its NIC serves the channel
+    // The chain's head: its NIC serves the channel (with k NICs per GPU, the group's NIC
+    // j = ch*nics/channels: GPU j / k of the node's list, its NIC j % k, as for rings).
+    const int j = ch * nics / channels;
+    const int start = k > 1 ? j / k : ch * g / channels;
     std::vector<int> heads;
     for (const auto& local : nodes) {
       heads.push_back(local[start]);
@@ -140,7 +161,9 @@ Phase NcclTreePhase(const ClusterSpec& c, const std::vector<std::vector<int>>& n
         p.transfers.push_back({above, below, slice});  // broadcast down
       }
     }
+    const size_t first = p.transfers.size();
     AddDoubleBinaryTree(heads, slice, &p.transfers);
+    if (k > 1) SetRail(c, j % k, std::span(p.transfers).subspan(first));
   }
   return p;
 }

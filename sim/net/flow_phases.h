@@ -18,7 +18,9 @@
 //    channels the collective uses and the channels of NCCL's search, max_channels / 2),
 //    each carrying its share of the data; a ring's edges
 //    between nodes join GPUs of the same local rank (one rail), a different one per ring,
-//    so every NIC carries one ring each way.
+//    so every NIC carries one ring each way. Where a node has k > 1 NICs per GPU, each
+//    GPU enters k rings, one on each of its NICs (NCCL's ncclTopoGetLocalNet gives a
+//    GPU's channels its NICs in turn), so the rings number the group's NICs on a node.
 //  - tree all-reduce, as NCCL's tree algorithm: one channel per NIC (as for rings, at
 //    most max_channels / 2), each reducing and broadcasting 1/channels of the buffer,
 //    pipelined: a chain through the GPUs of every
@@ -46,11 +48,13 @@ namespace meshsim {
 
 // One point-to-point transfer of a phase. With `via` >= 0 the data first moves over
 // NVLink to GPU `via` and leaves through that GPU's NIC (NCCL's PXN), so that a ring
-// channel uses one rail in and out of every node.
+// channel uses one rail in and out of every node. With `nic` >= 0 (nodes with more NICs
+// than GPUs) it crosses nodes on NIC `nic` of both nodes (Topology::AppendRailRoute).
 struct Transfer {
   int src, dst;
   double bytes;
   int via = -1;
+  int nic = -1;
 };
 struct Phase {
   std::vector<Transfer> transfers;

@@ -8,6 +8,8 @@
 #include <span>
 #include <string_view>
 
+#include "sim/hw/nics.h"
+
 namespace meshsim {
 namespace {
 
@@ -167,6 +169,7 @@ NcclTuner::NcclTuner(const ClusterSpec& c, int channels)
       nic_(c.inter_node.gbps_per_nic * c.NicEfficiency()),
       nic_search_(c.inter_node.gbps_per_nic),
       nics_(std::max(1, c.inter_node.nics_per_node)),
+      gpus_per_node_(std::max(1, c.gpus_per_node)),
       nvswitch_(c.intra_node.kind == IntraNodeKind::kNvswitch),
       channels_(channels) {}
 
@@ -192,8 +195,14 @@ int NcclTuner::MaxChannels(const GroupShape& g) const {
 // node, as many as the GPU's NVLink (as NCCL counts it) carries at that speed; the most
 // channels x speed wins (a tie keeps the faster), and the search stops once it reaches
 // the NVLink bandwidth or the next step is <= 0.49 of the best speed.
+int NcclTuner::GroupNics(const GroupShape& g) const {
+  InterNodeSpec in;
+  in.nics_per_node = nics_;
+  return NicsOfRanks(in, std::max(1, g.per_node), gpus_per_node_);
+}
+
 int NcclTuner::SearchChannels(const GroupShape& g) const {
-  const int per_nic = std::min(nics_, std::max(1, g.per_node));
+  const int per_nic = GroupNics(g);
   if (g.per_node <= 1 || !nvswitch_) return per_nic;
   const std::span<const double> speeds = InterSpeeds(generation_);
   size_t i = 0;
@@ -216,7 +225,7 @@ int NcclTuner::SearchChannels(const GroupShape& g) const {
 double NcclTuner::RingBusBw(const GroupShape& g) const {
   double bw = std::numeric_limits<double>::infinity();
   if (g.per_node > 1) bw = nvlink_;
-  if (g.nodes > 1) bw = std::min(bw, std::min(nics_, g.per_node) * nic_);
+  if (g.nodes > 1) bw = std::min(bw, GroupNics(g) * nic_);
   return bw;
 }
 

@@ -38,10 +38,16 @@
 // B200: 8 x 48), 16 channels, as NCCL's init logs show on two 8 x H100 nodes. A 72-GPU
 // NVLink domain (GB200 NVL72, 72 NICs): 721.8 GB/s holds 15 x 48 or 16 x 45.1, so 16
 // search channels on 16 of the NICs, 32 channels (not 64). One rank per node: one per
-// NIC, 2 channels. Not modelled: the search's duplication (ncclTopoDupChannels: on Hopper
-// and later only at >= 50 GB/s per channel or <= 4 channels). A collective uses fewer
-// channels when small: NCCL drops channels while bytes < channels x threads x threshold
-// (threshold: LL 8 x ranks for rings, 8 for trees; LL128 8; Simple 64).
+// NIC, 2 channels. Where GPUs own several NICs (OCI BM.GPU4.8: 16 x 100 Gb/s for 8
+// A100s) the search's NICs are all those of the group's GPUs: ncclTopoSelectNets lists
+// every NIC local to each GPU (ncclTopoGetLocalNet gives a GPU's channels its NICs in
+// turn, src/graph/topo.cc) and ncclTopoSearchRecNet starts channel c on the list's NIC c,
+// each NIC carrying a channel at the search's speed: 16 at 12 GB/s on BM.GPU4.8 (240
+// GB/s of NVLink, as NCCL counts A100's, holds 20), 32 channels. Not modelled: the search's
+// duplication (ncclTopoDupChannels: on Hopper and later only at >= 50 GB/s per channel or <= 4
+// channels). A collective uses fewer channels when small: NCCL drops channels while bytes <
+// channels x threads x threshold (threshold: LL 8 x ranks for rings, 8 for trees; LL128 8; Simple
+// 64).
 //
 // GPU generation (NCCL indexes its caps by compute capability) comes from
 // gpu.architecture where it is ampere, hopper or blackwell, else from gpu.kind: V100
@@ -170,6 +176,9 @@ class NcclTuner {
   // The channels of NCCL's topology search across nodes (g.nodes > 1): one per NIC of
   // the group's ranks on a node, fewer where NVLink bounds them (NcclTuner's header).
   int SearchChannels(const GroupShape& g) const;
+  // The NICs of the group's ranks on a node: one per rank up to the node's NICs, or all
+  // of their NICs where GPUs own several (OCI BM.GPU4.8: 2 each).
+  int GroupNics(const GroupShape& g) const;
   double RingBusBw(const GroupShape& g) const;  // Simple ring, GB/s
   double TreeBusBw(const GroupShape& g) const;  // before the tree refinements, GB/s
   double BusBw(CommOp op, const GroupShape& g, int a, int p, int channels) const;
@@ -190,6 +199,7 @@ class NcclTuner {
   double nic_;            // GB/s of one NIC (after efficiency)
   double nic_search_;     // GB/s of one NIC as NCCL's topology search counts it (its port)
   int nics_;              // NICs per node
+  int gpus_per_node_;     // with nics_: the NICs a group reaches (NicsOfRanks, sim/hw/nics.h)
   bool nvswitch_;         // GPUs on an NVSwitch: NCCL's search counts the GPU's NVLink
   int channels_;          // forced communicator channels; 0: none
 };

@@ -187,6 +187,19 @@ TEST_F(CliErrors, UnknownKeyInClusterOverridesNamesTheLine) {
   ExpectContains(r.err, "cluster.nodez");
 }
 
+// More NICs than GPUs must be a whole number per GPU (docs/yaml.md, inter_node.nics_per_node).
+TEST_F(CliErrors, NicsThatGpusCannotShareEvenlyNameTheKey) {
+  const std::string text =
+      Replace(ValidExperiment(), "cluster_overrides: {nodes: 2}",
+              "cluster_overrides: {nodes: 2, inter_node: {nics_per_node: 12}}");
+  const RunResult r = RunText(text);
+  ExpectBadInput(r);
+  ExpectContains(r.err, "inter_node.nics_per_node");
+  ExpectContains(r.err, "multiple");
+  ExpectContains(r.err, "12");
+  ExpectFileAndLine(r, LineOf(text, "nics_per_node"));
+}
+
 TEST_F(CliErrors, MissingModelFileNamesKeyAndPath) {
   const std::string text = "name: bad\nmodel: does-not-exist.yaml\n" +
                            ValidExperiment().substr(ValidExperiment().find("cluster:"));

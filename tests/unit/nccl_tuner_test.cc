@@ -160,6 +160,30 @@ TEST(NcclTuner, SearchChannelsStopAtNvlinkOrMaxChannels) {
   EXPECT_EQ(NcclTuner(mesh).MaxChannels({32, 2, 16}), 32);
 }
 
+// Two NICs per GPU (OCI BM.GPU4.8: 16 x 100 Gb/s for 8 A100s): NCCL's search gives each
+// NIC of a GPU a channel (topo.cc, ncclTopoGetLocalNet; search.cc, ncclTopoSearchRecNet):
+// 16 NICs at the 12 GB/s speed step (240 GB/s of NVLink holds 20), 16 search channels,
+// 32 channels (8 and 16 with 8 x 25 GB/s NICs); 4 ranks per node reach their 8 NICs. The
+// ring's NIC bound is the same (16 x 12.5 = 8 x 25 GB/s), the tree's per-channel cap
+// doubles: 1 GiB tree/Simple at 0.92 x 255 = 234.6 GB/s (NVLink) instead of 8 x 23.6 =
+// 188.8, algbw half of it; the latencies are the same.
+TEST(NcclTuner, SearchGivesEveryNicOfAGpuAChannel) {
+  ClusterSpec oci = Cluster(2);
+  oci.inter_node.nics_per_node = 16;
+  oci.inter_node.gbps_per_nic = 12.5;
+  const NcclTuner t(oci), dgx(Cluster(2));
+  EXPECT_EQ(t.MaxChannels({16, 2, 8}), 32);
+  EXPECT_EQ(dgx.MaxChannels({16, 2, 8}), 16);
+  EXPECT_EQ(t.MaxChannels({8, 2, 4}), 16);
+  const double kB = 1 << 30;
+  auto eval = [&](const NcclTuner& tuner, AllReduceAlgorithm a) {
+    return tuner.Evaluate(CommOp::kAllReduce, {16, 2, 8}, kB, a, NcclProtocol::kSimple).estimate_s;
+  };
+  EXPECT_NEAR(eval(t, AllReduceAlgorithm::kTree) - eval(dgx, AllReduceAlgorithm::kTree),
+              kB / (0.5 * 234.6e9) - kB / (0.5 * 188.8e9), 1e-9);
+  EXPECT_NEAR(eval(t, AllReduceAlgorithm::kRing), eval(dgx, AllReduceAlgorithm::kRing), 1e-12);
+}
+
 // Absolute caps: LL's llMaxBw is 87.7 GB/s on one A100 node, 141 on one H100 node, 22.5
 // across 2 nodes of AMD hosts (DGX A100) and 39.0 of Intel hosts (DGX H100); algbw is
 // busbw x n / steps. Simple rings have none.

@@ -92,6 +92,13 @@ TEST(StructuralRouting, RingAndFullMeshNodes) {
   ExpectSameAsSearches(testing::OneNode(8));
 }
 
+TEST(StructuralRouting, TwoNicsPerGpu) {
+  // 8 NICs for 4 GPUs (GPU l owns NICs 2l, 2l+1): a GPU reaches another node through
+  // either of its NICs (ties), on leaves of 6 ports that nodes straddle, and on rails.
+  ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 3, 4, 8, 6));
+  ExpectSameAsSearches(Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kNvswitch, 3, 4, 8, 2));
+}
+
 TEST(StructuralRouting, OneLeafWithoutSpines) {
   ExpectSameAsSearches(Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 2, 8, 8, 16));
 }
@@ -101,6 +108,7 @@ TEST(StructuralRouting, CountMatchesTheBuiltGraph) {
        {Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 5, 8, 8, 12),
         Fabric(InterNodeKind::kRailOptimized, IntraNodeKind::kRing, 3, 8, 4, 2),
         Fabric(InterNodeKind::kSingleSwitch, IntraNodeKind::kFullMesh, 3, 4, 2, 8),
+        Fabric(InterNodeKind::kFatTree, IntraNodeKind::kNvswitch, 3, 4, 8, 6),
         testing::OneNode(8)}) {
     auto t = Topology::Build(c).value();
     int64_t vertices = 0, links = 0;
