@@ -140,6 +140,7 @@ class Topology {
   // Bit i * nics + j: NIC i of node m and NIC j of node n share a switch (nics <= 8).
   uint64_t SharedSwitches(int m, int n) const;
   void NextHops(int at, int dst, std::vector<int>* next) const;
+  void SwitchNextHops(int at, int dst, std::vector<int>* next) const;  // structural only
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
@@ -170,6 +171,8 @@ class Topology {
   std::vector<int> switch_of_nic_;    // per (node, nic): its switch's vertex
   std::vector<int> leaves_, spines_;  // switch vertices
   std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
+  const std::vector<int> no_uplinks_;      // no uplinks (one switch, no spines)
+  std::vector<int> down_link_of_nic_;      // per (node, nic): its switch's link to it
   std::vector<int> pattern_of_node_;       // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
