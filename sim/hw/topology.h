@@ -155,6 +155,7 @@ class Topology {
   uint64_t SharedSwitches(int m, int n) const;
   void NextHops(int at, int dst, std::vector<int>* next) const;
   int LinkFrom(int a, int b) const;  // the link a -> b, -1 if none
+  void SwitchNextHops(int at, int dst, std::vector<int>* next) const;  // structural only
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
@@ -186,6 +187,8 @@ class Topology {
   std::vector<int> port_of_nic_;      // per (node, nic): its port on that switch
   std::vector<int> leaves_, spines_;  // switch vertices
   std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
+  const std::vector<int> no_uplinks_;      // no uplinks (one switch, no spines)
+  std::vector<int> down_link_of_nic_;      // per (node, nic): its switch's link to it
   std::vector<int> pattern_of_node_;       // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;

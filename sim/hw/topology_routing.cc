@@ -19,6 +19,13 @@ void Topology::IndexStructure() {
       if (role_[links_[id].dst] == Role::kSpine) uplinks_[index_[leaf]].push_back(id);
     }
   }
+  // A NIC's link to its switch is 2k or 2k + 1, the way back the other one (AddBidirectional).
+  down_link_of_nic_.assign(nic_vertex_.size(), -1);
+  for (size_t k = 0; k < nic_vertex_.size(); ++k) {
+    for (int id : out_links_[nic_vertex_[k]]) {
+      if (links_[id].dst == switch_of_nic_[k]) down_link_of_nic_[k] = id ^ 1;
+    }
+  }
   const int nodes = gpus_ / gpus_per_node_;
   std::map<std::vector<int>, int> patterns;
   pattern_of_node_.assign(nodes, 0);
@@ -203,39 +210,57 @@ void Topology::TorusRoute(int src, int dst, std::vector<int>* path) const {
 // The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
 void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
   next->clear();
-  if (structural_ && role_[at] == Role::kSwitch && !spines_.empty()) {
-    const int nd = dst / gpus_per_node_;
-    bool attached = false;
-    for (int j = 0; j < nics_ && !attached; ++j) attached = SwitchOf(nd, j) == at;
-    if (!attached) {  // up to any spine: all are one hop closer, nothing else is
-      next->assign(uplinks_[index_[at]].begin(), uplinks_[index_[at]].end());
-      return;
-    }
+  if (structural_ && role_[at] == Role::kSwitch) {
+    SwitchNextHops(at, dst, next);
+    return;
   }
   const int d = Hops(at, dst);
   if (structural_ && role_[at] == Role::kSpine) {
     // Down to one of dst's node's switches only: any other is farther (a spine's links
     // go to leaf k in leaf order).
+    const int g = gpus_per_node_, nd = dst / g;
+    const Local& to = locals_[pattern_of_node_[nd]];
     for (int i = 0; i < nics_; ++i) {
-      const int sw = SwitchOf(dst / gpus_per_node_, i);
+      const int sw = SwitchOf(nd, i);
       const int id = out_links_[at][index_[sw]];
       assert(links_[id].dst == sw);
-      if (Hops(sw, dst) == d - 1 && std::find(next->begin(), next->end(), id) == next->end()) {
+      // Hops(sw, dst), as StructuralHops finds it (a switch of dst's node).
+      const int hops = to.At(g + 1 + nics_ + to.ordinal[i], dst % g);
+      if (hops != 255 && hops == d - 1 &&
+          std::find(next->begin(), next->end(), id) == next->end()) {
         next->push_back(id);
       }
     }
     std::sort(next->begin(), next->end());
     return;
   }
-  // From a switch, another node's NIC is never closer (it leads back to a switch): skip
-  // it without counting its hops.
-  const bool skip_nics = structural_ && role_[at] == Role::kSwitch;
   for (int id : out_links_[at]) {
     const Link& l = links_[id];
-    if (skip_nics && role_[l.dst] == Role::kNic && node_of_[l.dst] != dst / gpus_per_node_) {
-      continue;
-    }
     if (!l.failed && Hops(l.dst, dst) == d - 1) next->push_back(id);
+  }
+}
+
+// A switch's links are its NICs' in port order, then its uplinks in spine order
+// (BuildInterNode). Not attached to dst's node: up to any spine, all one hop closer. Else
+// down to dst's node's NICs on it (another node's NIC leads back to a switch) or up to
+// the spines, which are all alike to a node (one Hops for all).
+void Topology::SwitchNextHops(int at, int dst, std::vector<int>* next) const {
+  const int nd = dst / gpus_per_node_;
+  bool attached = false;
+  for (int j = 0; j < nics_ && !attached; ++j) attached = SwitchOf(nd, j) == at;
+  const std::vector<int>& up = spines_.empty() ? no_uplinks_ : uplinks_[index_[at]];
+  if (!attached) {
+    next->assign(up.begin(), up.end());
+    return;
+  }
+  const int d = Hops(at, dst);
+  for (int j = 0; j < nics_; ++j) {
+    if (SwitchOf(nd, j) != at) continue;
+    const int id = down_link_of_nic_[nd * nics_ + j];
+    if (Hops(links_[id].dst, dst) == d - 1) next->push_back(id);
+  }
+  if (!up.empty() && Hops(links_[up.front()].dst, dst) == d - 1) {
+    next->insert(next->end(), up.begin(), up.end());
   }
 }
 

@@ -228,11 +228,17 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
 
 void FlowCollectiveNetwork::BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors,
                                              double bytes, MirrorPlans* out) {
-  for (const auto& m : mirrors) {
+  for (size_t m = 0; m < mirrors.size(); ++m) {
     double launch_s = 0;  // mirrors run in step with the replayed group's phases
-    const std::vector<Phase> phases = PhasesOf(op, m, bytes, &launch_s);
+    const std::vector<Phase> phases = PhasesOf(op, mirrors[m], bytes, &launch_s);
     if (out->phases.size() < phases.size()) out->phases.resize(phases.size());
     for (size_t i = 0; i < phases.size(); ++i) RoutePhase(phases[i], &out->links, &out->phases[i]);
+    // Mirrors are translates of one group: room for the others as the first one needed.
+    if (m == 0) {
+      for (std::vector<Coflow>& coflows : out->phases)
+        coflows.reserve(coflows.size() * mirrors.size());
+      out->links.reserve(out->links.size() * mirrors.size());
+    }
   }
 }
 

@@ -148,7 +148,10 @@ void FlowNetwork::FillRates() {
     unfrozen_[l] = static_cast<int>(links_[l].flows.size());
   }
   for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
-  // The first entries sorted at once, the renewed ones in a heap: the next is the smaller.
+  // The first entries sorted a part at a time (Before is a total order: nth_element
+  // splits exactly), the renewed ones in a heap: the next is the smaller. Once every flow
+  // is frozen the entries left would all be skipped: the filling stops there, and the
+  // parts never reached are never sorted.
   sorted_.clear();
   heap_.clear();
   for (int l : comp_links_) {
@@ -156,12 +159,20 @@ void FlowNetwork::FillRates() {
     heap_key_[l] = residual_[l] / unfrozen_[l];
     sorted_.push_back({heap_key_[l], l});
   }
-  std::sort(sorted_.begin(), sorted_.end(), Before());
-  size_t next_sorted = 0;
-  while (next_sorted < sorted_.size() || !heap_.empty()) {
+  // Each entry that is not skipped freezes a flow: the first part is sized by the flows,
+  // the next ones are quarters.
+  const size_t flows = comp_flows_.size();
+  size_t frozen = 0, next_sorted = 0, sorted_end = 0;
+  size_t chunk = std::max<size_t>(256, 16 * flows);
+  while (frozen < flows) {
+    if (next_sorted == sorted_end && sorted_end < sorted_.size()) {
+      sorted_end = SortNext(sorted_end, chunk);
+      chunk = std::max<size_t>(256, sorted_.size() / 4);
+    }
+    if (next_sorted == sorted_end && heap_.empty()) break;
     ShareEntry top;
     if (!heap_.empty() &&
-        (next_sorted == sorted_.size() || Before()(heap_.front(), sorted_[next_sorted]))) {
+        (next_sorted == sorted_end || Before()(heap_.front(), sorted_[next_sorted]))) {
       std::pop_heap(heap_.begin(), heap_.end(), After());
       top = heap_.back();
       heap_.pop_back();
@@ -178,6 +189,7 @@ void FlowNetwork::FillRates() {
     for (int f : links_[l].flows) {
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
+      ++frozen;
       flows_[f].rate = top.share;
       for (int m : flows_[f].route) {
         residual_[m] = std::max(0.0, residual_[m] - top.share);
@@ -188,6 +200,19 @@ void FlowNetwork::FillRates() {
       }
     }
   }
+  // Entries never reached leave their links' heap keys behind: nothing reads them before
+  // the next filling sets them again.
+}
+
+// Sorts the smallest `count` entries of sorted_[from, end) into place; returns the end of
+// the sorted run.
+size_t FlowNetwork::SortNext(size_t from, size_t count) {
+  const auto first = sorted_.begin() + static_cast<std::ptrdiff_t>(from);
+  const size_t end = std::min(sorted_.size(), from + count);
+  const auto last = sorted_.begin() + static_cast<std::ptrdiff_t>(end);
+  if (last != sorted_.end()) std::nth_element(first, last, sorted_.end(), Before());
+  std::sort(first, last, Before());
+  return end;
 }
 
 void FlowNetwork::PushShare(double share, int link) {

@@ -101,6 +101,7 @@ class FlowNetwork {
   void CollectComponent();
   void FillRates();
   void PushShare(double share, int link);  // a heap entry for the link
+  size_t SortNext(size_t from, size_t count);
   void ScheduleCompletion(Simulator& sim);
   void OnCompletion(Simulator& sim);
   SimTime FinishTime(const Flow& f) const;

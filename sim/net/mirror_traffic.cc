@@ -79,16 +79,22 @@ void NearMirrors::Update(const Plans& mirrors, Split* split) {
   do {
     split->near_count = near_count_;
     for (Phase& p : split->phases) {
-      auto counted =
-          std::stable_partition(p.counted.begin(), p.counted.end(), [this, split](const Coflow* f) {
-            return !(split->remembered ? CrossesNear(*f) : ScanNear(*f));
-          });
-      for (auto it = counted; it != p.counted.end(); ++it) {
-        AddCounted(**it, p.runs, p.busy_s);
-        MarkNear(**it);
-        p.simulated.push_back(*it);
+      // A stable partition (every coflow tested before any link is marked), in place.
+      moved_.clear();
+      size_t kept = 0;
+      for (const Coflow* f : p.counted) {
+        if (split->remembered ? CrossesNear(*f) : ScanNear(*f)) {
+          moved_.push_back(f);
+        } else {
+          p.counted[kept++] = f;
+        }
       }
-      p.counted.erase(counted, p.counted.end());
+      p.counted.resize(kept);
+      for (const Coflow* f : moved_) {
+        AddCounted(*f, p.runs, p.busy_s);
+        MarkNear(*f);
+        p.simulated.push_back(f);
+      }
     }
   } while (split->near_count != near_count_);
 }

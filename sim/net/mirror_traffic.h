@@ -95,6 +95,7 @@ class NearMirrors {
   size_t near_count_ = 0;
   std::vector<double> counted_bytes_, counted_busy_s_;  // added so far, per directed link
   std::vector<const Split*> splits_;                    // in order of creation
+  std::vector<const Coflow*> moved_;                    // Update's, reused
 };
 
 }  // namespace meshsim

@@ -21,29 +21,52 @@ void SetDotted(Json& j, const std::string& name, const T& value) {
   (*node)[name.substr(start)] = value;
 }
 
+// An object with room for `keys` members, filled in order by Put (ordered_json's
+// operator[] searches the keys and grows the storage one member at a time: a summary of
+// 100,000 devices makes 100,000 of each object).
+Json Object(size_t keys) {
+  Json j = Json::object();
+  j.get_ref<Json::object_t&>().reserve(keys);
+  return j;
+}
+
+// Appends a member. Precondition: `key` is not in `j` yet.
+template <typename T>
+void Put(Json& j, std::string_view key, T&& value) {
+  j.get_ref<Json::object_t&>().emplace_back(std::string(key), Json(std::forward<T>(value)));
+}
+
 Json MemoryJson(const MemoryGib& m) {
-  return {{"weights", m.weights},
-          {"gradients", m.gradients},
-          {"optimizer", m.optimizer},
-          {"activations", m.activations},
-          {"buffers", m.buffers}};
+  Json j = Object(5);
+  Put(j, "weights", m.weights);
+  Put(j, "gradients", m.gradients);
+  Put(j, "optimizer", m.optimizer);
+  Put(j, "activations", m.activations);
+  Put(j, "buffers", m.buffers);
+  return j;
 }
 
 Json DeviceJson(const DeviceSummary& d) {
-  Json j;
-  j["rank"] = d.rank;
-  j["node"] = d.node;
+  Json j = Object(8);
+  Put(j, "rank", d.rank);
+  Put(j, "node", d.node);
   const Coords& c = d.coords;
-  j["coords"] = {{"tp", c.tp}, {"pp", c.pp}, {"dp", c.dp}, {"cp", c.cp}, {"ep", c.ep}};
-  j["peak_memory_gib"] = d.peak_memory_gib;
-  j["memory_breakdown_gib"] = MemoryJson(d.memory_breakdown_gib);
-  j["compute_busy_fraction"] = d.compute_busy_fraction;
-  j["comm_busy_fraction"] = d.comm_busy_fraction;
-  Json sent;
+  Json coords = Object(5);
+  Put(coords, "tp", c.tp);
+  Put(coords, "pp", c.pp);
+  Put(coords, "dp", c.dp);
+  Put(coords, "cp", c.cp);
+  Put(coords, "ep", c.ep);
+  Put(j, "coords", std::move(coords));
+  Put(j, "peak_memory_gib", d.peak_memory_gib);
+  Put(j, "memory_breakdown_gib", MemoryJson(d.memory_breakdown_gib));
+  Put(j, "compute_busy_fraction", d.compute_busy_fraction);
+  Put(j, "comm_busy_fraction", d.comm_busy_fraction);
+  Json sent = Object(kCommClassCount);
   for (int k = 0; k < kCommClassCount; ++k) {
-    sent[std::string(CommClassName(static_cast<CommClass>(k)))] = d.sent_bytes[k];
+    Put(sent, CommClassName(static_cast<CommClass>(k)), d.sent_bytes[k]);
   }
-  j["sent_bytes"] = std::move(sent);
+  Put(j, "sent_bytes", std::move(sent));
   return j;
 }
 
@@ -114,6 +137,7 @@ Json SummaryJson(const StepSummary& s) {
   VisitScalarFields(s, set);
   if (!s.devices.empty()) {
     Json devices = Json::array();
+    devices.get_ref<Json::array_t&>().reserve(s.devices.size());
     for (const DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d));
     j["devices"] = std::move(devices);
   }

@@ -3,6 +3,8 @@
 // figures their efficiencies were fitted to), and what-ifs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -123,6 +125,85 @@ TEST(FlowNetwork, HeldFlowsSettleInReleaseWithTheSameRates) {
   EXPECT_NEAR(held_ends[0].seconds(), 2.0, 1e-9);
   EXPECT_NEAR(held_ends[1].seconds(), 1.0, 1e-9);
   EXPECT_NEAR(held_ends[2].seconds(), 1.5, 1e-9);
+}
+
+// Max-min rates the textbook way: every unfrozen flow rises at one level until a link
+// is full ((capacity - frozen load) / unfrozen crossings is the smallest); its flows
+// freeze there. A flow crossing a link k times takes k times its rate on it.
+std::vector<double> WaterFill(const std::vector<std::vector<int>>& routes,
+                              const std::vector<double>& capacity) {
+  const size_t n = routes.size();
+  std::vector<double> rate(n, 0), load(capacity.size(), 0);
+  std::vector<bool> frozen(n, false);
+  for (size_t left = n; left > 0;) {
+    std::vector<int> crossings(capacity.size(), 0);
+    for (size_t f = 0; f < n; ++f) {
+      for (int l : routes[f]) crossings[l] += frozen[f] ? 0 : 1;
+    }
+    double level = std::numeric_limits<double>::infinity();
+    int tight = -1;
+    for (size_t l = 0; l < capacity.size(); ++l) {
+      if (crossings[l] == 0) continue;
+      const double share = (capacity[l] - load[l]) / crossings[l];
+      if (share < level) level = share, tight = static_cast<int>(l);
+    }
+    for (size_t f = 0; f < n; ++f) {
+      const auto& r = routes[f];
+      if (frozen[f] || std::find(r.begin(), r.end(), tight) == r.end()) continue;
+      frozen[f] = true;
+      rate[f] = level;
+      --left;
+      for (int l : r) load[l] += level;
+    }
+  }
+  return rate;
+}
+
+// A component far larger than its flows (a few long coflows over hundreds of links, and
+// short flows), as the filling sorts it a part at a time and stops once every flow
+// is frozen: each link's total rate is the water-filling's.
+TEST(FlowNetwork, LargeComponentMatchesWaterFilling) {
+  ClusterSpec c = testing::OneNode(8);
+  c.nodes = 16;
+  c.inter_node.nics_per_node = 8;
+  c.inter_node.switch_ports = 8;
+  c.inter_node.oversubscription = 2.0;
+  auto topo = Topology::Build(c).value();
+  uint64_t seed = 12345;
+  auto next_gpu = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<int>((seed >> 33) % c.TotalGpus());
+  };
+  std::vector<std::vector<int>> routes;
+  for (int f = 0; f < 16; ++f) {
+    std::vector<int>& route = routes.emplace_back();
+    const int legs = f < 10 ? 30 : 1;  // 10 coflows of 30 transfers each
+    for (int k = 0; k < legs; ++k) {
+      const int src = next_gpu(), dst = next_gpu();
+      if (src == dst) continue;
+      const std::vector<int>& leg = topo->Route(src, dst, static_cast<uint64_t>(k));
+      route.insert(route.end(), leg.begin(), leg.end());
+    }
+    if (route.empty()) routes.pop_back();
+  }
+  std::vector<double> capacity;
+  for (const Link& l : topo->links()) capacity.push_back(l.bytes_per_s);
+  FlowNetwork net(topo, std::vector<double>(kLinkClassCount, 1.0));
+  Simulator sim;
+  net.Hold();
+  for (const auto& r : routes) net.StartFlowOnRoute(sim, &r, 1e12, nullptr);
+  net.Release(sim);
+  const std::vector<double> rate = WaterFill(routes, capacity);
+  std::set<int> used;
+  for (const auto& r : routes) used.insert(r.begin(), r.end());
+  ASSERT_GT(used.size(), 256u);  // more than the first part FillRates sorts
+  for (int l : used) {
+    double expected = 0;
+    for (size_t f = 0; f < routes.size(); ++f) {
+      expected += rate[f] * std::count(routes[f].begin(), routes[f].end(), l);
+    }
+    EXPECT_NEAR(net.LinkRate(l), expected, 1e-9 * capacity[l]) << topo->LinkName(l);
+  }
 }
 
 TEST(FlowNetwork, AllReducesSharingNicsSlowEachOther) {
