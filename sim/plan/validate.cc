@@ -165,6 +165,10 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
                   "expected delayed | current | blockwise on the GPU " + cluster.gpu.kind +
                       " (mxfp8 needs a Blackwell GPU: gpu.architecture blackwell), found mxfp8");
   }
+  if (training.cross_entropy_impl == CrossEntropyImpl::kTe && !training.cross_entropy_fusion) {
+    return BadKey("training.cross_entropy_fusion_impl",
+                  "te is a fused cross entropy: it needs training.cross_entropy_fusion true");
+  }
   if (p.framework_options.fused_grouped_mlp &&
       !(training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8)) {
     return BadKey("plan.framework_options.fused_grouped_mlp",
