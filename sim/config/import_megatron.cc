@@ -242,6 +242,9 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "\n";
   if (t.flash_attention) o << "  flash_attention: true\n";
   if (!t.cross_entropy_fusion) o << "  cross_entropy_fusion: false\n";
+  if (t.cross_entropy_fusion && t.cross_entropy_impl == CrossEntropyImpl::kTe) {
+    o << "  cross_entropy_fusion_impl: te\n";
+  }
   if (t.fp8_param_gather && t.dtype == Dtype::kFp8) o << "  fp8_param_gather: true\n";
   if (t.moments_dtype == MomentsDtype::kBf16) o << "  moments_dtype: bf16\n";
   o << CudaGraphsYaml(t.cuda_graphs);

@@ -118,6 +118,7 @@ const std::vector<FlagInfo> kTable = {
     {"--grad-reduce-in-bf16", kSwitch, kMapped, ""},
     {"--use-flash-attn", kSwitch, kMapped, ""},
     {"--cross-entropy-loss-fusion", kSwitch, kMapped, ""},
+    {"--cross-entropy-fusion-impl", kOne, kMapped, ""},
     {"--attention-backend", kOne, kMapped, ""},
     {"--transformer-impl", kOne, kMapped, ""},
     {"--cuda-graph-impl", kOne, kMapped, ""},
@@ -298,7 +299,6 @@ const std::vector<FlagInfo> kTable = {
 
     {"--no-persist-layer-norm", kSwitch, kNoEffect, ""},
     {"--no-gradient-reduce-div-fusion", kSwitch, kNoEffect, ""},
-    {"--cross-entropy-fusion-impl", kOne, kNoEffect, ""},
     {"--fp16-lm-cross-entropy", kSwitch, kNoEffect, ""},
     {"--calculate-per-token-loss", kSwitch, kNoEffect, ""},
     {"--use-legacy-models", kSwitch, kNoEffect, ""},

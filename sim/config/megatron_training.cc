@@ -18,6 +18,10 @@ void DecodeAttention(const Args& a, MegatronImport* out) {
   t.flash_attention = a.Flag("--use-flash-attn");
   // The loss: fused only with --cross-entropy-loss-fusion (Megatron-LM's default is unfused).
   t.cross_entropy_fusion = a.Flag("--cross-entropy-loss-fusion");
+  // Which fused kernel: Megatron-Core's own (native, its default) or Transformer Engine's.
+  if (a.Choice("--cross-entropy-fusion-impl", {"native", "te"}, "native") == "te") {
+    t.cross_entropy_impl = CrossEntropyImpl::kTe;
+  }
   if (a.Has("--attention-backend")) {
     const std::string backend =
         a.Choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"}, "");

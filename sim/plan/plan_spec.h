@@ -111,6 +111,15 @@ struct CudaGraphScope {
   bool Any() const { return attn || mlp || moe_router || moe_preprocess || full_iteration; }
 };
 
+// Which fused cross entropy runs the loss (Megatron-Core --cross-entropy-fusion-impl, read
+// only with TrainingSpec::cross_entropy_fusion; StepBuilder::LogitsWork counts its bytes):
+//  - kNative: Megatron-Core's fused vocab-parallel cross entropy over fp32 logits (the
+//    default of Megatron-Core's flag);
+//  - kTe: Transformer Engine's Triton kernel (transformer_engine/pytorch/triton/
+//    cross_entropy.py, an online softmax), which reads the bf16 logits twice and writes the
+//    gradient over them; Megatron-Bridge's recipes set it.
+enum class CrossEntropyImpl : uint8_t { kNative, kTe };
+
 struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
@@ -120,6 +129,7 @@ struct TrainingSpec {
   // Megatron-Bridge's cross_entropy_loss_fusion); false: Megatron-Core's unfused
   // vocab-parallel cross entropy, Megatron-LM's default (StepBuilder::LogitsWork).
   bool cross_entropy_fusion = true;
+  CrossEntropyImpl cross_entropy_impl = CrossEntropyImpl::kNative;
   // Read only when dtype is kFp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // FP8 primary weights (Megatron-Core --fp8-param-gather, TE's fp8_model_init): the model

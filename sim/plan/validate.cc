@@ -170,6 +170,10 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
                   "FP8 primary weights (training.fp8_param_gather) are cast from the fp32 master "
                   "weights: expected true with fp8_param_gather, found false");
   }
+  if (training.cross_entropy_impl == CrossEntropyImpl::kTe && !training.cross_entropy_fusion) {
+    return BadKey("training.cross_entropy_fusion_impl",
+                  "te is a fused cross entropy: it needs training.cross_entropy_fusion true");
+  }
   if (p.framework_options.fused_grouped_mlp &&
       !(training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8)) {
     return BadKey("plan.framework_options.fused_grouped_mlp",

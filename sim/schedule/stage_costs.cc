@@ -27,7 +27,12 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
 }  // namespace
 
 StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
-    : m_(m), p_(p), split_(p, m), shape_(ShapeOf(m, p, t)) {
+    : m_(m),
+      p_(p),
+      split_(p, m),
+      shape_(ShapeOf(m, p, t)),
+      logit_bytes_(t.cross_entropy_fusion && t.cross_entropy_impl == CrossEntropyImpl::kTe ? 2.0
+                                                                                           : 4.0) {
   dense_layer_ = TransformerLayerCost(m, shape_);
   windowed_shape_ = shape_;
   windowed_shape_.window = m.sliding_window;
@@ -88,9 +93,11 @@ bool StageCosts::HoldsOutput(int stage) const {
   return stage == p_.pp - 1 && !(m_.tied_embeddings && p_.pp == 1);
 }
 
-double StageCosts::LogitBytes() const {
-  return 4.0 * shape_.seq * shape_.micro_batch * static_cast<double>(m_.vocab) / p_.tp;
+double StageCosts::Logits() const {
+  return shape_.seq * shape_.micro_batch * static_cast<double>(m_.vocab) / p_.tp;
 }
+
+double StageCosts::LogitBytes() const { return logit_bytes_ * Logits(); }
 
 double StageCosts::ExpertLoad(int ep_coord) const {
   if (p_.moe_skew == 1.0) return 1.0;

@@ -55,7 +55,11 @@ class StageCosts {
   double EmbeddingParams() const { return embedding_params_; }
   bool HoldsEmbedding(int stage) const { return stage == 0; }
   bool HoldsOutput(int stage) const;
-  // fp32 logits of one micro-batch's local vocabulary shard, kept for the loss' backward.
+  // Logits of one micro-batch's local vocabulary shard (seq x micro_batch x vocab / tp).
+  double Logits() const;
+  // What the loss keeps of them for its backward: fp32 logits (4 bytes each), or with
+  // Transformer Engine's cross entropy (TrainingSpec::cross_entropy_impl kTe) the bf16
+  // logits it overwrote with their gradient (2 bytes each).
   double LogitBytes() const;
   // Routed tokens the experts of a rank at expert-parallel coordinate `ep_coord` receive,
   // over the average: under plan.moe_skew the busiest expert sits on coordinate 0 and gets
@@ -74,6 +78,7 @@ class StageCosts {
   BlockCost mamba_;
   std::vector<LocalParams> layer_params_;
   double embedding_params_ = 0;
+  const double logit_bytes_;  // per logit: LogitBytes()
 };
 
 }  // namespace meshsim

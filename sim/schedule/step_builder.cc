@@ -246,15 +246,25 @@ double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 // forward as separate in-place passes: the cast (2 read, 4 written), the max (4 read), the
 // subtraction of the max (4 read, 4 written), exp (4 read, 4 written), the sum (4 read)
 // and the division by it (4 read, 4 written): 38 bytes per logit; backward as fused.
+// Transformer Engine's cross entropy (training.cross_entropy_fusion_impl te, Megatron-Core
+// --cross-entropy-fusion-impl te; transformer_engine/pytorch/triton/cross_entropy.py and
+// common/triton/cross_entropy.py @ NVIDIA/TransformerEngine e6d97ffc, 2026-03, as in the
+// 25.11-26.06 containers) reads the bf16 logits twice, an online max and sum, then the
+// softmax written over them in place as the gradient: 6 bytes per logit; backward scales
+// that bf16 gradient by the per-token loss gradient in place (element_mul_kernel: 2 read,
+// 2 written): 4, with no cast (TE 2026-07-09, 01bbe3ee, later writes an fp32 gradient).
 KernelWork StepBuilder::LogitsWork(bool backward) const {
   constexpr double kFusedForwardBytesPerLogit = 26, kUnfusedForwardBytesPerLogit = 38;
   constexpr double kBackwardBytesPerLogit = 14;
-  const double logits = LogitActBytes() / 4;
+  constexpr double kTeForwardBytesPerLogit = 6, kTeBackwardBytesPerLogit = 4;
+  const bool te = t_.cross_entropy_fusion && t_.cross_entropy_impl == CrossEntropyImpl::kTe;
+  const double logits = stages_.Logits();
   const double flops = LogitFlops(m_, shape_) * (backward ? 2 : 1);
-  const double forward_bytes =
+  double bytes =
       t_.cross_entropy_fusion ? kFusedForwardBytesPerLogit : kUnfusedForwardBytesPerLogit;
-  return KernelWork{flops, logits * (backward ? kBackwardBytesPerLogit : forward_bytes), 1,
-                    backward ? logits_bwd_id_ : logits_fwd_id_};
+  if (backward) bytes = kBackwardBytesPerLogit;
+  if (te) bytes = backward ? kTeBackwardBytesPerLogit : kTeForwardBytesPerLogit;
+  return KernelWork{flops, logits * bytes, 1, backward ? logits_bwd_id_ : logits_fwd_id_};
 }
 
 void StepBuilder::Forward(RankState& st, int chunk, int mb) {

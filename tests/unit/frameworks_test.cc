@@ -11,6 +11,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/report/step_summary.h"
 #include "sim/schedule/dp_policy.h"
+#include "sim/schedule/stage_costs.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -220,6 +221,46 @@ TEST(Frameworks, TheUnfusedLossMovesTwelveMoreBytesPerLogitForward) {
   ASSERT_EQ(bwd.size(), 1u);
   EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 1'245'184'000);
   EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 458'752'000);
+}
+
+// Transformer Engine's cross entropy (training.cross_entropy_fusion_impl te, Megatron-Bridge's
+// recipes) reads the bf16 logits twice and writes their gradient over them: forward 6 bytes
+// per logit = 196,608,000, backward (the in-place scaling) 4 = 131,072,000; the loss keeps
+// the bf16 logits (2 bytes each) for backward instead of fp32 ones (4).
+TEST(Frameworks, TransformerEnginesLossOverwritesTheBf16LogitsWithTheirGradient) {
+  Experiment e = Dp8(Framework::kMegatron, 1);
+  e.training.cross_entropy_impl = CrossEntropyImpl::kTe;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
+  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
+  ASSERT_EQ(fwd.size(), 1u);
+  ASSERT_EQ(bwd.size(), 1u);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 196'608'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 131'072'000);
+  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).flops, 67'108'864'000);
+  EXPECT_EQ(StageCosts(e.model, e.plan, e.training).LogitBytes(), 2.0 * 32'768'000);
+  const Experiment native = Dp8(Framework::kMegatron, 1);
+  EXPECT_EQ(StageCosts(native.model, native.plan, native.training).LogitBytes(), 4.0 * 32'768'000);
+  // Unfused, the implementation is not read: the fp32 passes of Megatron-Core's loss.
+  e.training.cross_entropy_fusion = false;
+  EXPECT_EQ(StageCosts(e.model, e.plan, e.training).LogitBytes(), 4.0 * 32'768'000);
+}
+
+TEST(Frameworks, TransformerEnginesLossNeedsTheFusedLoss) {
+  const std::string text =
+      "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
+      "cluster_overrides: {nodes: 1}\nplan: {tp: 8, global_batch: 8}\n"
+      "training: {cross_entropy_fusion: false, cross_entropy_fusion_impl: te}\n";
+  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/test.yaml";
+  Result<Experiment> e = LoadExperimentText(text, path, {});
+  ASSERT_FALSE(e.ok());
+  const std::string message = e.error().ToString();
+  EXPECT_NE(message.find("training.cross_entropy_fusion_impl"), std::string::npos) << message;
+  std::string fused = text;
+  fused.replace(fused.find("false"), 5, "true");
+  Result<Experiment> ok = LoadExperimentText(fused, path, {});
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(ok.value().training.cross_entropy_impl, CrossEntropyImpl::kTe);
 }
 
 TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {

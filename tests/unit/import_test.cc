@@ -828,6 +828,14 @@ TEST(MegatronFlags, CrossEntropyLossFusionIsOptIn) {
   EXPECT_TRUE(run.not_modelled.empty());
   EXPECT_EQ(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("cross_entropy_fusion"),
             std::string::npos);
+  EXPECT_EQ(run.training.cross_entropy_impl, CrossEntropyImpl::kNative);
+  // --cross-entropy-fusion-impl te: Transformer Engine's kernel.
+  run = Import(std::string(kSmall) + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te");
+  EXPECT_EQ(run.training.cross_entropy_impl, CrossEntropyImpl::kTe);
+  EXPECT_TRUE(run.unknown.empty());
+  EXPECT_NE(
+      MegatronExperimentYaml(run, "x", "c.yaml", 1, 0).find("\n  cross_entropy_fusion_impl: te\n"),
+      std::string::npos);
 }
 
 TEST(MegatronFlags, AttentionBackend) {
