@@ -40,7 +40,7 @@ struct FrameworkOptions {
   // Bridge's moe_a2a_overlap; default False): the forward and backward steps of two
   // micro-batches run merged, layer by layer, each one's EP all-to-alls under the other's
   // compute (sim/schedule/ep_overlap.cc). Needs ep > 1, no full recomputation, and with
-  // pipelining the interleaved schedule.
+  // pipelining the interleaved schedule with overlapped sends and receives.
   bool overlap_moe_expert_parallel_comm = false;
 
   // --- deepspeed (zero_optimization section, deepspeed/runtime/zero/config.py) ---

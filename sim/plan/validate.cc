@@ -154,7 +154,7 @@ Status CheckOffload(const PlanSpec& p, const ModelSpec& m) {
 
 // Megatron-Core's checks of overlap_moe_expert_parallel_comm (transformer_config.py @
 // NVIDIA/Megatron-LM d98e8a6): expert parallelism, no full recomputation, and with
-// pipelining the interleaved schedule.
+// pipelining the interleaved schedule (with overlapped sends and receives).
 Status CheckEpOverlap(const PlanSpec& p) {
   const std::string key = "plan.framework_options.overlap_moe_expert_parallel_comm";
   if (p.ep == 1) return BadKey(key, "the EP all-to-all overlap needs plan.ep > 1");
@@ -163,6 +163,11 @@ Status CheckEpOverlap(const PlanSpec& p) {
   }
   if (p.pp > 1 && p.schedule != ScheduleKind::kInterleaved) {
     return BadKey(key, "the EP all-to-all overlap with pipelining needs plan.schedule interleaved");
+  }
+  // Megatron-LM overlaps the interleaved schedule's sends and receives by default
+  // (--overlap-p2p-communication); meshsim's merged steps assume it.
+  if (p.pp > 1 && !p.overlap_p2p) {
+    return BadKey(key, "the EP all-to-all overlap with pipelining needs plan.overlap_p2p true");
   }
   return Ok{};
 }

@@ -10,6 +10,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/step_summary.h"
+#include "sim/schedule/pipeline_order.h"
 
 namespace meshsim {
 namespace {
@@ -52,20 +53,50 @@ TEST(EpOverlap, OneMicroBatchHasNothingToMerge) {
 }
 
 // With the interleaved pipeline the steady state's forward and backward steps merge; the
-// warm-up and cool-down run as before.
+// warm-up and cool-down run as before. Four nodes, EP 16 over two of them per stage; no host
+// model, so that the all-to-alls, not the launches, are what the overlap hides.
 TEST(EpOverlap, InterleavedPipelineMergesItsSteadyState) {
-  const std::vector<std::string> pipe = {"plan.pp=2",
-                                         "plan.dp=8",
-                                         "plan.ep=8",
+  const std::vector<std::string> pipe = {"cluster.nodes=4",
+                                         "cluster.host.launch_us=0",
+                                         "plan.pp=2",
+                                         "plan.dp=16",
+                                         "plan.ep=16",
                                          "plan.schedule=interleaved",
                                          "plan.virtual_stages=2",
-                                         "plan.global_batch=64"};
+                                         "plan.overlap_p2p=true",
+                                         "plan.global_batch=128"};
   std::vector<std::string> with = pipe;
   with.push_back(kOverlap);
   const StepSummary plain = Step(pipe);
   const StepSummary merged = Step(with);
-  EXPECT_LT(merged.time_breakdown_s.exposed_ep_comm, plain.time_breakdown_s.exposed_ep_comm);
-  EXPECT_LT(merged.step_time_s, plain.step_time_s);
+  EXPECT_LT(merged.time_breakdown_s.exposed_ep_comm, 0.5 * plain.time_breakdown_s.exposed_ep_comm);
+  EXPECT_LT(merged.step_time_s, 0.95 * plain.step_time_s);
+  EXPECT_DOUBLE_EQ(merged.model_flops_per_step, plain.model_flops_per_step);
+}
+
+// The interleaved order with one extra warm-up forward (Megatron-Core's
+// get_pp_rank_microbatches under the overlap): the same steps, one forward moved ahead of
+// the first backward on every stage, so no adjacent forward and backward share a
+// micro-batch and chunk in the steady state.
+TEST(EpOverlap, ExtraWarmupForwardMovesOneForwardAhead) {
+  constexpr int kPp = 4, kV = 2, kMicroBatches = 8;
+  const auto first_backward = [](const std::vector<PipelineStep>& steps) {
+    int i = 0;
+    while (steps[i].forward) ++i;
+    return i;
+  };
+  for (int stage = 0; stage < kPp; ++stage) {
+    const auto plain = StageOrder(ScheduleKind::kInterleaved, kPp, kV, kMicroBatches, stage);
+    const auto extra = StageOrder(ScheduleKind::kInterleaved, kPp, kV, kMicroBatches, stage, 1);
+    ASSERT_EQ(extra.size(), plain.size());
+    EXPECT_EQ(first_backward(extra), first_backward(plain) + 1) << "stage " << stage;
+    for (size_t i = first_backward(extra); i + 1 < extra.size(); ++i) {
+      const PipelineStep& a = extra[i];
+      const PipelineStep& b = extra[i + 1];
+      EXPECT_FALSE(a.forward != b.forward && a.chunk == b.chunk && a.micro_batch == b.micro_batch)
+          << "stage " << stage << " step " << i;
+    }
+  }
 }
 
 TEST(EpOverlap, BadInputNamesTheKey) {
@@ -73,8 +104,13 @@ TEST(EpOverlap, BadInputNamesTheKey) {
   const std::string ep1 = LoadError({kOverlap, "plan.ep=1"});
   EXPECT_NE(ep1.find(key), std::string::npos) << ep1;
   EXPECT_NE(LoadError({kOverlap, "plan.recompute=full"}).find(key), std::string::npos);
-  const std::string one_f_one_b = LoadError({kOverlap, "plan.pp=2", "plan.dp=8", "plan.ep=8"});
+  const std::string one_f_one_b =
+      LoadError({kOverlap, "plan.pp=2", "plan.dp=8", "plan.ep=8", "plan.overlap_p2p=true"});
   EXPECT_NE(one_f_one_b.find(key), std::string::npos) << one_f_one_b;
+  const std::string blocking_p2p =
+      LoadError({kOverlap, "plan.pp=2", "plan.dp=8", "plan.ep=8", "plan.schedule=interleaved",
+                 "plan.virtual_stages=2"});
+  EXPECT_NE(blocking_p2p.find("plan.overlap_p2p"), std::string::npos) << blocking_p2p;
   EXPECT_EQ(LoadError({kOverlap}), "");
 }
 
