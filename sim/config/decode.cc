@@ -73,6 +73,8 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   count("bucket_size", Framework::kMegatron, &o->bucket_size, true);
   flag("overlap_param_gather", Framework::kMegatron, &o->overlap_param_gather);
   flag("fused_grouped_mlp", Framework::kMegatron, &o->fused_grouped_mlp);
+  flag("overlap_moe_expert_parallel_comm", Framework::kMegatron,
+       &o->overlap_moe_expert_parallel_comm);
   count("reduce_bucket_size", Framework::kDeepSpeed, &o->reduce_bucket_size, false);
   count("allgather_bucket_size", Framework::kDeepSpeed, &o->allgather_bucket_size, false);
   count("stage3_prefetch_bucket_size", Framework::kDeepSpeed, &o->stage3_prefetch_bucket_size,

@@ -36,6 +36,12 @@ struct FrameworkOptions {
   // over all local experts, then FC2 in another (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8);
   // false: GroupedLinear's one cuBLAS GEMM per local expert (default False).
   bool fused_grouped_mlp = false;
+  // Megatron-Core --overlap-moe-expert-parallel-comm with --delay-wgrad-compute (Megatron-
+  // Bridge's moe_a2a_overlap; default False): the forward and backward steps of two
+  // micro-batches run merged, layer by layer, each one's EP all-to-alls under the other's
+  // compute (sim/schedule/ep_overlap.cc). Needs ep > 1, no full recomputation, and with
+  // pipelining the interleaved schedule with overlapped sends and receives.
+  bool overlap_moe_expert_parallel_comm = false;
 
   // --- deepspeed (zero_optimization section, deepspeed/runtime/zero/config.py) ---
   double reduce_bucket_size = 5e8;     // elements per gradient reduction

@@ -152,6 +152,26 @@ Status CheckOffload(const PlanSpec& p, const ModelSpec& m) {
   return Ok{};
 }
 
+// Megatron-Core's checks of overlap_moe_expert_parallel_comm (transformer_config.py @
+// NVIDIA/Megatron-LM d98e8a6): expert parallelism, no full recomputation, and with
+// pipelining the interleaved schedule (with overlapped sends and receives).
+Status CheckEpOverlap(const PlanSpec& p) {
+  const std::string key = "plan.framework_options.overlap_moe_expert_parallel_comm";
+  if (p.ep == 1) return BadKey(key, "the EP all-to-all overlap needs plan.ep > 1");
+  if (p.recompute == Recompute::kFull) {
+    return BadKey(key, "the EP all-to-all overlap needs plan.recompute none or selective");
+  }
+  if (p.pp > 1 && p.schedule != ScheduleKind::kInterleaved) {
+    return BadKey(key, "the EP all-to-all overlap with pipelining needs plan.schedule interleaved");
+  }
+  // Megatron-LM overlaps the interleaved schedule's sends and receives by default
+  // (--overlap-p2p-communication); meshsim's merged steps assume it.
+  if (p.pp > 1 && !p.overlap_p2p) {
+    return BadKey(key, "the EP all-to-all overlap with pipelining needs plan.overlap_p2p true");
+  }
+  return Ok{};
+}
+
 // The dtype runs on the GPU; the what-if and tuning knobs are in range.
 Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const ClusterSpec& cluster) {
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
@@ -179,6 +199,9 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
     return BadKey("plan.framework_options.fused_grouped_mlp",
                   "Transformer Engine's fused grouped MLP needs training.dtype fp8 with "
                   "fp8_recipe mxfp8 (a Blackwell GPU)");
+  }
+  if (p.framework_options.overlap_moe_expert_parallel_comm) {
+    if (Status s = CheckEpOverlap(p); !s.ok()) return s;
   }
   if (p.moe_skew < 1) {
     return BadKey("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));

@@ -28,7 +28,11 @@ void HostThread::EndGraph() {
 
 int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe) {
   int casts = 0;
-  for (const GemmShape& g : shapes.gemms) casts += g.fp8 && g.casts_a;
+  for (const GemmShape& g : shapes.gemms) {
+    if (!g.fp8 || !g.casts_a) continue;
+    const bool per_gemm = g.launches_per_batch && recipe != Fp8Recipe::kDelayed;
+    casts += per_gemm ? static_cast<int>(std::ceil(g.batch)) : 1;
+  }
   return casts * static_cast<int>(Fp8CastKernels(recipe));
 }
 

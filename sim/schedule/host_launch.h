@@ -61,7 +61,12 @@ int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
 // Host launches of the FP8 casts before an op's GEMMs under FP8 training: each GEMM that
 // casts its A operand (GemmShape::casts_a) launches the recipe's cast kernels
 // (Fp8CastKernels), which the op's GPU kernel count leaves out (the kernel model times
-// them with the GEMM).
+// them with the GEMM). GroupedLinear's per-expert GEMMs (GemmShape::launches_per_batch)
+// cast each expert's A apart, batch times, except under delayed scaling: TE's
+// split_quantize runs multi_tensor_quantize_impl, which has one fused kernel for all the
+// tensors only for delayed scaling ("Currently only have fused kernel for FP8 delayed
+// scaling", transformer_engine/pytorch/csrc/extensions/cast.cpp) and quantises the
+// tensors one by one otherwise.
 int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe);
 
 }  // namespace meshsim

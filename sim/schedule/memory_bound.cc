@@ -114,7 +114,8 @@ class StageMemory {
       }
     };
     for (const PipelineStep& s :
-         StageOrder(p.schedule, p.pp, p.virtual_stages, p.MicroBatches(), stage)) {
+         StageOrder(p.schedule, p.pp, p.virtual_stages, p.MicroBatches(), stage,
+                    p.framework_options.overlap_moe_expert_parallel_comm ? 1 : 0)) {
       const int vs = split.VirtualStage(s.chunk, stage);
       const int first = split.FirstLayer(vs), end = split.EndLayer(vs);
       const double logits = split.IsLast(vs) ? costs_.LogitBytes() : 0;

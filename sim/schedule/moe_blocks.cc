@@ -67,62 +67,93 @@ OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, int layer, int m
 void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeCost c = MoeFor(st);
   const MoeShapeIds ids = MoeShapesFor(st);
-  if (!recompute)
-    Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
-  const Tag router = recompute ? Tag::kMlpRecompute : Tag::kMoeRouterFwd;
-  const Tag experts = recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd;
-  const CudaGraphScope& graphs = t_.cuda_graphs;
-  BeginGraph(st, graphs.moe_router);
-  const OpId routed = Compute(
-      st, router,
-      KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
-      layer, mb, recompute ? c.router.fwd_flops : 0);
-  EndGraph(st, graphs.moe_router);
-  // The dispatcher copies the token counts per expert to the host and synchronises on them
-  // before it dispatches (DispatchSync).
-  st.host.Sync(prog_, {routed}, layer, mb);
+  MoeRouterForward(st, c, ids, layer, mb, recompute);
   if (p_.ep > 1) {
     EpCollective(st, c, layer, mb);  // dispatch
   }
-  Compute(st, experts,
+  MoeExpertsForward(st, c, ids, layer, mb, recompute);
+  if (p_.ep > 1) {
+    EpCollective(st, c, layer, mb);  // combine
+  }
+  SharedExpertsForward(st, c, ids, layer, mb, recompute);
+}
+
+OpId StepBuilder::MoeRouterForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                   int layer, int mb, bool recompute) {
+  if (!recompute)
+    Memory(st, MemCategory::kActivations, c.router.stored_act_bytes + c.experts.stored_act_bytes);
+  BeginGraph(st, t_.cuda_graphs.moe_router);
+  const OpId routed = Compute(
+      st, recompute ? Tag::kMlpRecompute : Tag::kMoeRouterFwd,
+      KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
+      layer, mb, recompute ? c.router.fwd_flops : 0);
+  EndGraph(st, t_.cuda_graphs.moe_router);
+  // The dispatcher copies the token counts per expert to the host and synchronises on them
+  // before it dispatches (DispatchSync).
+  st.host.Sync(prog_, {routed}, layer, mb);
+  return routed;
+}
+
+void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                    int layer, int mb, bool recompute) {
+  Compute(st, recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
                      c.experts.fwd_kernels, ids.experts.fwd},
           layer, mb, recompute ? c.experts.fwd_flops : 0,
           ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/true));
-  if (p_.ep > 1) {
-    EpCollective(st, c, layer, mb);  // combine
-  }
-  if (m_.shared_experts > 0) {
-    BlockForward(st, c.shared, ids.shared, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
-                 recompute);
-  }
+}
+
+void StepBuilder::SharedExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                       int layer, int mb, bool recompute) {
+  if (m_.shared_experts == 0) return;
+  BlockForward(st, c.shared, ids.shared, recompute ? Tag::kMlpRecompute : Tag::kMlpFwd, layer, mb,
+               recompute);
 }
 
 void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   const MoeCost c = MoeFor(st);
   const MoeShapeIds ids = MoeShapesFor(st);
-  if (m_.shared_experts > 0) {
-    BlockBackward(st, c.shared, ids.shared, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
-    Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
-  }
+  SharedExpertsBackward(st, c, ids, layer, mb);
   if (p_.ep > 1) {
     EpCollective(st, c, layer, mb);  // gradient of combine
   }
+  MoeExpertsDgrad(st, c, ids, layer, mb);
+  std::optional<OpId> back;
+  if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
+    back = EpCollective(st, c, layer, mb, /*blocking=*/false);
+  }
+  MoeExpertsWgrad(st, c, ids, layer, mb);
+  if (back) st.wait.push_back(*back);
+  MoeRouterBackward(st, c, ids, layer, mb);
+}
+
+void StepBuilder::SharedExpertsBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                        int layer, int mb) {
+  if (m_.shared_experts == 0) return;
+  BlockBackward(st, c.shared, ids.shared, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb);
+  Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
+}
+
+// The routed experts' input gradients, with the inverse permutations.
+void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                  int layer, int mb) {
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
                      c.experts.fwd_kernels, ids.experts.dgrad},
           layer, mb, 0,
           ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/false));
-  // with the inverse permutations
-  std::optional<OpId> back;
-  if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
-    back = EpCollective(st, c, layer, mb, /*blocking=*/false);
-  }
+}
+
+void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                  int layer, int mb) {
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
                      ids.experts.wgrad},
           layer, mb, 0, ExpertGemmLaunches());
-  if (back) st.wait.push_back(*back);
+}
+
+void StepBuilder::MoeRouterBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
+                                    int layer, int mb) {
   BeginGraph(st, t_.cuda_graphs.moe_router);
   Compute(st, Tag::kMoeRouterBwd,
           KernelWork{2 * c.router.fwd_flops, 2 * c.router.fwd_bytes, c.router.fwd_kernels,

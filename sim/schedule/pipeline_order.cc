@@ -30,7 +30,8 @@ std::vector<PipelineStep> OneFOneB(int total, int warmup, F forward, B backward)
 
 }  // namespace
 
-std::vector<PipelineStep> StageOrder(ScheduleKind kind, int pp, int v, int m, int stage) {
+std::vector<PipelineStep> StageOrder(ScheduleKind kind, int pp, int v, int m, int stage,
+                                     int extra_warmup) {
   assert(stage >= 0 && stage < pp && m >= 1);
   switch (kind) {
     case ScheduleKind::kGpipe:
@@ -44,7 +45,8 @@ std::vector<PipelineStep> StageOrder(ScheduleKind kind, int pp, int v, int m, in
     case ScheduleKind::kInterleaved: {
       assert(m % pp == 0);
       const int total = m * v;
-      const int warmup = m == pp ? total : std::min((pp - stage - 1) * 2 + (v - 1) * pp, total);
+      const int warmup =
+          m == pp ? total : std::min((pp - stage - 1) * 2 + (v - 1) * pp + extra_warmup, total);
       auto micro_batch = [pp, v](int i) { return (i / (pp * v)) * pp + i % pp; };
       auto fwd = [=](int i) { return PipelineStep{true, (i % (pp * v)) / pp, micro_batch(i)}; };
       auto bwd = [=](int i) {

@@ -19,9 +19,12 @@ struct PipelineStep {
   int micro_batch = 0;  // 0..m-1
 };
 
-// Steps of stage `stage` (0..pp-1) for `micro_batches` micro-batches.
+// Steps of stage `stage` (0..pp-1) for `micro_batches` micro-batches. `extra_warmup`:
+// forwards added to kInterleaved's warm-up (Megatron-Core's EP all-to-all overlap runs
+// one more, so that each merged forward/backward pair is independent:
+// get_pp_rank_microbatches in megatron/core/pipeline_parallel/schedules.py @ d98e8a6).
 // Precondition: for kInterleaved, micro_batches % pp == 0.
 std::vector<PipelineStep> StageOrder(ScheduleKind kind, int pp, int virtual_stages,
-                                     int micro_batches, int stage);
+                                     int micro_batches, int stage, int extra_warmup = 0);
 
 }  // namespace meshsim

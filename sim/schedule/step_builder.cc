@@ -270,58 +270,84 @@ KernelWork StepBuilder::LogitsWork(bool backward) const {
 void StepBuilder::Forward(RankState& st, int chunk, int mb) {
   const int vs = VirtualStage(chunk, st.stage);
   PipelineRecv(st, true, chunk, mb);
-  if (IsFirst(vs)) {
-    AwaitParamBucket(st, -1);
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
-    Compute(st, Tag::kEmbeddingFwd, KernelWork{0, 2 * ActBytes(Sbh())}, -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
-  }
+  ForwardHead(st, vs, mb);
   const StageSplit& split = stages_.split();
   for (int layer = split.FirstLayer(vs); layer < split.EndLayer(vs); ++layer) {
-    const LocalParams& params = stages_.LayerParams(layer);
-    AwaitParamBucket(st, layer);
-    GatherParams(st, params.dense + params.expert, layer, mb, false);
-    if (p_.cpu_offload_layers > 0) OffloadBeforeForward(st, layer);
+    BeginLayerForward(st, layer, mb);
     LayerForward(st, layer, mb, false);
-    ReleaseParams(st, params.dense + params.expert, layer, false);
+    EndLayerForward(st, layer);
   }
-  if (IsLast(vs)) {
-    AwaitParamBucket(st, m_.AllLayers());  // the output layer's slot
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
-    Memory(st, MemCategory::kActivations, LogitActBytes());
-    Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
-    MtpForward(st, mb);
-  }
+  ForwardTail(st, vs, mb);
   PipelineSend(st, true, chunk, mb);
+}
+
+// The embedding, on the first virtual stage.
+void StepBuilder::ForwardHead(RankState& st, int vs, int mb) {
+  if (!IsFirst(vs)) return;
+  AwaitParamBucket(st, -1);
+  GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
+  Compute(st, Tag::kEmbeddingFwd, KernelWork{0, 2 * ActBytes(Sbh())}, -1, mb);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
+}
+
+// The output layer, the loss and the MTP modules, on the last virtual stage.
+void StepBuilder::ForwardTail(RankState& st, int vs, int mb) {
+  if (!IsLast(vs)) return;
+  AwaitParamBucket(st, m_.AllLayers());  // the output layer's slot
+  GatherParams(st, EmbeddingParamsLocal(), -1, mb, false);
+  Memory(st, MemCategory::kActivations, LogitActBytes());
+  Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
+  MtpForward(st, mb);
+}
+
+// Before and after one layer's forward: its parameters' bucket and gather, offloading.
+void StepBuilder::BeginLayerForward(RankState& st, int layer, int mb) {
+  const LocalParams& params = stages_.LayerParams(layer);
+  AwaitParamBucket(st, layer);
+  GatherParams(st, params.dense + params.expert, layer, mb, false);
+  if (p_.cpu_offload_layers > 0) OffloadBeforeForward(st, layer);
+}
+
+void StepBuilder::EndLayerForward(RankState& st, int layer) {
+  const LocalParams& params = stages_.LayerParams(layer);
+  ReleaseParams(st, params.dense + params.expert, layer, false);
 }
 
 void StepBuilder::Backward(RankState& st, int chunk, int mb) {
   const int vs = VirtualStage(chunk, st.stage);
-  const bool last_mb = mb == micro_batches_ - 1;
   PipelineRecv(st, false, chunk, mb);
-  if (IsLast(vs)) {
-    MtpBackward(st, mb);
-    const KernelWork w = LogitsWork(/*backward=*/true);
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
-    Compute(st, Tag::kLogitsBwd, w, -1, mb);
-    Memory(st, MemCategory::kActivations, -LogitActBytes());
-    ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
-    if (stages_.HoldsOutput(st.stage)) ReduceGradients(st, EmbeddingParamsLocal(), last_mb, false);
-  }
+  BackwardHead(st, vs, mb);
   const StageSplit& split = stages_.split();
   for (int layer = split.EndLayer(vs) - 1; layer >= split.FirstLayer(vs); --layer) {
     const bool flush = layer == split.FirstLayer(vs) && !IsFirst(vs);
-    if (p_.cpu_offload_layers > 0) ReloadBeforeBackward(st, layer);
     LayerBackward(st, layer, mb, flush);
   }
-  if (IsFirst(vs)) {
-    GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
-    Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh())}, -1, mb);
-    ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
-    ReduceGradients(st, EmbeddingParamsLocal(), last_mb, true);
-  }
+  BackwardTail(st, vs, mb);
   PipelineSend(st, false, chunk, mb);
+}
+
+// The MTP modules', the loss's and the output layer's backward, on the last virtual stage.
+void StepBuilder::BackwardHead(RankState& st, int vs, int mb) {
+  if (!IsLast(vs)) return;
+  MtpBackward(st, mb);
+  const KernelWork w = LogitsWork(/*backward=*/true);
+  GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
+  Compute(st, Tag::kLogitsBwd, w, -1, mb);
+  Memory(st, MemCategory::kActivations, -LogitActBytes());
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  if (stages_.HoldsOutput(st.stage)) {
+    ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, false);
+  }
+}
+
+// The embedding's backward and its gradients' reduction, on the first virtual stage.
+void StepBuilder::BackwardTail(RankState& st, int vs, int mb) {
+  if (!IsFirst(vs)) return;
+  GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
+  Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh())}, -1, mb);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, true);
 }
 
 // One layer's blocks by kind (ModelSpec::KindOf): attention or a Mamba-2 mixer, then a
@@ -353,18 +379,8 @@ void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute)
 // One layer's backward (after its full recomputation), then its gradients' reduction;
 // `flush` reduces the open bucket (the chunk's first layer).
 void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
-  const bool moe = m_.IsMoeLayer(layer);
-  const bool last_mb = mb == micro_batches_ - 1;
-  const LocalParams& params = stages_.LayerParams(layer);
-  GatherParams(st, params.dense + params.expert, layer, mb, true);
-  // Recomputed activations are working memory of this layer's backward only.
-  double transient = moe ? MoeTransient(st) : 0;
-  if (m_.HasAttention(layer)) transient += stages_.Attention(layer).transient_act_bytes;
-  if (m_.IsMambaLayer(layer)) transient += stages_.Mamba().transient_act_bytes;
-  if (m_.HasDenseMlp(layer)) transient += layer_.mlp.transient_act_bytes;
-  Memory(st, MemCategory::kBuffers, transient);
-  if (p_.recompute == Recompute::kFull) LayerForward(st, layer, mb, true);
-  if (moe) {
+  const double transient = BeginLayerBackward(st, layer, mb);
+  if (m_.IsMoeLayer(layer)) {
     MoeBackward(st, layer, mb);
   } else if (m_.HasDenseMlp(layer)) {
     BeginGraph(st, t_.cuda_graphs.mlp);
@@ -379,9 +395,31 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
     AttentionBackward(st, layer, mb, {!ParallelBlock(layer), true});
     EndGraph(st, t_.cuda_graphs.attn);
   }
+  EndLayerBackward(st, layer, mb, flush, transient);
+}
+
+// Before one layer's backward: its parameters (ZeRO-3), offloaded activations, working
+// memory and full recomputation. Returns the working memory (recomputed activations).
+double StepBuilder::BeginLayerBackward(RankState& st, int layer, int mb) {
+  if (p_.cpu_offload_layers > 0) ReloadBeforeBackward(st, layer);
+  const LocalParams& params = stages_.LayerParams(layer);
+  GatherParams(st, params.dense + params.expert, layer, mb, true);
+  // Recomputed activations are working memory of this layer's backward only.
+  double transient = m_.IsMoeLayer(layer) ? MoeTransient(st) : 0;
+  if (m_.HasAttention(layer)) transient += stages_.Attention(layer).transient_act_bytes;
+  if (m_.IsMambaLayer(layer)) transient += stages_.Mamba().transient_act_bytes;
+  if (m_.HasDenseMlp(layer)) transient += layer_.mlp.transient_act_bytes;
+  Memory(st, MemCategory::kBuffers, transient);
+  if (p_.recompute == Recompute::kFull) LayerForward(st, layer, mb, true);
+  return transient;
+}
+
+void StepBuilder::EndLayerBackward(RankState& st, int layer, int mb, bool flush, double transient) {
+  const bool last_mb = mb == micro_batches_ - 1;
+  const LocalParams& params = stages_.LayerParams(layer);
   Memory(st, MemCategory::kBuffers, -transient);
   ReleaseParams(st, params.dense + params.expert, layer, true);
-  if (moe) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
+  if (m_.IsMoeLayer(layer)) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
   ReduceGradients(st, params.dense, last_mb, flush);
 }
 
@@ -438,9 +476,15 @@ void StepBuilder::EmitRank(int rank) {
   Memory(st, MemCategory::kGradients, dense.gradients + expert.gradients);
   Memory(st, MemCategory::kOptimizer, dense.optimizer + expert.optimizer);
   GatherParamBuckets(st);
-  for (const PipelineStep& s :
-       StageOrder(p_.schedule, p_.pp, p_.virtual_stages, micro_batches_, st.stage)) {
-    if (s.forward) {
+  const std::vector<PipelineStep> order =
+      StageOrder(p_.schedule, p_.pp, p_.virtual_stages, micro_batches_, st.stage,
+                 p_.framework_options.overlap_moe_expert_parallel_comm ? 1 : 0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const PipelineStep& s = order[i];
+    if (i + 1 < order.size() && MergesWith(s, order[i + 1])) {
+      ForwardBackward(st, s.forward ? s : order[i + 1], s.forward ? order[i + 1] : s);
+      ++i;
+    } else if (s.forward) {
       Forward(st, s.chunk, s.micro_batch);
     } else {
       Backward(st, s.chunk, s.micro_batch);

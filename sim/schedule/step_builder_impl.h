@@ -12,6 +12,7 @@
 #include "sim/plan/plan_spec.h"
 #include "sim/schedule/dp_policy.h"
 #include "sim/schedule/host_launch.h"
+#include "sim/schedule/pipeline_order.h"
 #include "sim/schedule/program.h"
 #include "sim/schedule/stage_costs.h"
 #include "sim/workload/layer_kernels.h"
@@ -93,10 +94,13 @@ class StepBuilder {
     std::vector<int> tp_group_back;
     int32_t tp_group_id = -1;          // tp_group's program index, once registered
     std::optional<OpId> last_compute;  // latest op on the compute stream
-    std::vector<OpId> wait;            // deps for the next compute op
-    std::optional<OpId> last_dp;       // latest gradient reduction
-    double bucket_bytes = 0;           // dense gradient bytes not yet reduced
-    double expert_bucket_bytes = 0;    // expert gradient bytes not yet reduced
+    // EP overlap (ep_overlap.cc): the forward combine of the merged step's last MoE layer,
+    // which the forward's next compute (not the backward's) waits for.
+    std::optional<OpId> combine;
+    std::vector<OpId> wait;          // deps for the next compute op
+    std::optional<OpId> last_dp;     // latest gradient reduction
+    double bucket_bytes = 0;         // dense gradient bytes not yet reduced
+    double expert_bucket_bytes = 0;  // expert gradient bytes not yet reduced
     // Collectives issued so far per (group, channel) key (see ChannelKey); a rank uses a
     // handful of keys, so a linear search beats a map.
     std::vector<std::pair<uint32_t, int>> seq;
@@ -149,8 +153,17 @@ class StepBuilder {
   KernelWork LogitsWork(bool backward = false) const;
   void LayerForward(RankState& st, int layer, int mb, bool recompute);
   void LayerBackward(RankState& st, int layer, int mb, bool flush);
+  void BeginLayerForward(RankState& st, int layer, int mb);
+  void EndLayerForward(RankState& st, int layer);
+  double BeginLayerBackward(RankState& st, int layer, int mb);
+  void EndLayerBackward(RankState& st, int layer, int mb, bool flush, double transient);
   void Forward(RankState& st, int chunk, int mb);
   void Backward(RankState& st, int chunk, int mb);
+  // The parts of a pass outside its layers, on virtual stage `vs`.
+  void ForwardHead(RankState& st, int vs, int mb);
+  void ForwardTail(RankState& st, int vs, int mb);
+  void BackwardHead(RankState& st, int vs, int mb);
+  void BackwardTail(RankState& st, int vs, int mb);
   void Optimizer(RankState& st);
   void EmitRank(int rank);
 
@@ -215,6 +228,30 @@ class StepBuilder {
   double MoeTransient(const RankState& st) const;
   int ExpertLaunches(int kernels, int gemm_slots, bool forward) const;
   int ExpertGemmLaunches() const;
+  // The MoE block's pieces, which MoeForward / MoeBackward and the EP overlap's merged
+  // layers (ep_overlap.cc) run in their orders. MoeRouterForward returns the router's op.
+  OpId MoeRouterForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb,
+                        bool recompute);
+  void MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb,
+                         bool recompute);
+  void SharedExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer,
+                            int mb, bool recompute);
+  void SharedExpertsBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer,
+                             int mb);
+  void MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb);
+  void MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb);
+  void MoeRouterBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer,
+                         int mb);
+
+  // ep_overlap.cc: Megatron-Core's EP all-to-all overlap
+  // (plan.framework_options.overlap_moe_expert_parallel_comm): a forward and a backward
+  // step of different micro-batches (or chunks) run as one merged step whose MoE layers
+  // interleave, each pass's all-to-alls under the other's compute.
+  bool MergesWith(const PipelineStep& a, const PipelineStep& b) const;
+  void ForwardBackward(RankState& st, const PipelineStep& f, const PipelineStep& b);
+  void MergedLayers(RankState& st, int f_layer, int f_mb, int b_layer, int b_mb, bool flush);
+  // The pending forward combine (RankState::combine) joins the next compute's waits.
+  void AwaitCombine(RankState& st);
 
   // activation_offload.cc: activation offloading (plan.cpu_offload_layers).
   double LayerStoredBytes(const RankState& st, int layer) const;

@@ -12,6 +12,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/step_summary.h"
+#include "sim/schedule/host_launch.h"
 
 namespace meshsim {
 namespace {
@@ -54,6 +55,33 @@ TEST(MoeGroupedGemm, FusedGroupedMlpIgnoresTheGroupedEfficiencyAndLaunchesLess) 
   const StepSummary unfused = Step({"cluster.efficiency.grouped_gemm=1"});
   EXPECT_LT(a.time_breakdown_s.host_bound, unfused.time_breakdown_s.host_bound);
   EXPECT_LT(a.step_time_s, unfused.step_time_s);
+}
+
+// GroupedLinear's casts: per expert under current scaling (amax and cast each) and MXFP8,
+// one fused multi-tensor kernel for all experts under delayed scaling; a dense GEMM's
+// input is cast once.
+TEST(MoeGroupedGemm, GroupedLinearCastsEachExpertsInputApart) {
+  KernelShapes grouped;
+  GemmShape g{4096, 1536, 2048, 8, /*fp8=*/true, /*casts_a=*/true};
+  g.launches_per_batch = true;
+  grouped.gemms = {g};
+  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kCurrent), 16);
+  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kMxfp8), 8);
+  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kDelayed), 1);
+  KernelShapes dense = grouped;
+  dense.gemms[0].launches_per_batch = false;
+  EXPECT_EQ(Fp8CastLaunches(dense, Fp8Recipe::kCurrent), 2);
+  KernelShapes wgrad = grouped;
+  wgrad.gemms[0].casts_a = false;
+  EXPECT_EQ(Fp8CastLaunches(wgrad, Fp8Recipe::kMxfp8), 0);
+}
+
+// On a step: MXFP8's per-expert casts cost the host more than delayed scaling's one fused
+// cast, so the host-bound time grows (the GPU's cast traffic is the same).
+TEST(MoeGroupedGemm, PerExpertCastsLengthenTheHostBoundStep) {
+  const StepSummary mx = Step({});
+  const StepSummary delayed = Step({"training.fp8_recipe=delayed"});
+  EXPECT_GT(mx.time_breakdown_s.host_bound, delayed.time_breakdown_s.host_bound);
 }
 
 TEST(MoeGroupedGemm, BadInputNamesTheKey) {

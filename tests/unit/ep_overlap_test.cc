@@ -1,0 +1,121 @@
+// Megatron-Core's EP all-to-all overlap (plan.framework_options.
+// overlap_moe_expert_parallel_comm, sim/schedule/ep_overlap.cc): a forward and a backward
+// step of two micro-batches merged layer by layer, each one's all-to-alls under the other's
+// compute. Checks its input rules and its effect on whole steps.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/step_summary.h"
+#include "sim/schedule/pipeline_order.h"
+
+namespace meshsim {
+namespace {
+
+const std::string kSource = MESHSIM_SOURCE_DIR;
+// Two H100 nodes, Qwen3-30B-A3B, EP 16 over both: the all-to-alls cross InfiniBand.
+const std::string kExperiment =
+    kSource + "/workloads/experiments/public-h100-bridge-qwen3-30b-a3b.yaml";
+const std::string kOverlap = "plan.framework_options.overlap_moe_expert_parallel_comm=true";
+
+StepSummary Step(std::vector<std::string> sets) {
+  sets.push_back("cluster.network_model=alpha_beta");
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  EXPECT_TRUE(e.ok()) << e.error().ToString();
+  return SummarizeStep(*Simulate(e.value()));
+}
+
+std::string LoadError(const std::vector<std::string>& sets) {
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  return e.ok() ? std::string() : e.error().ToString();
+}
+
+// Four micro-batches per rank: three merged steps hide most of the all-to-alls; the step
+// gets shorter but not shorter than its compute. No host model: eager, this run is
+// host-bound, and the merged order's dispatcher syncs (after each forward router) hold
+// back the backward's launches.
+TEST(EpOverlap, HidesAllToAllsUnderTheOtherMicroBatch) {
+  const std::string no_host = "cluster.host.launch_us=0";
+  const StepSummary plain = Step({"plan.global_batch=64", no_host});
+  const StepSummary merged = Step({"plan.global_batch=64", no_host, kOverlap});
+  ASSERT_GT(plain.time_breakdown_s.exposed_ep_comm, 0.05 * plain.step_time_s);
+  EXPECT_LT(merged.time_breakdown_s.exposed_ep_comm, 0.6 * plain.time_breakdown_s.exposed_ep_comm);
+  EXPECT_LT(merged.step_time_s, plain.step_time_s);
+  EXPECT_GT(merged.step_time_s, merged.time_breakdown_s.compute);
+  EXPECT_DOUBLE_EQ(merged.model_flops_per_step, plain.model_flops_per_step);
+}
+
+// One micro-batch per rank: its forward and backward cannot merge, so nothing changes.
+TEST(EpOverlap, OneMicroBatchHasNothingToMerge) {
+  const StepSummary plain = Step({"plan.global_batch=16"});
+  const StepSummary merged = Step({"plan.global_batch=16", kOverlap});
+  EXPECT_DOUBLE_EQ(merged.step_time_s, plain.step_time_s);
+}
+
+// With the interleaved pipeline the steady state's forward and backward steps merge; the
+// warm-up and cool-down run as before. Four nodes, EP 16 over two of them per stage; no host
+// model, so that the all-to-alls, not the launches, are what the overlap hides.
+TEST(EpOverlap, InterleavedPipelineMergesItsSteadyState) {
+  const std::vector<std::string> pipe = {"cluster.nodes=4",
+                                         "cluster.host.launch_us=0",
+                                         "plan.pp=2",
+                                         "plan.dp=16",
+                                         "plan.ep=16",
+                                         "plan.schedule=interleaved",
+                                         "plan.virtual_stages=2",
+                                         "plan.overlap_p2p=true",
+                                         "plan.global_batch=128"};
+  std::vector<std::string> with = pipe;
+  with.push_back(kOverlap);
+  const StepSummary plain = Step(pipe);
+  const StepSummary merged = Step(with);
+  EXPECT_LT(merged.time_breakdown_s.exposed_ep_comm, 0.5 * plain.time_breakdown_s.exposed_ep_comm);
+  EXPECT_LT(merged.step_time_s, 0.95 * plain.step_time_s);
+  EXPECT_DOUBLE_EQ(merged.model_flops_per_step, plain.model_flops_per_step);
+}
+
+// The interleaved order with one extra warm-up forward (Megatron-Core's
+// get_pp_rank_microbatches under the overlap): the same steps, one forward moved ahead of
+// the first backward on every stage, so no adjacent forward and backward share a
+// micro-batch and chunk in the steady state.
+TEST(EpOverlap, ExtraWarmupForwardMovesOneForwardAhead) {
+  constexpr int kPp = 4, kV = 2, kMicroBatches = 8;
+  const auto first_backward = [](const std::vector<PipelineStep>& steps) {
+    int i = 0;
+    while (steps[i].forward) ++i;
+    return i;
+  };
+  for (int stage = 0; stage < kPp; ++stage) {
+    const auto plain = StageOrder(ScheduleKind::kInterleaved, kPp, kV, kMicroBatches, stage);
+    const auto extra = StageOrder(ScheduleKind::kInterleaved, kPp, kV, kMicroBatches, stage, 1);
+    ASSERT_EQ(extra.size(), plain.size());
+    EXPECT_EQ(first_backward(extra), first_backward(plain) + 1) << "stage " << stage;
+    for (size_t i = first_backward(extra); i + 1 < extra.size(); ++i) {
+      const PipelineStep& a = extra[i];
+      const PipelineStep& b = extra[i + 1];
+      EXPECT_FALSE(a.forward != b.forward && a.chunk == b.chunk && a.micro_batch == b.micro_batch)
+          << "stage " << stage << " step " << i;
+    }
+  }
+}
+
+TEST(EpOverlap, BadInputNamesTheKey) {
+  const std::string key = "plan.framework_options.overlap_moe_expert_parallel_comm";
+  const std::string ep1 = LoadError({kOverlap, "plan.ep=1"});
+  EXPECT_NE(ep1.find(key), std::string::npos) << ep1;
+  EXPECT_NE(LoadError({kOverlap, "plan.recompute=full"}).find(key), std::string::npos);
+  const std::string one_f_one_b =
+      LoadError({kOverlap, "plan.pp=2", "plan.dp=8", "plan.ep=8", "plan.overlap_p2p=true"});
+  EXPECT_NE(one_f_one_b.find(key), std::string::npos) << one_f_one_b;
+  const std::string blocking_p2p =
+      LoadError({kOverlap, "plan.pp=2", "plan.dp=8", "plan.ep=8", "plan.schedule=interleaved",
+                 "plan.virtual_stages=2"});
+  EXPECT_NE(blocking_p2p.find("plan.overlap_p2p"), std::string::npos) << blocking_p2p;
+  EXPECT_EQ(LoadError({kOverlap}), "");
+}
+
+}  // namespace
+}  // namespace meshsim
