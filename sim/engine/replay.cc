@@ -42,8 +42,6 @@ class Replayer {
     result_.start.resize(n);
     ReserveHuge(result_.end, n);
     result_.end.resize(n);
-    waiting_.resize(p.comms().size());
-    for (size_t c = 0; c < waiting_.size(); ++c) waiting_[c] = p.comms()[c].parts;
     // Each distinct work of a compute op is timed here, off the event loop, once.
     work_times_.assign(p.works().size(), SimTime::Picoseconds(-1));  // -1: not timed
     for (uint32_t w : p.ComputeWorks()) work_times_[w] = ComputeTime(p.works()[w].work, compute);
@@ -221,10 +219,10 @@ class Replayer {
         mirrors);
   }
 
-  // A part arrives: only the last one reads the collective (one cache miss per part).
+  // A part arrives: the collective counts it (one cache miss per part); the last starts it.
   void Arrive(int32_t comm) {
-    if (--waiting_[comm] != 0) return;
     const Comm& c = p_.comms()[comm];
+    if (--c.waiting != 0) return;
     for (uint32_t i = c.first_part; i != kNone; i = ops_[i].next_part) {
       result_.start[i] = sim_.Now();
       CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
@@ -296,8 +294,7 @@ class Replayer {
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
-  std::vector<Queue> queues_;      // ranks x kStreamCount
-  std::vector<uint32_t> waiting_;  // per collective: how many parts have not arrived
+  std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
   // Interference (ReplayOptions::comm_interference): per rank, the compute op running on

@@ -190,8 +190,9 @@ Op Program::op(OpId id) const {
 OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
+  assert(op.layer >= -1 && op.layer <= kMaxOpLayer);
   const OpId id = static_cast<OpId>(infos_.size());
-  infos_.push_back(OpInfo{op.tag, op.layer, op.micro_batch});
+  infos_.push_back(OpInfo{op.tag, static_cast<int16_t>(op.layer), op.micro_batch});
   const uint32_t queue =
       static_cast<uint32_t>(op.rank) * kStreamCount + static_cast<uint32_t>(op.stream);
   ReplayRecord& r = records_.emplace_back();
@@ -373,38 +374,46 @@ void Program::AddPart(OpId id, int32_t comm) {
 
 void Program::AddDep(OpId before, OpId after) {
   assert(before < infos_.size() && after < infos_.size() && before != after);
+  assert(before >= sealed_ops_ && "AddDep from a sealed op");
   edges_.emplace_back(before, after);
   ++records_[after].pending;
 }
 
-void Program::Reserve(size_t ops) {
+void Program::Reserve(size_t ops, size_t deps) {
   // Collectives have one part op or more: room for one per two ops (address space only:
   // pages are taken as they are written) saves copying millions of them as the array grows.
   ReserveHuge(comms_, ops / 2);
   ReserveHuge(infos_, ops);
   ReserveHuge(records_, ops + 1);
-  ReserveHuge(edges_, ops + ops / 2);
+  ReserveHuge(dependents_, deps);
 }
 
-// Counts each op's dependents into ReplayRecord::dependents, turns the counts into each
-// list's end, then fills the lists from the back with the edges taken last to first, which
-// leaves each record's `dependents` at its list's start and the lists in the order the
-// edges were added. A record past the last op ends the last list.
-void Program::Finalize() {
+// Counts each new op's dependents into ReplayRecord::dependents, turns the counts into
+// each list's end, then fills the lists from the back with the edges taken last to first,
+// which leaves each record's `dependents` at its list's start and the lists in the order
+// the edges were added.
+void Program::Seal() {
+  assert(!finalized_);
   for (const auto& [before, after] : edges_) ++records_[before].dependents;
-  uint32_t end = 0;
-  for (ReplayRecord& r : records_) {
-    end += r.dependents;
-    r.dependents = end;
+  auto end = static_cast<uint32_t>(dependents_.size());
+  for (size_t id = sealed_ops_; id < records_.size(); ++id) {
+    end += records_[id].dependents;
+    records_[id].dependents = end;
   }
-  records_.emplace_back().dependents = end;
-  ReserveHuge(dependents_, edges_.size());
-  dependents_.resize(edges_.size());
+  dependents_.resize(end);
   for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
     dependents_[--records_[e->first].dependents] = e->second;
   }
   edges_.clear();
-  edges_.shrink_to_fit();
+  sealed_ops_ = records_.size();
+}
+
+// A record past the last op ends the last list.
+void Program::Finalize() {
+  Seal();
+  records_.emplace_back().dependents = static_cast<uint32_t>(dependents_.size());
+  for (Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
+  edges_ = {};
   stream_tails_ = {};
   is_compute_work_ = {};
   finalized_ = true;
@@ -416,6 +425,7 @@ const ReplayRecord* Program::RecordsForReplay() const {
     const size_t n = OpCount();
     for (size_t i = 0; i < n; ++i) records_[i].pending = 0;
     for (const OpId after : dependents_) ++records_[after].pending;
+    for (const Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
   }
   pending_spent_ = true;
   return records_.data();

@@ -3,7 +3,8 @@
 // Each rank has one in-order queue per Stream (like CUDA streams). An op starts when it
 // is at the head of its queue and every op it depends on has finished. Ops are stored
 // in one flat array and referred to by 32-bit index; dependency edges are kept as a
-// compressed adjacency list built by Finalize().
+// compressed adjacency list (each op's dependents), built by Seal() for the ops added
+// since the last Seal() and by Finalize() for the rest.
 //
 // Op kinds:
 //  - kCompute: a kernel on the compute stream; its time comes from a ComputeModel.
@@ -102,7 +103,7 @@ struct OpWork {
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 
-// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 36
+// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 32
 // bytes in all (issue 14 asks at most 64): its ReplayRecord (kind, rank, stream,
 // category and work or collective, with what the replay needs) and an OpInfo (the rest).
 // Its OpWork is Program::WorkOf(op).
@@ -112,7 +113,7 @@ struct Op {
   Tag tag = Tag::kOther;
   MemCategory category = MemCategory::kBuffers;  // kMemory only
   int32_t rank = 0;
-  int32_t layer = -1;        // -1: not tied to a layer
+  int32_t layer = -1;        // -1: not tied to a layer; at most kMaxOpLayer
   int32_t micro_batch = -1;  // -1: not tied to a micro-batch
   union {
     int32_t comm = -1;  // kComm: index into Program::comms() (its work is the collective's)
@@ -124,14 +125,17 @@ static_assert(sizeof(Op) <= 32, "an op record stays small: millions are replayed
 using OpId = uint32_t;
 constexpr OpId kNoOp = UINT32_MAX;
 
-// What an op's ReplayRecord does not hold: 12 bytes. (How many ops it waits for is
-// ReplayRecord::pending between replays.)
+// What an op's ReplayRecord does not hold: 8 bytes. (How many ops it waits for is
+// ReplayRecord::pending between replays.) A layer index fits 16 bits (kMaxOpLayer; a
+// model's layers are counted in the hundreds): 4 bytes an op less than 32 bits, ~35 MB
+// of fresh pages at 3,072 GPUs of GPT-1T in full replay.
 struct OpInfo {
   Tag tag = Tag::kOther;
-  int32_t layer = -1;
+  int16_t layer = -1;
   int32_t micro_batch = -1;
 };
-static_assert(sizeof(OpInfo) == 12);
+static_assert(sizeof(OpInfo) == 8);
+constexpr int kMaxOpLayer = INT16_MAX;
 
 // What the replay needs of an op, kept by the Program as ops are added, in one 24-byte
 // record beside the Op: a program of millions of ops does not fit in cache, and the
@@ -209,8 +213,15 @@ struct Comm {
   int32_t parts = 0;        // participants' ops added so far (AddCommPart)
   uint32_t work = 0;        // its parts' OpWork: `bytes` (index into Program::works())
   OpId first_part = kNoOp;  // its first part; the rest follow ReplayRecord::next_part
-  OpId last_part = kNoOp;
+  union {
+    OpId last_part = kNoOp;  // while the program is built (AddCommPart links behind it)
+    // After Finalize(): how many parts have not arrived in the replay under way. A replay
+    // counts it down from `parts` (one cache line per arrival for the count and, at the
+    // last, the collective); Program::RecordsForReplay() counts it up again.
+    mutable uint32_t waiting;
+  };
 };
+static_assert(sizeof(Comm) == 32);
 
 class Program {
  public:
@@ -244,7 +255,7 @@ class Program {
   // nothing (XLA without async collectives). Their streams stay as given, so that the
   // time breakdown and the trace still tell them apart. Call before the first Add*.
   void SerializeCollectives(bool on);
-  // `after` may not start before `before` has finished.
+  // `after` may not start before `before` has finished. Neither may be sealed (Seal()).
   void AddDep(OpId before, OpId after);
   // Adds kernel shapes to the program's table; KernelWork::shapes holds the index returned.
   int32_t AddShapes(KernelShapes shapes);
@@ -261,9 +272,20 @@ class Program {
   double RecomputeFlopsOf(const Op& op) const { return works_[WorkIndexOf(op)].recompute_flops; }
   const std::vector<OpWork>& works() const { return works_; }
 
-  // Makes room for about `ops` ops (and their records and dependencies) in total.
-  void Reserve(size_t ops);
-  // Builds the adjacency lists. Call once, after the last Add*; no Add* afterwards.
+  // Makes room for about `ops` ops (and their records) and `deps` dependencies in total.
+  void Reserve(size_t ops, size_t deps);
+  // Builds the dependents lists of the ops added since the last Seal(): no later AddDep
+  // may name one of them. A builder that emits one rank at a time, whose dependencies stay
+  // within a rank, seals after each rank: the edges waiting for their lists then stay as
+  // few as one rank has, in a buffer reused, instead of a list of the program's every edge
+  // (~50 MB at 3,072 GPUs of GPT-1T). O(ops and edges since the last Seal()).
+  void Seal();
+  // Ops added so far whose dependents lists are built (Seal()).
+  size_t SealedOps() const { return sealed_ops_; }
+  // Dependencies added so far.
+  size_t DepCount() const { return dependents_.size() + edges_.size(); }
+  // Seals the last ops and ends the lists. Call once, after the last Add*; no Add*
+  // afterwards.
   void Finalize();
 
   size_t OpCount() const { return infos_.size(); }
@@ -314,9 +336,9 @@ class Program {
   OpId StreamHead(size_t queue) const { return stream_heads_[queue]; }
   // Per op, and one past the last (ReplayRecord).
   const ReplayRecord* Records() const { return records_.data(); }
-  // Records() for a replay, which counts their `pending` down: every count is the op's
-  // number of dependencies, counted again from the dependents lists where an earlier
-  // replay spent them. After Finalize().
+  // Records() for a replay, which counts their `pending` down (and the collectives'
+  // Comm::waiting): every count is the op's number of dependencies (the collective's
+  // parts), counted again where an earlier replay spent them. After Finalize().
   const ReplayRecord* RecordsForReplay() const;
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
   // the order of their first op.
@@ -363,7 +385,9 @@ class Program {
   std::vector<OpId> stream_heads_, stream_tails_;
   std::vector<uint32_t> compute_works_;
   std::vector<uint8_t> is_compute_work_;  // per work: whether it is in compute_works_
+  // Dependencies added since the last Seal() (before, after), in the order added.
   std::vector<std::pair<OpId, OpId>> edges_;
+  size_t sealed_ops_ = 0;  // ops [0, sealed_ops_) have their lists in dependents_
   std::vector<OpId> dependents_;
 };
 

@@ -80,9 +80,14 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   if (m_.IsMoe()) prog_.SetExpertRouting(m_.Routing());
   for (size_t i = 0; i < order.size(); ++i) {
     EmitRank(order[i]);
-    // Ranks emit about as many ops as the first: size the arrays once.
+    // A rank's dependencies stay within the rank (RankState is the rank's own).
+    prog_.Seal();
+    // Ranks emit about as many ops as the first: size the arrays once. Stages differ
+    // more in dependencies than in ops (the first stage receives no activations): room for
+    // half as many again (address space only: pages are taken as they are written).
     if (i == 0) {
-      prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024);
+      prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024,
+                    prog_.DepCount() * order.size() * 3 / 2 + 1024);
     }
   }
   prog_.Finalize();

@@ -17,7 +17,7 @@ TEST(OpRecords, FitInSixtyFourBytes) {
   EXPECT_LE(sizeof(Op), 64u);
   EXPECT_EQ(sizeof(Op), 20u);
   // What the program keeps per op: its replay record and the rest.
-  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 36u);
+  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 32u);
 }
 
 TEST(OpRecords, OpsWithTheSameWorkShareOneEntry) {
