@@ -84,7 +84,7 @@ TEST(ProgramSeal, SealingTwiceChangesNothing) {
 
 // The step builder seals after each rank: every op is sealed and the replay completes
 // (Program::AddDep asserts that no dependency leaves a sealed op; the golden runs and
-// scripts/full_replay_md5.sh check that the numbers stay those of one Finalize()).
+// scripts/summary_md5.sh BIN --full-replay check that the numbers stay those of one Finalize()).
 TEST(ProgramSeal, TheStepBuilderSealsEveryRank) {
   Result<Experiment> e = LoadExperimentFile(
       std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
