@@ -5,12 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "sim/config/loader.h"
-#include "sim/engine/simulation.h"
-#include "sim/report/step_summary.h"
 #include "sim/schedule/pipeline_order.h"
+#include "tests/unit/experiment_step.h"
 
 namespace meshsim {
 namespace {
@@ -22,15 +21,11 @@ const std::string kExperiment =
 const std::string kOverlap = "plan.framework_options.overlap_moe_expert_parallel_comm=true";
 
 StepSummary Step(std::vector<std::string> sets) {
-  sets.push_back("cluster.network_model=alpha_beta");
-  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
-  EXPECT_TRUE(e.ok()) << e.error().ToString();
-  return SummarizeStep(*Simulate(e.value()));
+  return testing::ExperimentStep(kExperiment, std::move(sets));
 }
 
 std::string LoadError(const std::vector<std::string>& sets) {
-  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
-  return e.ok() ? std::string() : e.error().ToString();
+  return testing::ExperimentLoadError(kExperiment, sets);
 }
 
 // Four micro-batches per rank: three merged steps hide most of the all-to-alls; the step

@@ -7,12 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "sim/config/loader.h"
-#include "sim/engine/simulation.h"
-#include "sim/report/step_summary.h"
 #include "sim/schedule/host_launch.h"
+#include "tests/unit/experiment_step.h"
 
 namespace meshsim {
 namespace {
@@ -23,16 +22,12 @@ const std::string kExperiment =
     kSource + "/workloads/experiments/public-b200-bridge-qwen3-30b-a3b.yaml";
 
 StepSummary Step(std::vector<std::string> sets) {
-  sets.push_back("cluster.network_model=alpha_beta");
   sets.push_back("plan.global_batch=64");  // 2 micro-batches per rank: a short test
-  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
-  EXPECT_TRUE(e.ok()) << e.error().ToString();
-  return SummarizeStep(*Simulate(e.value()));
+  return testing::ExperimentStep(kExperiment, std::move(sets));
 }
 
 std::string LoadError(const std::vector<std::string>& sets) {
-  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
-  return e.ok() ? std::string() : e.error().ToString();
+  return testing::ExperimentLoadError(kExperiment, sets);
 }
 
 // The expert GEMMs at half the rate lengthen the step by about their time: the step grows,
