@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "sim/config/loader.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
 #include "test_fixtures.h"
+#include "tests/unit/experiment_step.h"
 
 namespace meshsim {
 namespace {
@@ -73,12 +73,7 @@ TEST(OpRecords, ManyDistinctWorksKeepTheirValues) {
 // A step repeats its work across ranks, layers and micro-batches: a full replay holds
 // far fewer distinct works than ops.
 TEST(OpRecords, AFullReplayStepSharesItsWork) {
-  Result<Experiment> e = LoadExperimentFile(
-      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
-  ASSERT_TRUE(e.ok());
-  SimulationOptions o;
-  o.full_replay = true;
-  const auto sim = Simulate(e.value(), o, testing::FakeModels());
+  const auto sim = testing::DefaultFullReplay();
   const Program& p = sim->program;
   EXPECT_GT(p.OpCount(), 10'000u);
   EXPECT_LT(p.works().size() * 50, p.OpCount());

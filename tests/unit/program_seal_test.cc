@@ -5,11 +5,11 @@
 
 #include <vector>
 
-#include "sim/config/loader.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/summary.h"
 #include "test_fixtures.h"
+#include "tests/unit/experiment_step.h"
 
 namespace meshsim {
 namespace {
@@ -86,12 +86,7 @@ TEST(ProgramSeal, SealingTwiceChangesNothing) {
 // (Program::AddDep asserts that no dependency leaves a sealed op; the golden runs and
 // scripts/summary_md5.sh BIN --full-replay check that the numbers stay those of one Finalize()).
 TEST(ProgramSeal, TheStepBuilderSealsEveryRank) {
-  Result<Experiment> e = LoadExperimentFile(
-      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
-  ASSERT_TRUE(e.ok());
-  SimulationOptions o;
-  o.full_replay = true;
-  const auto sim = Simulate(e.value(), o, testing::FakeModels());
+  const auto sim = testing::DefaultFullReplay();
   EXPECT_TRUE(sim->replay.completed);
   EXPECT_EQ(sim->program.SealedOps(), sim->program.OpCount());
   EXPECT_GT(sim->program.DepCount(), sim->program.OpCount() / 2);
