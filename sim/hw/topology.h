@@ -187,7 +187,7 @@ class Topology {
   std::vector<int> port_of_nic_;      // per (node, nic): its port on that switch
   std::vector<int> leaves_, spines_;  // switch vertices
   std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
-  const std::vector<int> no_uplinks_;      // no uplinks (one switch, no spines)
+  std::vector<int> no_uplinks_;            // no uplinks (one switch, no spines): stays empty
   std::vector<int> down_link_of_nic_;      // per (node, nic): its switch's link to it
   std::vector<int> pattern_of_node_;       // index into locals_
   std::vector<Local> locals_;
