@@ -71,6 +71,16 @@ void CheckRouterGroups(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+// At least one layer, and no more (MTP layers included) than the replay's layer index holds.
+void CheckLayers(YamlReader& r, const ModelSpec& m) {
+  RequireAtLeast(r, "layers", m.layers, 1);
+  if (m.layers > kMaxModelLayers - m.mtp_layers) {
+    FailKey(r, "layers",
+            "expected layers + mtp_layers <= " + std::to_string(kMaxModelLayers) + ", found " +
+                std::to_string(m.layers) + " + " + std::to_string(m.mtp_layers));
+  }
+}
+
 // The Mamba-2 mixer's sizes when the pattern has M layers; MTP counts.
 void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   RequireAtLeast(r, "mtp_layers", m.mtp_layers, 0);
@@ -139,7 +149,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   DecodeAttentionKeys(r, &m);
   DecodeHybridKeys(r, &m);
   r.Finish();
-  RequireAtLeast(r, "layers", m.layers, 1);
+  CheckLayers(r, m);
   RequireAtLeast(r, "hidden", m.hidden, 1);
   RequireAtLeast(r, "heads", m.heads, 1);
   RequireAtLeast(r, "kv_heads", m.kv_heads, 1);

@@ -6,6 +6,7 @@
 
 #include "sim/core/hash.h"
 #include "sim/core/huge_pages.h"
+#include "sim/workload/model_spec.h"
 
 namespace meshsim {
 
@@ -190,6 +191,7 @@ Op Program::op(OpId id) const {
 OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(!finalized_ && "Program is finalized");
   assert(op.rank >= 0 && op.rank < ranks_);
+  static_assert(kMaxModelLayers <= kMaxOpLayer, "a model's layer index fits an OpInfo");
   assert(op.layer >= -1 && op.layer <= kMaxOpLayer);
   const OpId id = static_cast<OpId>(infos_.size());
   infos_.push_back(OpInfo{op.tag, static_cast<int16_t>(op.layer), op.micro_batch});

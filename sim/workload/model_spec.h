@@ -17,9 +17,13 @@ enum class FfnKind { kGelu, kSwiglu };
 // ('E'); each block has its own pre-norm.
 enum class LayerKind { kTransformer, kMamba, kAttention, kMlp, kMoe };
 
+// The most layers (layers + mtp_layers) a model may have: the replay keeps an op's layer
+// index in 16 bits (OpInfo). Today's deepest published models have ~130 layers.
+constexpr int kMaxModelLayers = 32'000;
+
 struct ModelSpec {
   std::string name;
-  int layers = 0;
+  int layers = 0;  // at most kMaxModelLayers with mtp_layers
   int64_t hidden = 0;
   int heads = 0;
   int kv_heads = 0;        // == heads without grouped-query attention

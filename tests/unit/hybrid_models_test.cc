@@ -367,5 +367,17 @@ TEST(HybridPlan, MemoryBoundHoldsForHybridAndMtp) {
   }
 }
 
+// The replay keeps an op's layer index in 16 bits: a model deeper than kMaxModelLayers
+// (MTP layers count) is bad input, not an assert.
+TEST_F(HybridYaml, LayersBeyondTheReplaysLimitNameTheKey) {
+  std::string text = Base("mtp_layers: 2\n");
+  text.replace(text.find("layers: 4"), 9, "layers: 31999");
+  ExpectError(text, "layers", "expected layers + mtp_layers <= 32000, found 31999 + 2");
+  text.replace(text.find("mtp_layers: 2"), 13, "mtp_layers: 1");
+  const Result<ModelSpec> m = Load(text);
+  ASSERT_TRUE(m.ok()) << m.error().ToString();
+  EXPECT_EQ(m.value().layers + m.value().mtp_layers, kMaxModelLayers);
+}
+
 }  // namespace
 }  // namespace meshsim
