@@ -192,20 +192,30 @@ TEST(Frameworks, MegatronOverlapParamGatherRunsOneBucketAheadOfTheForward) {
   }
 }
 
+// The one forward and one backward loss op of rank 0's single micro-batch (Dp8), and their work.
+struct LossWork {
+  KernelWork forward, backward;
+};
+LossWork LossWorkOf(const Simulation& sim) {
+  const std::vector<OpId> fwd = Ops(sim, Stream::kCompute, Tag::kLogitsFwd);
+  const std::vector<OpId> bwd = Ops(sim, Stream::kCompute, Tag::kLogitsBwd);
+  EXPECT_EQ(fwd.size(), 1u);
+  EXPECT_EQ(bwd.size(), 1u);
+  if (fwd.empty() || bwd.empty()) return {};
+  return {sim.program.WorkOf(sim.program.op(fwd[0])), sim.program.WorkOf(sim.program.op(bwd[0]))};
+}
+
 // The loss over the fp32 logits as Megatron-Core's fused cross entropy runs it: Dp8's
 // micro-batch of 1 x 1024 tokens over a 32000-token vocabulary (tp 1) is 32,768,000
 // logits; forward 26 bytes each = 851,968,000, backward 14 = 458,752,000.
 TEST(Frameworks, TheLossMovesTheLogitsAsTheFusedCrossEntropyDoes) {
   const auto sim = Simulate(Dp8(Framework::kMegatron, 1), {}, testing::FakeModels());
-  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
-  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
-  ASSERT_EQ(fwd.size(), 1u);
-  ASSERT_EQ(bwd.size(), 1u);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 851'968'000);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 458'752'000);
+  const LossWork loss = LossWorkOf(*sim);
+  EXPECT_EQ(loss.forward.bytes, 851'968'000);
+  EXPECT_EQ(loss.backward.bytes, 458'752'000);
   // FLOPs: 2 * 1024 * 1024 * 32000 forward, twice that backward.
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).flops, 67'108'864'000);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).flops, 134'217'728'000);
+  EXPECT_EQ(loss.forward.flops, 67'108'864'000);
+  EXPECT_EQ(loss.backward.flops, 134'217'728'000);
 }
 
 // Megatron-LM's default, unfused cross entropy (training.cross_entropy_fusion false) makes
@@ -215,12 +225,9 @@ TEST(Frameworks, TheUnfusedLossMovesTwelveMoreBytesPerLogitForward) {
   Experiment e = Dp8(Framework::kMegatron, 1);
   e.training.cross_entropy_fusion = false;
   const auto sim = Simulate(e, {}, testing::FakeModels());
-  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
-  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
-  ASSERT_EQ(fwd.size(), 1u);
-  ASSERT_EQ(bwd.size(), 1u);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 1'245'184'000);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 458'752'000);
+  const LossWork loss = LossWorkOf(*sim);
+  EXPECT_EQ(loss.forward.bytes, 1'245'184'000);
+  EXPECT_EQ(loss.backward.bytes, 458'752'000);
 }
 
 // Transformer Engine's cross entropy (training.cross_entropy_fusion_impl te, Megatron-Bridge's
@@ -231,13 +238,10 @@ TEST(Frameworks, TransformerEnginesLossOverwritesTheBf16LogitsWithTheirGradient)
   Experiment e = Dp8(Framework::kMegatron, 1);
   e.training.cross_entropy_impl = CrossEntropyImpl::kTe;
   const auto sim = Simulate(e, {}, testing::FakeModels());
-  const std::vector<OpId> fwd = Ops(*sim, Stream::kCompute, Tag::kLogitsFwd);
-  const std::vector<OpId> bwd = Ops(*sim, Stream::kCompute, Tag::kLogitsBwd);
-  ASSERT_EQ(fwd.size(), 1u);
-  ASSERT_EQ(bwd.size(), 1u);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).bytes, 196'608'000);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(bwd[0])).bytes, 131'072'000);
-  EXPECT_EQ(sim->program.WorkOf(sim->program.op(fwd[0])).flops, 67'108'864'000);
+  const LossWork loss = LossWorkOf(*sim);
+  EXPECT_EQ(loss.forward.bytes, 196'608'000);
+  EXPECT_EQ(loss.backward.bytes, 131'072'000);
+  EXPECT_EQ(loss.forward.flops, 67'108'864'000);
   EXPECT_EQ(StageCosts(e.model, e.plan, e.training).LogitBytes(), 2.0 * 32'768'000);
   const Experiment native = Dp8(Framework::kMegatron, 1);
   EXPECT_EQ(StageCosts(native.model, native.plan, native.training).LogitBytes(), 4.0 * 32'768'000);
