@@ -90,6 +90,11 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
     BlockForward(st, b, ids, tag, layer, mb, recompute, e);
     return;
   }
+  const int32_t ring = windowed ? windowed_ring_fwd_id_ : ring_fwd_id_;
+  if (ids.overlap >= 0) {
+    OverlappedRingAttentionForward(st, b, ids.overlap, tag, layer, mb, recompute, ring);
+    return;
+  }
   const bool sp = shape_.sequence_parallel;
   if (sp) TpCollective(st, CommOp::kAllGather, layer, mb);
   if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
@@ -99,7 +104,7 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
   const double edge_recompute = recompute ? edge.flops : 0;
   Compute(st, tag, edge, layer, mb, edge_recompute);
   RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
-                recompute ? b.core_flops : 0, windowed ? windowed_ring_fwd_id_ : ring_fwd_id_);
+                recompute ? b.core_flops : 0, ring);
   Compute(st, tag, edge, layer, mb, edge_recompute);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
 }
@@ -115,6 +120,9 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges
   }
   if (p_.cp == 1) {
     BlockBackward(st, b, ids, Tag::kAttentionBwd, Tag::kAttentionWgrad, layer, mb, e);
+  } else if (ids.overlap >= 0) {
+    OverlappedRingAttentionBackward(st, b, ids.overlap, layer, mb,
+                                    windowed ? windowed_ring_bwd_id_ : ring_bwd_id_);
   } else {
     // dgrad of the projections, the core's backward in ring blocks (K/V and their
     // gradients travel: twice the bytes), then wgrad while the TP reduction runs.

@@ -59,6 +59,10 @@ struct OverlapShapes {
   double head_chunk_flops = 0, body_flops = 0, tail_chunk_flops = 0;
   int32_t dgrad_chunk = -1, dgrad_rest = -1;
   double dgrad_chunk_flops = 0, dgrad_rest_flops = 0;
+  // Under context parallelism (the attention block only): the body's and dgrad rest's
+  // GEMMs without the core, which runs in ring blocks (RingAttention).
+  int32_t body_gemms = -1, dgrad_rest_gemms = -1;
+  double body_gemms_flops = 0, dgrad_rest_gemms_flops = 0;
 };
 struct MoeShapeIds {
   PassShapeIds router, experts, shared;
@@ -185,6 +189,7 @@ class StepBuilder {
   // tp_overlap.cc: Transformer Engine's TP communication overlap (plan.tp_comm_overlap).
   void AddOverlapShapes(const LayerKernels& k);
   int32_t AddOverlapShapes(const PassKernels& k);
+  void AddRingOverlapShapes(const AttentionKernels& a, int32_t overlap);
   std::vector<OpId> ShiftStep(RankState& st, double bytes, int layer, int mb);
   void GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                          bool recompute);
@@ -195,6 +200,10 @@ class StepBuilder {
                               int layer, int mb, bool recompute, BlockEdges e);
   void OverlappedBlockBackward(RankState& st, const BlockCost& b, const PassShapeIds& ids,
                                Tag dgrad_tag, Tag wgrad_tag, int layer, int mb, BlockEdges e);
+  void OverlappedRingAttentionForward(RankState& st, const BlockCost& b, int32_t overlap, Tag tag,
+                                      int layer, int mb, bool recompute, int32_t ring_shapes);
+  void OverlappedRingAttentionBackward(RankState& st, const BlockCost& b, int32_t overlap,
+                                       int layer, int mb, int32_t ring_shapes);
 
   // layer_blocks.cc: one layer's attention and MLP blocks.
   void TpCollective(RankState& st, CommOp op, int layer, int mb);

@@ -65,12 +65,29 @@ KernelShapes Slice(const KernelShapes& s, size_t begin, size_t end) {
 
 void StepBuilder::AddOverlapShapes(const LayerKernels& k) {
   attention_ids_.overlap = AddOverlapShapes(k.attention.block);
+  if (p_.cp > 1) AddRingOverlapShapes(k.attention, attention_ids_.overlap);
   mlp_ids_.overlap = AddOverlapShapes(k.mlp);
   windowed_attention_ids_.overlap = attention_ids_.overlap;
   if (m_.sliding_window > 0) {
     const LayerKernels w = TransformerLayerKernels(m_, stages_.windowed_shape());
     windowed_attention_ids_.overlap = AddOverlapShapes(w.attention.block);
+    if (p_.cp > 1) AddRingOverlapShapes(w.attention, windowed_attention_ids_.overlap);
   }
+}
+
+// Under context parallelism: the projections' GEMMs between the chunked ones (MLA's), and
+// the dgrad GEMMs after the chunked one, without the core (which runs in ring blocks, its
+// GEMMs too when the attention is unfused): from the ring path's edge kernels, whole.
+void StepBuilder::AddRingOverlapShapes(const AttentionKernels& a, int32_t overlap) {
+  OverlapShapes& o = overlap_[overlap];
+  KernelShapes gemms = Slice(a.edge_fwd, 1, a.edge_fwd.gemms.size() - 1);
+  gemms.fraction = 1;
+  o.body_gemms_flops = gemms.Flops();
+  if (!gemms.Empty()) o.body_gemms = prog_.AddShapes(std::move(gemms));
+  KernelShapes rest = Slice(a.edge_dgrad, 1, a.edge_dgrad.gemms.size());
+  rest.fraction = 1;
+  o.dgrad_rest_gemms_flops = rest.Flops();
+  if (!rest.Empty()) o.dgrad_rest_gemms = prog_.AddShapes(std::move(rest));
 }
 
 // The first forward GEMM (head), the last (tail), and the rest (body: GEMMs between and
@@ -214,6 +231,62 @@ void StepBuilder::OverlappedBlockBackward(RankState& st, const BlockCost& b,
   Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
           mb);
   if (reduce) st.wait.push_back(*reduce);
+}
+
+// The attention block under context parallelism with the overlap, as Megatron-Bridge's
+// Llama 3.1 405B configurations run it (userbuffers_*_h16384_tp8_cp2 in
+// megatron/bridge/training/comm_overlap.py: qkv_fprop and proj_dgrad ring-exchange, TE's
+// linear layers overlapping whatever attention core runs between them): the input's
+// all-gather under the QKV GEMM's chunks, the element-wise work (and MLA's projections
+// between) as one op, the core in ring blocks, the reduce-scatter under the output
+// projection's chunks.
+void StepBuilder::OverlappedRingAttentionForward(RankState& st, const BlockCost& b, int32_t overlap,
+                                                 Tag tag, int layer, int mb, bool recompute,
+                                                 int32_t ring_shapes) {
+  const OverlapShapes& o = overlap_[overlap];
+  if (!recompute) Memory(st, MemCategory::kActivations, b.stored_act_bytes);
+  GatherUnderChunks(st, tag, KernelWork{o.head_chunk_flops, 0, 1, o.head_chunk}, layer, mb,
+                    recompute);
+  const double bytes = b.fwd_bytes - b.core_bytes;
+  const int kernels = std::max(0, b.fwd_kernels - 3);
+  if (o.body_gemms_flops > 0 || bytes > 0 || kernels > 0) {
+    Compute(st, tag, KernelWork{o.body_gemms_flops, bytes, kernels, o.body_gemms}, layer, mb,
+            recompute ? o.body_gemms_flops : 0);
+  }
+  RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
+                recompute ? b.core_flops : 0, ring_shapes);
+  ReduceUnderChunks(st, tag, KernelWork{o.tail_chunk_flops, 0, 1, o.tail_chunk}, layer, mb,
+                    recompute);
+}
+
+// Its backward: the output gradient's all-gather under the output projection's dgrad
+// chunks, the core's backward in ring blocks, the rest of dgrad beside the input's
+// re-gather, then wgrad beside the input gradient's reduce-scatter (bulk overlap).
+void StepBuilder::OverlappedRingAttentionBackward(RankState& st, const BlockCost& b,
+                                                  int32_t overlap, int layer, int mb,
+                                                  int32_t ring_shapes) {
+  const OverlapShapes& o = overlap_[overlap];
+  GatherUnderChunks(st, Tag::kAttentionBwd, KernelWork{o.dgrad_chunk_flops, 0, 1, o.dgrad_chunk},
+                    layer, mb, false);
+  std::optional<OpId> input_gather;
+  if (!RecomputedInputGathered()) {
+    input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
+                              st.tp_group, b.tp_comm_bytes, layer, mb, false);
+  }
+  RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
+                2 * KvBlockBytes(m_, shape_), layer, mb, 0, ring_shapes);
+  const double edge_flops = b.fwd_flops - b.core_flops, edge_bytes = b.fwd_bytes - b.core_bytes;
+  Compute(st, Tag::kAttentionBwd,
+          KernelWork{o.dgrad_rest_gemms_flops, edge_bytes, std::max(0, b.fwd_kernels / 2 - 1),
+                     o.dgrad_rest_gemms},
+          layer, mb);
+  const OpId reduce =
+      Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kReduceScatter, st.tp_group,
+                 b.tp_comm_bytes, layer, mb, false);
+  if (input_gather) st.wait.push_back(*input_gather);
+  Compute(st, Tag::kAttentionWgrad,
+          KernelWork{edge_flops, edge_bytes, b.weight_kernels, edge_wgrad_id_}, layer, mb);
+  st.wait.push_back(reduce);
 }
 
 }  // namespace meshsim::schedule_internal

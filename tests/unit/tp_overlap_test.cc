@@ -81,9 +81,9 @@ TEST(TpCommOverlap, ChunksBesideAShiftSlowByTheP2pFactor) {
   EXPECT_GT(s.time_breakdown_s.comm_interference, 0);
 }
 
-// Full recomputation re-runs the forward with its exchanges; context parallelism keeps the
-// attention block's ring-attention path and overlaps the MLP's. Both replay to the end and
-// hide TP time.
+// Full recomputation re-runs the forward with its exchanges; under context parallelism the
+// attention block overlaps around its ring-attention core. Both replay to the end and hide
+// TP time.
 TEST(TpCommOverlap, ComposesWithFullRecomputeAndContextParallelism) {
   for (const bool cp : {false, true}) {
     Experiment off = TwoWayTp(false), on = TwoWayTp(true);
@@ -99,6 +99,33 @@ TEST(TpCommOverlap, ComposesWithFullRecomputeAndContextParallelism) {
     EXPECT_LT(b.time_breakdown_s.exposed_tp_comm, a.time_breakdown_s.exposed_tp_comm) << cp;
     EXPECT_LT(b.step_time_s, a.step_time_s) << cp;
   }
+}
+
+// Context parallelism 2 (4 GPUs): each rank holds T = 512 tokens, so a TP collective is
+// 1.048576 us and a ring shift 0.524288; the QKV chunk 0.805 us, the proj chunk 0.268435,
+// the MLP's chunks 1.073742. Without overlap the forward exposes its 4 TP collectives and
+// the backward its 2 output-gradient all-gathers: 6 x 1.048576 us per layer. With it, as
+// without context parallelism, only the proj's exchanges outlast their chunks: the
+// forward reduce-scatter and the output gradient's all-gather, 2 x (0.524288 - 0.268435).
+TEST(TpCommOverlap, RingAttentionOverlapsItsProjectionsUnderContextParallelism) {
+  Experiment off = TwoWayTp(false), on = TwoWayTp(true);
+  for (Experiment* e : {&off, &on}) {
+    e->cluster = testing::OneNode(4);
+    e->cluster.efficiency.comm_interference = CommInterference{0, 0, 0, 0, 0};
+    e->plan.cp = 2;
+  }
+  const StepSummary a = SimulateTp(off), b = SimulateTp(on);
+  const double per_layer_us = 6 * 1.048576 - 2 * (0.524288 - 0.268435);
+  EXPECT_NEAR((a.time_breakdown_s.exposed_tp_comm - b.time_breakdown_s.exposed_tp_comm) * 1e6,
+              8 * per_layer_us, 1e-3);
+  EXPECT_NEAR((a.step_time_s - b.step_time_s) * 1e6, 8 * per_layer_us, 1e-3);
+  // The program: as without context parallelism, 6 ring shifts on the TP group per layer.
+  const Program p = BuildStepProgram(on.model, on.plan, on.training, Mesh(on.plan));
+  int tp_shifts = 0;
+  for (OpId id : p.StreamOps(0, Stream::kTp)) {
+    tp_shifts += p.comms()[p.op(id).comm].op == CommOp::kRingShift;
+  }
+  EXPECT_EQ(tp_shifts, 8 * 6);
 }
 
 // Without sequence parallelism (all-reduces) or with tp 1 the knob changes nothing.
