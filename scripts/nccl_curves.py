@@ -291,18 +291,20 @@ It does **not** hold:
   search giving rings 16 channels at 12 GB/s and balanced trees 16 at 15/12) picks the
   tree at every size: LL to 128 KiB, LL128 from 256 KiB to 512 MiB, Simple from 1 GiB,
   where today's model switches to Simple at 512 MiB (2.19.3 still priced a tree/Simple
-  hop at 28 us, 448 us in all, where 2.30.7 gives 8.4 + 84 us). The measured jump, 156 GB/s at 512
-  MiB to 219 at 1 GiB, sits at that LL128-to-Simple switch: the run most likely ran NCCL's
-  tree throughout, not a ring, and its version does not explain the misfit. What misses
+  hop at 28 us, 448 us in all, where 2.30.7 gives 8.4 + 84 us). The measured jump, 156
+  GB/s at 512 MiB to 219 at 1 GiB, sits at that LL128-to-Simple switch: the run most
+  likely ran NCCL's tree throughout, not a ring, and its version does not explain the
+  misfit. What misses
   is the tree's LL128 speed: measured 111-165 GB/s from 16 to 512 MiB, NCCL 2.19.3's own
-  estimate 138-192 (within 15 % at 32-128 MiB and 1-4 GiB: 7 of 17 sizes), meshsim
-  158-227, whose tree moves LL128's wire bytes at its NVLink bound (two slices per channel
+  estimate 138-192 (within 15 % at 128 KiB, 32-128 MiB and 1-4 GiB: 7 of 17 sizes),
+  meshsim 158-227 to 256 MiB (242 at 512 MiB, where it has switched to Simple), whose
+  tree moves LL128's wire bytes at its NVLink bound (two slices per channel
   out of each chain GPU: ~245 GB/s busbw with Simple, 0.94 of it with LL128) while NCCL's
   model credits 0.92 x 16 x 15 x 120/128 = 207. That the ring forced through meshsim
-  (`--algorithm ring`) lands within 10 % at 16-256 MiB is a coincidence of its NIC bound
+  (`--algorithm ring`) lands at +2 to +10 % at 16-256 MiB is a coincidence of its NIC bound
   (188) with the tree's measured LL128 speed, not what the run did. What held the run's
-  LL128 tree below NCCL's own estimate needs its NCCL log, which
-  the source does not give. The small-message floor is 36 us where NCCL's latency model
+  LL128 tree below NCCL's own estimate needs its NCCL log, which the source does not
+  give. The small-message floor is 36 us where NCCL's latency model
   (and meshsim) says 25 us; the same model matches the floor of 2 and 4 InfiniBand H100
   nodes (25 and 35 us, nccl-tests #309). On two H100 nodes 512 KiB and 1 MiB are +43 % and +19 %: the measured 512 KiB (12.7 GB/s) sits below
   the line through its neighbours (10.1 at 256 KiB, 27.3 at 1 MiB), where NCCL changes
