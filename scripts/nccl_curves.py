@@ -257,7 +257,9 @@ init logs. The cluster files are the bundled `selene-a100.yaml` (DGX A100: 8 HDR
 25 GB/s per node), `dgx-h100.yaml`, `dgx-h200.yaml`, `dgx-b200.yaml` and `gb200-nvl72.yaml`,
 and for OCI's BM.GPU4.8 nodes `oci-bm-gpu4.8.yaml` (its source's 16 x 100 Gb/s NICs, two per
 A100; NVLink and efficiencies as Selene's, not fitted to the curve). Single reported figures ("peak", one size) are listed too, outside
-the acceptance.
+the acceptance. Each table's last column is what NCCL's tuner model (2.30.7's constants, as
+meshsim restates them) says meshsim's choice takes, as bus bandwidth (`bench-collective`'s
+"NCCL model" column): where meshsim's flow network and NCCL's own model part ways.
 
 ![busbw per size: public measurements (dots) and meshsim (lines); below, the error]({PNG})
 
@@ -337,20 +339,21 @@ It does **not** hold:
 
 What changed (this revision; before: the page at 9c46c74): each curve names the NCCL
 version it ran with where its source says (the OCI run's, 2.19.3, found in the commit that
-published it), and the two A100 two-node curves, whose versions are older than the
-tuner's that meshsim restates (2.30.7), print what their own version's tuner model picks
-and estimates per size (`scripts/nccl_model_versions.py`, constants of tuning.cc at
-v2.12.12-1 and v2.19.3-1, the topology search of search.cc at those tags worked out by
-hand for each machine). Neither version changes the algorithm where meshsim misses: gcm's
-2.12.12 picks ring/LL128 at 32 MiB as today's model does, and OCI's 2.19.3 picks the tree
-at every size, LL128 up to 512 MiB (today's model: up to 256 MiB), so a per-version tuner
-in meshsim was not added: it would move one size (OCI's 512 MiB, from tree/Simple to
-tree/LL128, both 45-55 % above the run). The GB200 curves ran 2.26.2, whose Blackwell
-tree caps (tuning.cc@v2.26.2-1, perChMaxTreeBws: twice Hopper's, 82.8 and 72 GB/s per
-channel on two and more nodes) would not bind where today's 42.8 and 24 do (16 x 24 = 384
-GB/s between twenty racks): meshsim keeps one set of constants, 2.30.7's, for every
-curve, and that curve's one size within 15 % (4 GiB) rests on the later row. Every meshsim
-figure on this page is unchanged.
+published it), and the two A100 two-node curves, whose versions are older than the tuner's
+that meshsim restates (2.30.7), print what their own version's tuner model picks and
+estimates per size (`scripts/nccl_model_versions.py`, constants of tuning.cc at v2.12.12-1
+and v2.19.3-1, the topology search of search.cc at those tags worked out by hand for each
+machine), and every table gives NCCL's model of meshsim's choice beside the simulated
+figure (`bench-collective`'s new last column). Neither version changes the algorithm where
+meshsim misses: gcm's 2.12.12 picks ring/LL128 at 32 MiB as today's model does, and OCI's
+2.19.3 picks the tree at every size, LL128 up to 512 MiB (today's model: up to 256 MiB),
+so a per-version tuner in meshsim was not added: it would move one size (OCI's 512 MiB,
+from tree/Simple to tree/LL128, both 45-55 % above the run). The GB200 curves ran 2.26.2,
+whose Blackwell tree caps (tuning.cc@v2.26.2-1, perChMaxTreeBws: twice Hopper's, 82.8 and
+72 GB/s per channel on two and more nodes) would not bind where today's 42.8 and 24 do (16
+x 24 = 384 GB/s between twenty racks): meshsim keeps one set of constants, 2.30.7's, for
+every curve, and that curve's one size within 15 % (4 GiB) rests on the later row. Every
+meshsim figure on this page is unchanged.
 
 The revision before (before it: the page at 6c34fd5): a node may have more NICs than
 GPUs (`inter_node.nics_per_node` a multiple of `gpus_per_node`: each GPU owns that many,
@@ -519,8 +522,9 @@ def run_meshsim(meshsim, curve):
     rows = {}
     for line in out.splitlines():
         cells = line.split()
-        if len(cells) == 6 and cells[0].isdigit():
-            rows[int(cells[0])] = (float(cells[3]), float(cells[1]), cells[5])
+        if len(cells) == 7 and cells[0].isdigit():
+            model_us = float(cells[6]) if cells[6] != "-" else None
+            rows[int(cells[0])] = (float(cells[3]), float(cells[1]), cells[5], model_us)
     return " ".join(["meshsim", "bench-collective", "--op", "all_reduce"] + curve["args"]), rows
 
 
@@ -566,11 +570,14 @@ def curve_section(curve, command, sim):
              f"- Source: {curve['source']}.", f"- Hardware: {curve['hardware']}.",
              f"- NCCL: {curve['nccl']}.", f"- meshsim: `{command}`.", "",
              "| size | measured busbw GB/s | meshsim busbw GB/s | meshsim time us | "
-             "meshsim algorithm/protocol/channels | error |", "|---|---|---|---|---|---|"]
+             "meshsim algorithm/protocol/channels | error | NCCL's model of that choice, "
+             "busbw GB/s |", "|---|---|---|---|---|---|---|"]
     inside, bad, errors, outside = 0, 0, [], []
+    factor = 2 * (curve["scale"] - 1) / curve["scale"]  # all_reduce: busbw / algbw
     for size in sorted(curve["measured"]):
         measured = curve["measured"][size]
-        busbw, time_us, how = sim[size]
+        busbw, time_us, how, model_us = sim[size]
+        model = f"{size / model_us / 1e3 * factor:.2f}" if model_us else "-"
         error = busbw / measured - 1
         in_range = LO <= size <= HI
         mark = ""
@@ -584,7 +591,7 @@ def curve_section(curve, command, sim):
             outside.append(abs(error))
             mark = " (outside 64 KiB-4 GiB)"
         lines.append(f"| {human(size)} | {measured:.2f} | {busbw:.2f} | {time_us:.2f} | {how} | "
-                     f"{error:+.1%}{mark} |")
+                     f"{error:+.1%}{mark} | {model} |")
     if not errors:  # every size beyond 4 GiB: their errors, for the record
         errors = outside
         summary = (f"No size in 64 KiB-4 GiB; beyond it mean absolute error "
