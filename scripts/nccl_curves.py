@@ -344,20 +344,21 @@ that meshsim restates (2.30.7), print what their own version's tuner model picks
 estimates per size (`scripts/nccl_model_versions.py`, constants of tuning.cc at v2.12.12-1
 and v2.19.3-1, the topology search of search.cc at those tags worked out by hand for each
 machine), and every table gives NCCL's model of meshsim's choice beside the simulated
-figure (`bench-collective`'s new last column): at 128 GPUs and more meshsim's network
-lands within 2 % of that model at every size (1024 H100s at 1 GiB: 201.7 against 199.5
-GB/s; twenty GB200 racks: equal), so the misfits there are NCCL's model's, while on OCI's
-two nodes its tree/LL128 runs above it (222 against 180 GB/s at 128 MiB; the run: 163).
-Neither version changes the algorithm where meshsim misses: gcm's 2.12.12 picks ring/LL128
-at 32 MiB as today's model does, and OCI's 2.19.3 picks the tree at every size, LL128 up
-to 512 MiB (today's model: up to 256 MiB), so a per-version tuner in meshsim was not
-added: it would move one size (OCI's 512 MiB, from tree/Simple to tree/LL128, both 45-55 %
-above the run). The GB200 curves ran 2.26.2, whose Blackwell tree caps
-(tuning.cc@v2.26.2-1, perChMaxTreeBws: twice Hopper's, 82.8 and 72 GB/s per channel on two
-and more nodes) would not bind where today's 42.8 and 24 do (16 x 24 = 384 GB/s between
-twenty racks): meshsim keeps one set of constants, 2.30.7's, for every curve, and that
-curve's one size within 15 % (4 GiB) rests on the later row. Every meshsim figure on this
-page is unchanged.
+figure (`bench-collective`'s new last column): on the three curves of 128 GPUs and more in
+the acceptance meshsim's network lands within 2 % of that model at every size (1024 H100s
+at 1 GiB: 201.7 against 199.5 GB/s; twenty GB200 racks: equal), so the misfits there are
+NCCL's model's (on 1984 H200s, a check, meshsim's NVLSTree gives 218 GB/s where the model
+says 325: its static routes on the fat tree, above), while on OCI's two nodes its
+tree/LL128 runs above it (222 against 180 GB/s at 128 MiB; the run: 163). Neither version
+changes the algorithm where meshsim misses: gcm's 2.12.12 picks ring/LL128 at 32 MiB as
+today's model does, and OCI's 2.19.3 picks the tree at every size, LL128 up to 512 MiB
+(today's model: up to 256 MiB), so a per-version tuner in meshsim was not added: it would
+move one size (OCI's 512 MiB, from tree/Simple to tree/LL128, both 45-55 % above the run).
+The GB200 curves ran 2.26.2, whose Blackwell tree caps (tuning.cc@v2.26.2-1,
+perChMaxTreeBws: twice Hopper's, 82.8 and 72 GB/s per channel on two and more nodes) would
+not bind where today's 42.8 and 24 do (16 x 24 = 384 GB/s between twenty racks): meshsim
+keeps one set of constants, 2.30.7's, for every curve, and that curve's one size within 15
+% (4 GiB) rests on the later row. Every meshsim figure on this page is unchanged.
 
 The revision before (before it: the page at 6c34fd5): a node may have more NICs than
 GPUs (`inter_node.nics_per_node` a multiple of `gpus_per_node`: each GPU owns that many,
