@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+import nccl_model_versions
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 LO, HI = 64 * KIB, 4 * GIB  # the acceptance range
@@ -40,6 +42,7 @@ COREWEAVE_ENV = (
 CURVES = [
     dict(
         name="a100-8-gcm", scale=8, check=True,
+        nccl="2.16.2 (the log's header)",
         title="all_reduce, 8 x A100-SXM4-80GB, one node (NCCL 2.16.2)",
         source="facebookresearch/gcm, gcm/tests/health_checks_tests/test_check_nccl.py "
                "(`sample_single_success_output`, all_reduce_perf -b 32M -e 1G; seen in the "
@@ -51,6 +54,7 @@ CURVES = [
                           [170.31, 210.68, 204.26, 223.05, 226.63, 231.72]))),
     dict(
         name="a100-8-note-mpi", scale=8, check=True,
+        nccl="not stated (pip package nvidia-nccl-cu12)",
         title="all_reduce, 8 x A100-SXM4-80GB, one node, one process per GPU (mpirun -np 8)",
         source="a public GitHub Markdown note (in Chinese) on building and running "
                "nccl-tests, host `thanos`; found in the search service's code index, which "
@@ -63,6 +67,7 @@ CURVES = [
                            155.53, 190.73, 198.78, 211.78, 221.13, 227.91, 230.72, 232.81]))),
     dict(
         name="a100-8-note-g8", scale=8, check=False,
+        nccl="not stated (pip package nvidia-nccl-cu12)",
         title="all_reduce, the same 8 GPUs driven by one process (-g 8)",
         source="the same note, first run (`all_reduce_perf -b 8 -e 4G -f 2 -g 8`): one "
                "thread launches on all 8 GPUs, which adds launch time at small sizes; shown "
@@ -74,6 +79,7 @@ CURVES = [
                            133.71, 168.86, 179.99, 196.34, 203.03, 227.83, 230.13, 232.44]))),
     dict(
         name="a100-16-gcm", scale=16, check=True,
+        nccl="2.12.12 (the log's header)", version_model="gcm",
         title="all_reduce, 16 x A100-SXM4-80GB, two nodes (NCCL 2.12.12)",
         source="facebookresearch/gcm, gcm/tests/health_checks_tests/test_check_nccl.py "
                "(`sample_pairwise_success_output`, all_reduce_perf -b 32M -e 1G over two "
@@ -84,6 +90,11 @@ CURVES = [
                           [96.76, 131.49, 144.60, 169.69, 176.80, 182.80]))),
     dict(
         name="a100-16-oci", scale=16, check=True,
+        nccl="2.19.3: the commit that published the output (oci-hpc-oke 1402938, 2024-02-13) "
+             "runs it from manifests/a100-nccl-test.yaml, image "
+             "nccl-tests:pytorch-23.10-nccl-2.19.3-1, with NCCL_TOPO_FILE "
+             "(manifests/topology/BM.GPU.A100-v2.8.xml) and NCCL_CROSS_NIC=1",
+        version_model="oci",
         title="all_reduce, 16 x A100-SXM4-40GB, two OCI BM.GPU4.8 nodes",
         source="oracle-quickstart/oci-hpc-oke, README.md (example output of the "
                "BM.GPU4.8 NCCL test manifest): https://github.com/oracle-quickstart/oci-hpc-oke",
@@ -96,6 +107,7 @@ CURVES = [
                            153.13, 163.20, 165.42, 156.41, 219.12, 220.16, 235.63]))),
     dict(
         name="h100-16-nvls", scale=16, check=True,
+        nccl="2.26.2 (the issue's first post)",
         title="all_reduce, 16 x H100 80GB HBM3, two nodes, NCCL's default (NVLSTree)",
         source="NVIDIA/nccl-tests issue #309, first post (NCCL 2.26.2): "
                "https://github.com/NVIDIA/nccl-tests/issues/309. NCCL ran NVLSTree (NVLink "
@@ -108,7 +120,7 @@ CURVES = [
                           [3.63, 6.34, 10.10, 12.65, 27.33, 51.58, 83.33, 118.57, 169.67,
                            234.81, 269.98, 336.29, 392.35, 426.97, 448.90, 461.24, 466.52]))),
     dict(
-        name="h100-1024-ring-ll128", scale=1024, check=True,
+        name="h100-1024-ring-ll128", scale=1024, check=True, nccl="not recorded",
         title="all_reduce, 1024 x H100 80GB HBM3, 128 nodes, NCCL_ALGO=Ring NCCL_PROTO=LL128 "
               "NCCL_MIN_NCHANNELS=32",
         source="NVIDIA/nccl-tests issue #322, first post: "
@@ -119,7 +131,7 @@ CURVES = [
               "--protocol", "LL128", "--channels", "32"],
         measured=dict(zip(sizes(GIB, 5), [110.84, 212.23, 338.16, 364.57, 367.29]))),
     dict(
-        name="h100-8-nvls-peak", scale=8, check=False,
+        name="h100-8-nvls-peak", scale=8, check=False, nccl="not stated",
         title="all_reduce, 8 x H100 80GB HBM3, one node, NCCL's default (NVLS): the reported "
               "peak",
         source="NVIDIA/nccl-tests issue #290 (https://github.com/NVIDIA/nccl-tests/issues/290): "
@@ -132,7 +144,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "8"],
         measured={4 * GIB: 476.0}),
     dict(
-        name="h200-8-nvls-peak", scale=8, check=False,
+        name="h200-8-nvls-peak", scale=8, check=False, nccl="2.20.3",
         title="all_reduce, 8 x H200, one node (NCCL 2.20.3, NVLS): the reported peak",
         source="NVIDIA/nccl-tests issue #272 (https://github.com/NVIDIA/nccl-tests/issues/272): "
                "all_reduce_perf -b 64k -e 4G -g 1, 'peak bandwidth of 475 GB/s' (placed at "
@@ -141,7 +153,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h200.yaml", "--gpus", "8"],
         measured={4 * GIB: 475.0}),
     dict(
-        name="b200-8-nvls-peak", scale=8, check=False,
+        name="b200-8-nvls-peak", scale=8, check=False, nccl="2.27.1",
         title="all_reduce, 8 x B200, one node (NCCL 2.27.1, NVLS): the reported figure",
         source="NVIDIA/nccl issue #1807 (https://github.com/NVIDIA/nccl/issues/1807): 'the "
                "all_reduce_perf performance of 8 B200s in a single machine ... Ours is 830+' "
@@ -150,7 +162,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "8"],
         measured={4 * GIB: 830.0}),
     dict(
-        name="h100-16-cw", scale=16, check=False,
+        name="h100-16-cw", scale=16, check=False, nccl="not stated",
         title="all_reduce, 16 x H100, two CoreWeave nodes, NCCL's default",
         source="coreweave/nccl-tests pull request #92, test plan: 'H100 8-GPU x 2-node base "
                "MPIJob ... 440.58 GB/s busbw @ 8G allreduce' "
@@ -159,7 +171,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "16"],
         measured={8 * GIB: 440.58}),
     dict(
-        name="h100-32-roce", scale=32, check=False,
+        name="h100-32-roce", scale=32, check=False, nccl="2.19.3",
         title="all_reduce, 32 x H100, four nodes, RoCE (NCCL 2.19.3, NVLS on or off)",
         source="NVIDIA/nccl issue #1221, first post (https://github.com/NVIDIA/nccl/issues/1221): "
                "all_reduce_perf -b 4G -e 8G on 4 nodes of 8 x H100 with 8 x 400 Gb/s RoCE: "
@@ -171,7 +183,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-h100.yaml", "--gpus", "32"],
         measured={4 * GIB: 320.0, 8 * GIB: 320.0}),
     dict(
-        name="b200-16-cw", scale=16, check=False,
+        name="b200-16-cw", scale=16, check=False, nccl="not stated",
         title="all_reduce, 16 x B200, two CoreWeave nodes, NCCL's default",
         source="coreweave/nccl-tests pull request #92, test plan: 'B200 8-GPU x 2-node base "
                "MPIJob ... 690.07 GB/s busbw @ 8G allreduce' "
@@ -180,7 +192,7 @@ CURVES = [
         args=["--cluster", "topologies/dgx-b200.yaml", "--gpus", "16"],
         measured={8 * GIB: 690.07}),
     dict(
-        name="h200-1984-default", scale=1984, check=False,
+        name="h200-1984-default", scale=1984, check=False, nccl="not stated",
         title="all_reduce, 1984 x H200, 248 nodes, NCCL's default algorithm",
         source="NVIDIA/nccl-tests issue #283, first post "
                "(https://github.com/NVIDIA/nccl-tests/issues/283): all_reduce_perf --minbytes "
@@ -192,6 +204,7 @@ CURVES = [
         measured={512 * MIB: 350.0}),
     dict(
         name="gb200-72-rack", scale=72, check=False,
+        nccl="2.26.2 (the image of the jobs)",
         title="all_reduce, 72 x GB200, one NVL72 rack (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, 'Single Rack' "
                "(at cb86553; https://github.com/coreweave/nccl-tests). " + COREWEAVE_ENV +
@@ -201,6 +214,7 @@ CURVES = [
         measured=dict(zip(sizes(512 * MIB, 5), [586.06, 681.17, 757.78, 839.16, 834.57]))),
     dict(
         name="gb200-144-racks", scale=144, check=True,
+        nccl="2.26.2 (the image of the jobs)",
         title="all_reduce, 144 x GB200, two NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '2 Racks' (at "
                "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
@@ -211,6 +225,7 @@ CURVES = [
                           [493.94, 596.10, 680.30, 743.09, 793.06, 810.41]))),
     dict(
         name="gb200-1440-racks", scale=1440, check=True,
+        nccl="2.26.2 (the image of the jobs)",
         title="all_reduce, 1440 x GB200, 20 NVL72 racks (NCCL 2.26.2)",
         source="coreweave/nccl-tests, README.md, 'Expected Performance', GB200, '20 Racks' (at "
                "cb86553; https://github.com/coreweave/nccl-tests); sizes from 512 MiB only. " +
@@ -242,7 +257,9 @@ init logs. The cluster files are the bundled `selene-a100.yaml` (DGX A100: 8 HDR
 25 GB/s per node), `dgx-h100.yaml`, `dgx-h200.yaml`, `dgx-b200.yaml` and `gb200-nvl72.yaml`,
 and for OCI's BM.GPU4.8 nodes `oci-bm-gpu4.8.yaml` (its source's 16 x 100 Gb/s NICs, two per
 A100; NVLink and efficiencies as Selene's, not fitted to the curve). Single reported figures ("peak", one size) are listed too, outside
-the acceptance.
+the acceptance. Each table's last column is what NCCL's tuner model (2.30.7's constants, as
+meshsim restates them) says meshsim's choice takes, as bus bandwidth (`bench-collective`'s
+"NCCL model" column): where meshsim's flow network and NCCL's own model part ways.
 
 ![busbw per size: public measurements (dots) and meshsim (lines); below, the error]({PNG})
 
@@ -269,18 +286,27 @@ It does **not** hold:
   within 11 %. The same machine driven by one process for all 8 GPUs (`-g 8`, dotted) is
   20-57 % slower than with one process per GPU at the same sizes: the spread between two
   launch modes on one machine is larger than the goal.
-- **Two OCI BM.GPU4.8 nodes, 256 KiB-512 MiB, +26-55 %**: with both NICs of each GPU
-  in NCCL's search (16 search channels, 32 channels; `topologies/oci-bm-gpu4.8.yaml`) the
-  tuner model rates NCCL's tree faster than the ring from 64 KiB up (its per-channel caps,
-  16 x 23.6 GB/s Simple and 16 x 20 LL128, no longer bind; NCCL's own constants, with its
-  search speeds of 15 and 12 GB/s per channel, give the same order: tree/LL128 ~1.35 ms
-  against ring/Simple ~1.60 ms at 128 MiB), and meshsim's tree moves the data at its
-  NVLink bound (two slices per channel out of each chain GPU: ~245 GB/s busbw). The run
-  looks like a ring there (111-165 GB/s from 16 to 256 MiB, below the ring's NIC bound of
-  188; meshsim's ring gave them within 5 % when the topology had 8 NICs) and jumps to the
-  tree's 219-236 GB/s at 1 GiB; what held NCCL's tree at 128-512 MiB (its tree pattern's
-  x 0.85, fewer tree channels, a per-channel LL128 limit) needs the run's NCCL log, which
-  the source does not give. The small-message floor is 36 us where NCCL's latency model
+- **Two OCI BM.GPU4.8 nodes, 256 KiB-512 MiB, +26-55 %**: the run used NCCL 2.19.3 (the
+  image of the manifest in the commit that published it, with oci-hpc-oke's topology file
+  and NCCL_CROSS_NIC=1). That version's own tuner model on that topology (printed under
+  the curve: `scripts/nccl_model_versions.py`, constants of tuning.cc@v2.19.3-1, its
+  search giving rings 16 channels at 12 GB/s and balanced trees 16 at 15/12) picks the
+  tree at every size: LL to 128 KiB, LL128 from 256 KiB to 512 MiB, Simple from 1 GiB,
+  where today's model switches to Simple at 512 MiB (2.19.3 still priced a tree/Simple
+  hop at 28 us, 448 us in all, where 2.30.7 gives 8.4 + 84 us). The measured jump, 156
+  GB/s at 512 MiB to 219 at 1 GiB, sits at that LL128-to-Simple switch: the run most
+  likely ran NCCL's tree throughout, not a ring, and its version does not explain the
+  misfit. What misses
+  is the tree's LL128 speed: measured 111-165 GB/s from 16 to 512 MiB, NCCL 2.19.3's own
+  estimate 138-192 (within 15 % at 128 KiB, 32-128 MiB and 1-4 GiB: 7 of 17 sizes),
+  meshsim 158-227 to 256 MiB (242 at 512 MiB, where it has switched to Simple), whose
+  tree moves LL128's wire bytes at its NVLink bound (two slices per channel
+  out of each chain GPU: ~245 GB/s busbw with Simple, 0.94 of it with LL128) while NCCL's
+  model credits 0.92 x 16 x 15 x 120/128 = 207. That the ring forced through meshsim
+  (`--algorithm ring`) lands at +2 to +10 % at 16-256 MiB is a coincidence of its NIC bound
+  (188) with the tree's measured LL128 speed, not what the run did. What held the run's
+  LL128 tree below NCCL's own estimate needs its NCCL log, which the source does not
+  give. The small-message floor is 36 us where NCCL's latency model
   (and meshsim) says 25 us; the same model matches the floor of 2 and 4 InfiniBand H100
   nodes (25 and 35 us, nccl-tests #309). On two H100 nodes 512 KiB and 1 MiB are +43 % and +19 %: the measured 512 KiB (12.7 GB/s) sits below
   the line through its neighbours (10.1 at 256 KiB, 27.3 at 1 MiB), where NCCL changes
@@ -290,7 +316,10 @@ It does **not** hold:
   ring): 182.8 GB/s at 1 GiB, meshsim 183.1.
 - **32 MiB on two A100 nodes (gcm, NCCL 2.12), +38 %**: meshsim runs LL128 there, as
   today's tuner model picks; the measured 650 us is close to what meshsim gives a Simple
-  ring there (`--algorithm ring --protocol Simple`: 621 us).
+  ring there (`--algorithm ring --protocol Simple`: 621 us). NCCL 2.12.12's own model
+  (printed under the curve; DGX A100's 8 NICs assumed, the log names none) picks ring/LL128
+  there too, to 128 MiB (its Simple ring pays 28 us per network hop and a 1.9x plateau),
+  and estimates 469 us (+39 %): the run's version does not explain this size either.
 - **At least 128 GPUs: 6 of 11 sizes in range within 15 %.** 1024 H100s over RoCE (ring
   and LL128 forced, from 1 GiB) take 19.4 ms at 1 GiB and 20.2 ms at 2 GiB, a floor of
   about 18 ms that NCCL's latency model (4.4 ms for 2046 LL128 steps) does not have; at
@@ -308,7 +337,30 @@ It does **not** hold:
   against the 0.95 of 900 GB/s these racks reach. Setting it from this curve would fit
   the check; no other public NVLink5 ring figure was found.
 
-What changed (this revision; before: the page at 6c34fd5): a node may have more NICs than
+What changed (this revision; before: the page at 9c46c74): each curve names the NCCL
+version it ran with where its source says (the OCI run's, 2.19.3, found in the commit that
+published it), and the two A100 two-node curves, whose versions are older than the tuner's
+that meshsim restates (2.30.7), print what their own version's tuner model picks and
+estimates per size (`scripts/nccl_model_versions.py`, constants of tuning.cc at v2.12.12-1
+and v2.19.3-1, the topology search of search.cc at those tags worked out by hand for each
+machine), and every table gives NCCL's model of meshsim's choice beside the simulated
+figure (`bench-collective`'s new last column): on the three curves of 128 GPUs and more in
+the acceptance meshsim's network lands within 2 % of that model at every size (1024 H100s
+at 1 GiB: 201.7 against 199.5 GB/s; twenty GB200 racks: equal), so the misfits there are
+NCCL's model's (on 1984 H200s, a check, meshsim's NVLSTree gives 218 GB/s where the model
+says 325: its static routes on the fat tree, above), while on OCI's two nodes its
+tree/LL128 runs above it (222 against 180 GB/s at 128 MiB; the run: 163). Neither version
+changes the algorithm where meshsim misses: gcm's 2.12.12 picks ring/LL128 at 32 MiB as
+today's model does, and OCI's 2.19.3 picks the tree at every size, LL128 up to 512 MiB
+(today's model: up to 256 MiB), so a per-version tuner in meshsim was not added: it would
+move one size (OCI's 512 MiB, from tree/Simple to tree/LL128, both 45-55 % above the run).
+The GB200 curves ran 2.26.2, whose Blackwell tree caps (tuning.cc@v2.26.2-1,
+perChMaxTreeBws: twice Hopper's, 82.8 and 72 GB/s per channel on two and more nodes) would
+not bind where today's 42.8 and 24 do (16 x 24 = 384 GB/s between twenty racks): meshsim
+keeps one set of constants, 2.30.7's, for every curve, and that curve's one size within 15
+% (4 GiB) rests on the later row. Every meshsim figure on this page is unchanged.
+
+The revision before (before it: the page at 6c34fd5): a node may have more NICs than
 GPUs (`inter_node.nics_per_node` a multiple of `gpus_per_node`: each GPU owns that many,
 each linked to it), NCCL's search gives every one of them channels and the rings and trees
 cross nodes on all of them (README, "Collectives as NCCL runs them"); the OCI curve runs on
@@ -318,7 +370,7 @@ it ran on DGX A100's (8 x 200 Gb/s): 10 -> 4 of 17 sizes within 15 %, mean 14.4 
 so are the step times of every bundled experiment (`meshsim run X --no-trace -q
 --reproducible --summary -` over workloads/experiments/*.yaml, md5 before and after).
 
-The revision before (before it: the page at 7e7a3ba): NCCL's topology search gives a
+The revision before that (before it: the page at 7e7a3ba): NCCL's topology search gives a
 channel one NIC, and on an NVSwitch it finds no more channels than the GPU's NVLink, as
 it counts it, carries at its speed step (`src/graph/search.cc`, ncclTopoCompute; README
 "Collectives as NCCL runs them"). meshsim gave each of a GB200 rack's 72 NICs a channel
@@ -332,7 +384,7 @@ now meets NVLink's bound). Rings and trees across nodes use the search's NICs (o
 search channel). Every other curve is unchanged (8-GPU nodes with 8 NICs keep 8 search
 channels, 16 channels).
 
-The revision before that (before it: the page at f1d6701): CoreWeave ran its GB200 curves
+An earlier revision (before it: the page at f1d6701): CoreWeave ran its GB200 curves
 with NVLink SHARP and CollNet off (NCCL_NVLS_ENABLE=0 and NCCL_COLLNET_ENABLE=0 in both
 GB200 jobs of the commit that published them, bee97e7), so meshsim now runs them with
 `bench-collective --nvls off` (new) instead of NVLS / NVLSTree: one rack 1 -> 3 of 4
@@ -475,8 +527,9 @@ def run_meshsim(meshsim, curve):
     rows = {}
     for line in out.splitlines():
         cells = line.split()
-        if len(cells) == 6 and cells[0].isdigit():
-            rows[int(cells[0])] = (float(cells[3]), float(cells[1]), cells[5])
+        if len(cells) == 7 and cells[0].isdigit():
+            model_us = float(cells[6]) if cells[6] != "-" else None
+            rows[int(cells[0])] = (float(cells[3]), float(cells[1]), cells[5], model_us)
     return " ".join(["meshsim", "bench-collective", "--op", "all_reduce"] + curve["args"]), rows
 
 
@@ -520,13 +573,16 @@ def decomposition(curve, sim):
 def curve_section(curve, command, sim):
     lines = [f"### {curve['title']}", "",
              f"- Source: {curve['source']}.", f"- Hardware: {curve['hardware']}.",
-             f"- meshsim: `{command}`.", "",
+             f"- NCCL: {curve['nccl']}.", f"- meshsim: `{command}`.", "",
              "| size | measured busbw GB/s | meshsim busbw GB/s | meshsim time us | "
-             "meshsim algorithm/protocol/channels | error |", "|---|---|---|---|---|---|"]
+             "meshsim algorithm/protocol/channels | error | NCCL's model of that choice, "
+             "busbw GB/s |", "|---|---|---|---|---|---|---|"]
     inside, bad, errors, outside = 0, 0, [], []
+    factor = 2 * (curve["scale"] - 1) / curve["scale"]  # all_reduce: busbw / algbw
     for size in sorted(curve["measured"]):
         measured = curve["measured"][size]
-        busbw, time_us, how = sim[size]
+        busbw, time_us, how, model_us = sim[size]
+        model = f"{size / model_us / 1e3 * factor:.2f}" if model_us else "-"
         error = busbw / measured - 1
         in_range = LO <= size <= HI
         mark = ""
@@ -540,7 +596,7 @@ def curve_section(curve, command, sim):
             outside.append(abs(error))
             mark = " (outside 64 KiB-4 GiB)"
         lines.append(f"| {human(size)} | {measured:.2f} | {busbw:.2f} | {time_us:.2f} | {how} | "
-                     f"{error:+.1%}{mark} |")
+                     f"{error:+.1%}{mark} | {model} |")
     if not errors:  # every size beyond 4 GiB: their errors, for the record
         errors = outside
         summary = (f"No size in 64 KiB-4 GiB; beyond it mean absolute error "
@@ -555,7 +611,34 @@ def curve_section(curve, command, sim):
         lines += [f"From {human(first)} up, time = fixed cost + size / asymptotic bandwidth "
                   f"(least squares): measured {mf:.0f} us and {mb:.0f} GB/s busbw, meshsim "
                   f"{sf:.0f} us and {sb:.0f} GB/s.", ""]
+    lines += version_model_lines(curve)
     return lines, (inside, bad, sum(errors) / len(errors), max(errors), split)
+
+
+def version_model_lines(curve):
+    """What the curve's own NCCL version's tuner model picks per size and estimates
+    (scripts/nccl_model_versions.py), beside the measurement; [] for other curves."""
+    key = curve.get("version_model")
+    if not key:
+        return []
+    graph = nccl_model_versions.GRAPHS[key]
+    factor = 2 * (curve["scale"] - 1) / curve["scale"]
+    lines = [f"NCCL {graph['version']}'s own tuner model (`scripts/nccl_model_versions.py`: its "
+             f"constants at tag {nccl_model_versions.VERSIONS[graph['version']]['tag']}, its "
+             "topology search's channels and speeds derived there), as a check on the choice:",
+             "", "| size | NCCL's pick | its estimate us | its estimate busbw GB/s | "
+             "vs measured |", "|---|---|---|---|---|"]
+    within = 0
+    for size in sorted(curve["measured"]):
+        algorithm, protocol, time_us = nccl_model_versions.choose(key, size)
+        busbw = size / time_us / 1e3 * factor
+        error = busbw / curve["measured"][size] - 1
+        within += abs(error) <= TOLERANCE
+        lines.append(f"| {human(size)} | {algorithm}/{protocol} | {time_us:.1f} | {busbw:.2f} | "
+                     f"{error:+.1%} |")
+    lines += ["", f"NCCL's own estimate is within 15 % at {within} of {len(curve['measured'])} "
+              "sizes.", ""]
+    return lines
 
 
 def plot(curves, sims, path):

@@ -43,21 +43,25 @@ std::string_view AlgorithmName(AllReduceAlgorithm a) {
   }
 }
 
-// nccl-tests' columns, the NICs' rate, and how NCCL's tuner model ran each size.
+// nccl-tests' columns, the NICs' rate, how NCCL's tuner model ran each size and what that
+// model says the choice takes.
 void PrintTable(const BenchCollectiveArgs& a, const ClusterSpec& c,
                 const std::vector<CollectiveBenchRow>& rows) {
   std::cout << fmt::format("# {} on {} x {} ({} per node), simulated; algorithm {}, protocol {}\n",
                            a.op, a.gpus, c.gpu.kind, c.gpus_per_node, a.algorithm, a.protocol);
-  std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14} {:>20}\n", "size (B)", "time (us)",
-                           "algbw (GB/s)", "busbw (GB/s)", "NIC (GB/s)", "algo/proto/channels");
+  std::cout << fmt::format("{:>14} {:>12} {:>12} {:>12} {:>14} {:>20} {:>16}\n", "size (B)",
+                           "time (us)", "algbw (GB/s)", "busbw (GB/s)", "NIC (GB/s)",
+                           "algo/proto/channels", "NCCL model (us)");
   for (const auto& r : rows) {
-    const std::string how = r.channels > 0 ? fmt::format("{}/{}/{}", AlgorithmName(r.algorithm),
-                                                         NcclProtocolName(r.protocol), r.channels)
-                                           : std::string("-");
-    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14} {:>20}\n", r.bytes,
-                             r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
+    const bool tuned = r.channels > 0;
+    const std::string how = tuned ? fmt::format("{}/{}/{}", AlgorithmName(r.algorithm),
+                                                NcclProtocolName(r.protocol), r.channels)
+                                  : std::string("-");
+    std::cout << fmt::format("{:>14.0f} {:>12.2f} {:>12.2f} {:>12.2f} {:>14} {:>20} {:>16}\n",
+                             r.bytes, r.time_s * 1e6, r.algbw_gbps, r.busbw_gbps,
                              r.nic_gbps > 0 ? fmt::format("{:.2f}", r.nic_gbps) : std::string("-"),
-                             how);
+                             how,
+                             tuned ? fmt::format("{:.2f}", r.model_s * 1e6) : std::string("-"));
   }
 }
 

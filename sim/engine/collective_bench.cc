@@ -65,6 +65,7 @@ Result<std::vector<CollectiveBenchRow>> BenchCollective(ClusterSpec cluster, Com
       row.algorithm = choice.algorithm;
       row.protocol = choice.protocol;
       row.channels = choice.channels;
+      row.model_s = choice.estimate_s;
     }
     rows.push_back(row);
   }

@@ -26,6 +26,10 @@ struct CollectiveBenchRow {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::kRing;
   NcclProtocol protocol = NcclProtocol::kSimple;
   int channels = 0;
+  // What NCCL's tuner model says that choice takes (NcclChoice::estimate_s: latency +
+  // bytes / the model's bandwidth, the figure NCCL compares), beside the simulated
+  // time_s; 0 where channels is 0.
+  double model_s = 0;
 };
 
 // Runs `op` over GPUs 0..gpus-1 of `cluster` (resized to ceil(gpus / gpus_per_node)

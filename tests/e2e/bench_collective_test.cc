@@ -46,6 +46,7 @@ TEST(BenchCollectiveCli, TableShowsAlgorithmProtocolAndChannels) {
   EXPECT_NE(r.out.find("ring/LL/2"), std::string::npos) << r.out;       // 64 KiB
   EXPECT_NE(r.out.find("ring/LL128/24"), std::string::npos) << r.out;   // 4 MiB
   EXPECT_NE(r.out.find("ring/Simple/24"), std::string::npos) << r.out;  // 1 GiB
+  EXPECT_NE(r.out.find("NCCL model (us)"), std::string::npos) << r.out;
   r = RunMeshsim({"bench-collective", "--cluster", cluster, "--gpus", "8", "--min-bytes", "65536",
                   "--max-bytes", "65536", "--protocol", "Simple", "--channels", "4"},
                  dir.path());

@@ -365,6 +365,27 @@ TEST(BenchCollective, ForcedChannelsChangeSmallSizes) {
   EXPECT_NEAR(rows.value().front().time_s, 15e-6 + 2 * 65536 / (87.7e9 * 8 / 14), 1e-9);
 }
 
+// Each row carries NCCL's own estimate of its choice beside the simulated time. 1 GiB over
+// 8 A100s, ring/Simple: 8.4 + 14 x 3.4 = 56 us + 2^30 / (231e9 x 8/14) = 8190.4 us, the
+// simulated time too (one node, where the links are the model's). 64 KiB, ring/LL on 2
+// of 24 channels: NCCL's model counts every channel, 15 us + 65536 / (87.7e9 x 8/14) =
+// 16.31 us, where the simulation stretches the data over the 2 channels used: 30.69 us.
+TEST(BenchCollective, RowsCarryNcclsModelEstimate) {
+  auto rows =
+      BenchCollective(Bundled("selene-a100.yaml"), CommOp::kAllReduce, 8, 65536, 1 << 30, {});
+  ASSERT_TRUE(rows.ok());
+  const CollectiveBenchRow& small = rows.value().front();
+  const CollectiveBenchRow& large = rows.value().back();
+  EXPECT_NEAR(small.model_s, 15e-6 + 65536 / (87.7e9 * 8 / 14), 1e-9);
+  EXPECT_GT(small.time_s, 1.8 * small.model_s);
+  EXPECT_NEAR(large.model_s, 56e-6 + 14 * 134217728 / 231e9, 0.1e-6);
+  EXPECT_NEAR(large.time_s, large.model_s, 0.1e-6);
+  auto sendrecv =
+      BenchCollective(Bundled("selene-a100.yaml"), CommOp::kSendRecv, 8, 65536, 65536, {});
+  ASSERT_TRUE(sendrecv.ok());
+  EXPECT_EQ(sendrecv.value().front().model_s, 0);
+}
+
 Experiment DefaultExperiment(const std::vector<std::string>& sets) {
   auto e = LoadExperimentFile(
       std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", sets);
