@@ -111,7 +111,6 @@ class Replayer {
       const ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      Prefetch(id, op);
       result_.start[id] = sim_.Now();
       switch (op.kind()) {
         case Kind::kMemory:
@@ -223,27 +222,35 @@ class Replayer {
   void Arrive(int32_t comm) {
     const Comm& c = p_.comms()[comm];
     if (--c.waiting != 0) return;
-    for (uint32_t i = c.first_part; i != kNone; i = ops_[i].next_part) {
-      result_.start[i] = sim_.Now();
-      CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
+    const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
+    for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
+    if (interference_) {
+      for (const OpId* i = begin; i != end; ++i) CommChanges(ops_[*i].queue / kStreamCount, c.op, 1);
     }
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first_part, kind = c.op] {
-          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
-            CommChanges(ops_[i].queue / kStreamCount, kind, -1);
-            Finish(i);
-          }
-          Drain();
-        },
-        mirrors);
+        sim_, c.op, p_.groups()[c.group], c.bytes, [this, comm] { EndShared(comm); }, mirrors);
+  }
+
+  // A collective of several parts ends: each part finishes, in the order they were added.
+  // Their records are fetched together first (they are far apart: one per rank).
+  void EndShared(int32_t comm) {
+    const Comm& c = p_.comms()[comm];
+    const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
+    for (const OpId* i = begin; i != end; ++i) __builtin_prefetch(&ops_[*i]);
+    for (const OpId* i = begin; i != end; ++i) {
+      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, c.op, -1);
+      Finish(*i);
+    }
+    Drain();
   }
 
   // Marks an op finished: its queue moves on and its dependents may become ready.
   void Finish(OpId id) {
     const ReplayOp& op = ops_[id];
+    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
+    __builtin_prefetch(&result_.start[id] + 1, 1);
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];
