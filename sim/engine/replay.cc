@@ -225,7 +225,9 @@ class Replayer {
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
     if (interference_) {
-      for (const OpId* i = begin; i != end; ++i) CommChanges(ops_[*i].queue / kStreamCount, c.op, 1);
+      for (const OpId* i = begin; i != end; ++i) {
+        CommChanges(ops_[*i].queue / kStreamCount, c.op, 1);
+      }
     }
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];

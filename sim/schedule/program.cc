@@ -336,7 +336,8 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, 0});
+  comms_.push_back(
+      Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, 0});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 

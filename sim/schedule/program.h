@@ -209,8 +209,8 @@ class StreamRange {
 // One collective (or transfer) shared by the ops of its participants.
 struct Comm {
   CommOp op = CommOp::kAllReduce;
-  int32_t group = 0;        // index into Program::groups()
-  double bytes = 0;         // nccl-tests convention, see CollectiveModel
+  int32_t group = 0;  // index into Program::groups()
+  double bytes = 0;   // nccl-tests convention, see CollectiveModel
   int32_t parts = 0;  // participants' ops added so far (AddCommPart)
   uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
   // While the program is built: its first part (kNoOp: none yet). After Finalize(): where
