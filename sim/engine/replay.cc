@@ -130,15 +130,6 @@ class Replayer {
     }
   }
 
-  // The program does not fit in cache: while an op starts, fetch the record of the next
-  // op of its queue and those of the ops that wait for it (touched when it finishes).
-  void Prefetch(OpId id, const ReplayOp& op) const {
-    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
-    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
-      __builtin_prefetch(&ops_[*d], 1);
-    }
-  }
-
   const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
   const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
@@ -248,7 +239,11 @@ class Replayer {
     Drain();
   }
 
-  // Marks an op finished: its queue moves on and its dependents may become ready.
+  // Marks an op finished: its queue moves on and its dependents may become ready. The
+  // program does not fit in cache, and the next op of the queue usually starts at once:
+  // its record and its start time's slot (most often beside this op's) are fetched first.
+  // (Fetching them when this op started was too early: other ranks' ops, thousands of
+  // them in a full replay, run in between and push them out again.)
   void Finish(OpId id) {
     const ReplayOp& op = ops_[id];
     if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
