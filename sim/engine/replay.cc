@@ -111,7 +111,6 @@ class Replayer {
       const ReplayOp& op = ops_[id];
       if (op.pending > 0) return;
       q.started = true;
-      Prefetch(id, op);
       result_.start[id] = sim_.Now();
       switch (op.kind()) {
         case Kind::kMemory:
@@ -128,15 +127,6 @@ class Replayer {
           StartSolo(id, op);
           return;
       }
-    }
-  }
-
-  // The program does not fit in cache: while an op starts, fetch the record of the next
-  // op of its queue and those of the ops that wait for it (touched when it finishes).
-  void Prefetch(OpId id, const ReplayOp& op) const {
-    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
-    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
-      __builtin_prefetch(&ops_[*d], 1);
     }
   }
 
@@ -223,27 +213,41 @@ class Replayer {
   void Arrive(int32_t comm) {
     const Comm& c = p_.comms()[comm];
     if (--c.waiting != 0) return;
-    for (uint32_t i = c.first_part; i != kNone; i = ops_[i].next_part) {
-      result_.start[i] = sim_.Now();
-      CommChanges(ops_[i].queue / kStreamCount, c.op, 1);
+    const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
+    for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
+    if (interference_) {
+      for (const OpId* i = begin; i != end; ++i) {
+        CommChanges(ops_[*i].queue / kStreamCount, c.op, 1);
+      }
     }
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
     network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, first = c.first_part, kind = c.op] {
-          for (uint32_t i = first; i != kNone; i = ops_[i].next_part) {
-            CommChanges(ops_[i].queue / kStreamCount, kind, -1);
-            Finish(i);
-          }
-          Drain();
-        },
-        mirrors);
+        sim_, c.op, p_.groups()[c.group], c.bytes, [this, comm] { EndShared(comm); }, mirrors);
   }
 
-  // Marks an op finished: its queue moves on and its dependents may become ready.
+  // A collective of several parts ends: each part finishes, in the order they were added.
+  // Their records are fetched together first (they are far apart: one per rank).
+  void EndShared(int32_t comm) {
+    const Comm& c = p_.comms()[comm];
+    const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
+    for (const OpId* i = begin; i != end; ++i) __builtin_prefetch(&ops_[*i]);
+    for (const OpId* i = begin; i != end; ++i) {
+      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, c.op, -1);
+      Finish(*i);
+    }
+    Drain();
+  }
+
+  // Marks an op finished: its queue moves on and its dependents may become ready. The
+  // program does not fit in cache, and the next op of the queue usually starts at once:
+  // its record and its start time's slot (most often beside this op's) are fetched first.
+  // (Fetching them when this op started was too early: other ranks' ops, thousands of
+  // them in a full replay, run in between and push them out again.)
   void Finish(OpId id) {
     const ReplayOp& op = ops_[id];
+    if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
+    __builtin_prefetch(&result_.start[id] + 1, 1);
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
     Queue& q = queues_[rs];

@@ -339,7 +339,7 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
   comms_.push_back(
-      Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, kNoOp});
+      Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, 0});
   return static_cast<int32_t>(comms_.size() - 1);
 }
 
@@ -358,20 +358,38 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   return id;
 }
 
-// Links part `id` behind its collective's last; a collective of several parts makes
-// each of them kShared.
+// Counts part `id` in; a collective of several parts makes each of them kShared.
 void Program::AddPart(OpId id, int32_t comm) {
   Comm& c = comms_[comm];
   if (c.parts++ == 0) {
     c.first_part = id;
-  } else {
-    records_[c.last_part].next_part = id;
-    if (c.parts == 2) {
-      records_[c.first_part].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
-    }
-    records_[id].kind_bits = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+    return;
   }
-  c.last_part = id;
+  constexpr auto kShared = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
+  if (c.parts == 2) records_[c.first_part].kind_bits = kShared;
+  records_[id].kind_bits = kShared;
+}
+
+// Lists every collective's parts, collective by collective and each in id order: the
+// lists' starts from the counts, then one pass over the records in id order with
+// Comm::waiting as each list's cursor. O(ops).
+void Program::ListParts() {
+  uint32_t begin = 0;
+  for (Comm& c : comms_) {
+    c.first_part = begin;
+    c.waiting = begin;
+    begin += static_cast<uint32_t>(c.parts);
+  }
+  ReserveHuge(parts_, begin);
+  parts_.resize(begin);
+  const size_t n = records_.size();
+  for (size_t id = 0; id < n; ++id) {
+    const ReplayRecord& r = records_[id];
+    if (r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo) {
+      parts_[comms_[r.ref].waiting++] = static_cast<OpId>(id);
+    }
+  }
+  for (Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
 }
 
 void Program::AddDep(OpId before, OpId after) {
@@ -413,8 +431,8 @@ void Program::Seal() {
 // A record past the last op ends the last list.
 void Program::Finalize() {
   Seal();
+  ListParts();
   records_.emplace_back().dependents = static_cast<uint32_t>(dependents_.size());
-  for (Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
   edges_ = {};
   stream_tails_ = {};
   is_compute_work_ = {};

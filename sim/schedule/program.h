@@ -103,7 +103,7 @@ struct OpWork {
   double recompute_flops = 0;  // kCompute: part of work.flops that re-runs forward work
 };
 
-// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 32
+// One op of a Program, as Program::op() gives it. The program keeps it in two parts, 28
 // bytes in all (issue 14 asks at most 64): its ReplayRecord (kind, rank, stream,
 // category and work or collective, with what the replay needs) and an OpInfo (the rest).
 // Its OpWork is Program::WorkOf(op).
@@ -137,18 +137,19 @@ struct OpInfo {
 static_assert(sizeof(OpInfo) == 8);
 constexpr int kMaxOpLayer = INT16_MAX;
 
-// What the replay needs of an op, kept by the Program as ops are added, in one 24-byte
+// What the replay needs of an op, kept by the Program as ops are added, in one 20-byte
 // record beside the Op: a program of millions of ops does not fit in cache, and the
 // replay's event loop touches this record and nothing else of the op (one cache miss per
 // op instead of one per array). Program::Records() has one record past the last op, whose
-// `dependents` ends the last op's list.
+// `dependents` ends the last op's list. (A collective's parts are listed by the Program,
+// Program::PartsBegin(), not linked through their records: the replay fetches their
+// records at once instead of one after another, and ops that are no part keep no link.)
 struct ReplayRecord {
   // How the replay runs the op. kShared: a part of a collective with several parts;
   // kSolo: the only part of its collective (symmetric replay makes most of them so).
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
   uint32_t ref = 0;            // kCompute, kMemory: Op::work; kShared, kSolo: Op::comm
   OpId next_in_queue = kNoOp;  // the op after this one on its (rank, stream) queue
-  OpId next_part = kNoOp;      // kShared: the next part of the same collective, by op id
   // After Finalize(): where its dependents begin in Program::Dependents(); they end where
   // the next record's begin.
   uint32_t dependents = 0;
@@ -163,7 +164,7 @@ struct ReplayRecord {
   MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
   int rank() const { return static_cast<int>(queue / kStreamCount); }
 };
-static_assert(sizeof(ReplayRecord) == 24);
+static_assert(sizeof(ReplayRecord) == 20);
 // (rank, stream) queues a ReplayRecord can name.
 constexpr uint64_t kMaxQueues = uint64_t{1} << 27;
 
@@ -208,18 +209,17 @@ class StreamRange {
 // One collective (or transfer) shared by the ops of its participants.
 struct Comm {
   CommOp op = CommOp::kAllReduce;
-  int32_t group = 0;        // index into Program::groups()
-  double bytes = 0;         // nccl-tests convention, see CollectiveModel
-  int32_t parts = 0;        // participants' ops added so far (AddCommPart)
-  uint32_t work = 0;        // its parts' OpWork: `bytes` (index into Program::works())
-  OpId first_part = kNoOp;  // its first part; the rest follow ReplayRecord::next_part
-  union {
-    OpId last_part = kNoOp;  // while the program is built (AddCommPart links behind it)
-    // After Finalize(): how many parts have not arrived in the replay under way. A replay
-    // counts it down from `parts` (one cache line per arrival for the count and, at the
-    // last, the collective); Program::RecordsForReplay() counts it up again.
-    mutable uint32_t waiting;
-  };
+  int32_t group = 0;  // index into Program::groups()
+  double bytes = 0;   // nccl-tests convention, see CollectiveModel
+  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
+  // While the program is built: its first part (kNoOp: none yet). After Finalize(): where
+  // its parts begin in the Program's list of parts (Program::PartsBegin()).
+  uint32_t first_part = kNoOp;
+  // After Finalize(): how many parts have not arrived in the replay under way. A replay
+  // counts it down from `parts` (one cache line per arrival for the count and, at the
+  // last, the collective); Program::RecordsForReplay() counts it up again.
+  mutable uint32_t waiting = 0;
 };
 static_assert(sizeof(Comm) == 32);
 
@@ -340,6 +340,10 @@ class Program {
   // Comm::waiting): every count is the op's number of dependencies (the collective's
   // parts), counted again where an earlier replay spent them. After Finalize().
   const ReplayRecord* RecordsForReplay() const;
+  // After Finalize(): the parts of collective `c`, c.parts ops in the order they were
+  // added (AddCommPart), which is their ids' order.
+  const OpId* PartsBegin(const Comm& c) const { return parts_.data() + c.first_part; }
+  const OpId* PartsEnd(const Comm& c) const { return PartsBegin(c) + c.parts; }
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
   // the order of their first op.
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
@@ -355,6 +359,7 @@ class Program {
   OpId Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref);
   OpId PushCompute(Op op, const OpWork& w);  // a compute op (op.work set from w)
   void AddPart(OpId id, int32_t comm);
+  void ListParts();
   void Serialize(OpId id);
   // The index of `w` in works_, added if new. Works are equal when their bits are: the
   // replay then times equal works once and gives them the same time.
@@ -389,6 +394,8 @@ class Program {
   std::vector<std::pair<OpId, OpId>> edges_;
   size_t sealed_ops_ = 0;  // ops [0, sealed_ops_) have their lists in dependents_
   std::vector<OpId> dependents_;
+  // After Finalize(): every collective's parts, collective by collective (Comm::first_part).
+  std::vector<OpId> parts_;
 };
 
 }  // namespace meshsim

@@ -17,7 +17,42 @@ TEST(OpRecords, FitInSixtyFourBytes) {
   EXPECT_LE(sizeof(Op), 64u);
   EXPECT_EQ(sizeof(Op), 20u);
   // What the program keeps per op: its replay record and the rest.
-  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 32u);
+  EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 28u);
+}
+
+// A collective's parts are listed together in the order they were added, whatever the
+// order in which the ranks added parts of other collectives between them; a collective
+// of several parts starts for all of them when its last part arrives.
+TEST(OpRecords, ACollectivesPartsAreListedInTheOrderAdded) {
+  Program p(3);
+  const int32_t a = p.AddComm(CommOp::kAllReduce, p.AddGroup({0, 1, 2}), 1e6);
+  const int32_t b = p.AddComm(CommOp::kAllGather, p.AddGroup({0, 2}), 1e6);
+  const int32_t solo = p.AddComm(CommOp::kAllReduce, p.AddGroup({1}), 1e6);
+  const OpId b0 = p.AddCommPart(0, Stream::kDp, b, Tag::kDpGradReduce);
+  const OpId a0 = p.AddCommPart(0, Stream::kTp, a, Tag::kTpComm);
+  const OpId slow = p.AddCompute(1, Tag::kMlpFwd, KernelWork{2e9, 0, 1, -1});  // 2 us
+  const OpId a1 = p.AddCommPart(1, Stream::kTp, a, Tag::kTpComm);
+  p.AddDep(slow, a1);
+  const OpId s1 = p.AddCommPart(1, Stream::kDp, solo, Tag::kDpGradReduce);
+  const OpId a2 = p.AddCommPart(2, Stream::kTp, a, Tag::kTpComm);
+  const OpId b2 = p.AddCommPart(2, Stream::kDp, b, Tag::kDpGradReduce);
+  p.Finalize();
+  auto parts = [&p](int32_t c) {
+    const Comm& comm = p.comms()[c];
+    return std::vector<OpId>(p.PartsBegin(comm), p.PartsEnd(comm));
+  };
+  EXPECT_EQ(parts(a), (std::vector<OpId>{a0, a1, a2}));
+  EXPECT_EQ(parts(b), (std::vector<OpId>{b0, b2}));
+  EXPECT_EQ(parts(solo), (std::vector<OpId>{s1}));
+  EXPECT_EQ(p.Records()[a0].kind(), ReplayRecord::Kind::kShared);
+  EXPECT_EQ(p.Records()[s1].kind(), ReplayRecord::Kind::kSolo);
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const ReplayResult r = Replay(p, compute, network);
+  ASSERT_TRUE(r.completed) << r.stall;
+  for (OpId part : {a0, a1, a2}) EXPECT_EQ(r.start[part], SimTime::Picoseconds(2'000'000));
+  EXPECT_EQ(r.start[b0], SimTime::Zero());
+  EXPECT_EQ(r.start[b2], SimTime::Zero());
 }
 
 TEST(OpRecords, OpsWithTheSameWorkShareOneEntry) {
