@@ -26,6 +26,7 @@ void Topology::IndexStructure() {
       if (links_[id].dst == switch_of_nic_[k]) down_link_of_nic_[k] = id ^ 1;
     }
   }
+  nvswitch_routes_ = OnlyNvswitchJoinsGpus();
   const int nodes = gpus_ / gpus_per_node_;
   std::map<std::vector<int>, int> patterns;
   pattern_of_node_.assign(nodes, 0);
@@ -41,6 +42,19 @@ void Topology::IndexStructure() {
     if (added) locals_.push_back(BuildLocal(n, ordinal));
     pattern_of_node_[n] = it->second;
   }
+}
+
+// Two GPUs of a node are two hops apart through the NVSwitch; another two-hop path
+// would need a vertex next to both, which only a NIC they share is. Links out of a GPU
+// go to its NVSwitch or its NICs, so that is the only shortest path.
+bool Topology::OnlyNvswitchJoinsGpus() const {
+  if (torus_ || nvlink_of_gpu_.size() != static_cast<size_t>(gpus_)) return false;
+  for (int nic : nic_vertex_) {
+    int gpus = 0;
+    for (int id : out_links_[nic]) gpus += role_[links_[id].dst] == Role::kGpu ? 1 : 0;
+    if (gpus > 1) return false;
+  }
+  return true;
 }
 
 // Local ids: GPUs 0..g-1, the NVSwitch g, NICs g+1..g+nics, the node's switches by
@@ -281,6 +295,13 @@ void Topology::AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>
   assert(src != dst && src < gpus_ && dst < gpus_);
   if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
     TorusRoute(src, dst, path);
+    return;
+  }
+  if (structural_ && nvswitch_routes_ && NodeOfGpu(src) == NodeOfGpu(dst)) {
+    // The one shortest path (OnlyNvswitchJoinsGpus): up src's NVLink, down dst's (the
+    // link back of dst's pair, AddBidirectional).
+    path->push_back(nvlink_of_gpu_[src]);
+    path->push_back(nvlink_of_gpu_[dst] ^ 1);
     return;
   }
   if (Hops(src, dst) < 0) return;

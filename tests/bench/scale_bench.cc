@@ -55,7 +55,7 @@ void RunGpt1T(benchmark::State& state, int gpus, bool alpha_beta, bool full_repl
     SimulationOptions options;
     options.full_replay = full_replay;
     const auto sim = Simulate(e.value(), options);
-    benchmark::DoNotOptimize(BuildSummary(*sim));
+    benchmark::DoNotOptimize(SummaryText(SummarizeStep(*sim)));  // what `meshsim run` writes
     events = sim->replay.events;
   }
   state.counters["events"] = static_cast<double>(events);
