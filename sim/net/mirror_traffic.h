@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
@@ -97,7 +98,7 @@ class NearMirrors {
     int next;
   };
   std::vector<int> waiting_;
-  std::vector<Waiter> waiters_;
+  std::deque<Waiter> waiters_;  // grows without moving what it holds
   int free_waiter_ = -1;
   size_t near_count_ = 0;
   std::vector<double> counted_bytes_, counted_busy_s_;  // added so far, per directed link
