@@ -46,7 +46,6 @@ const char* LinkClassName(LinkClass c) {
 }
 
 int Topology::AddVertex(Role role, int node, int index) {
-  out_links_.emplace_back();
   role_.push_back(role);
   node_of_.push_back(node);
   index_.push_back(index);
@@ -55,7 +54,6 @@ int Topology::AddVertex(Role role, int node, int index) {
 
 // Arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
 void Topology::Reserve(int64_t vertices, int64_t links) {
-  ReserveHuge(out_links_, vertices);
   ReserveHuge(role_, vertices);
   ReserveHuge(node_of_, vertices);
   ReserveHuge(index_, vertices);
@@ -65,9 +63,20 @@ void Topology::Reserve(int64_t vertices, int64_t links) {
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
                                 LinkClass ba) {
   for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
-    out_links_[s].push_back(static_cast<int>(links_.size()));
     links_.push_back(Link{s, d, bps, latency_s, cls, false});
   }
+}
+
+// A counting sort of the links by source, in id order within each.
+void Topology::IndexOutLinks() {
+  out_first_.assign(static_cast<size_t>(Vertices()) + 1, 0);
+  for (const Link& l : links_) ++out_first_[l.src + 1];
+  for (int v = 0; v < Vertices(); ++v) out_first_[v + 1] += out_first_[v];
+  ReserveHuge(out_ids_, static_cast<int64_t>(links_.size()));
+  out_ids_.resize(links_.size());
+  std::vector<int> next(out_first_.begin(), out_first_.end() - 1);
+  for (size_t id = 0; id < links_.size(); ++id)
+    out_ids_[next[links_[id].src]++] = static_cast<int>(id);
 }
 
 // One slice's ICI links: for each chip (by physical index) and dimension, the link pair
@@ -253,7 +262,7 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
 }
 
 int Topology::LinkFrom(int a, int b) const {
-  for (int id : out_links_[a]) {
+  for (int id : OutLinks(a)) {
     if (links_[id].dst == b) return id;
   }
   return -1;
@@ -295,6 +304,7 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   }
   t->BuildIntraNode(c);
   t->BuildInterNode(c);
+  t->IndexOutLinks();
   // What-if link changes.
   for (size_t i = 0; i < c.what_if.links.size(); ++i) {
     const LinkChange& change = c.what_if.links[i];

@@ -44,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -175,16 +176,23 @@ class Topology {
   std::vector<int> torus_rank_of_chip_;  // physical chip index -> local rank
   std::vector<int> torus_out_;           // (l * kMaxTorusDims + d) * 2 + (minus ? 1 : 0)
   int torus_links_per_slice_ = 0;
-  std::vector<Link> links_;                  // both directions of a physical link: 2k and 2k + 1
-  std::vector<std::vector<int>> out_links_;  // per vertex
+  std::vector<Link> links_;  // both directions of a physical link: 2k and 2k + 1
+  // Per vertex, the links out of it in id order: out_ids_[out_first_[v] ..
+  // out_first_[v + 1]) (IndexOutLinks, once every link is added).
+  std::vector<int> out_first_, out_ids_;
+  std::span<const int> OutLinks(int v) const {
+    return {out_ids_.data() + out_first_[v],
+            static_cast<size_t>(out_first_[v + 1] - out_first_[v])};
+  }
+  void IndexOutLinks();
   std::vector<int> nic_of_gpu_;
   // Per GPU: the port of its NIC on its leaf or rail switch (InfiniBand's d-mod-k routes
   // by it, Route); -1 on one node.
   std::vector<int> port_of_gpu_;
   // Structure, for structural hop counts.
   bool structural_ = false;
-  int nics_ = 0;                      // per node (0 on one node)
-  int nics_per_gpu_ = 1;              // NicsPerGpu
+  int nics_ = 0;          // per node (0 on one node)
+  int nics_per_gpu_ = 1;  // NicsPerGpu
   // How switches are named: "switch" (single_switch), "leaf<k>" (fat_tree), or
   // "rail<r>.<group>" with rail_groups_ groups per rail (rail_optimized).
   InterNodeKind switch_kind_ = InterNodeKind::kFatTree;
@@ -204,7 +212,7 @@ class Topology {
   // Structural, every GPU on an NVSwitch and no NIC shared by GPUs: the only shortest
   // path between two GPUs of a node is through its NVSwitch (NodeRoute).
   bool nvswitch_routes_ = false;
-  std::vector<int> pattern_of_node_;       // index into locals_
+  std::vector<int> pattern_of_node_;  // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination

@@ -16,8 +16,7 @@ bool LaterCompletion(SimTime a_at, int a_flow, SimTime b_at, int b_flow) {
 
 }  // namespace
 
-FlowNetwork::FlowList::FlowList(FlowList&& other) noexcept
-    : size_(other.size_), cap_(other.cap_) {
+FlowNetwork::FlowList::FlowList(FlowList&& other) noexcept : size_(other.size_), cap_(other.cap_) {
   if (cap_ > kInline) {
     heap_ = other.heap_;
     other.cap_ = kInline;

@@ -117,12 +117,12 @@ class FlowNetwork {
   // What the hot paths read of a link, in one cache line (a flow's start, settle and
   // completion visit every link of its route).
   struct alignas(64) LinkState {
-    FlowList flows;  // live flows, one entry per crossing
-    double capacity = 0;     // bytes/s after efficiency
-    double bytes = 0;        // LinkBytes
-    double busy_s = 0;       // LinkBusySeconds
-    SimTime busy_since;      // while it carries flows
-    bool mark = false;       // dirty or in the current component
+    FlowList flows;       // live flows, one entry per crossing
+    double capacity = 0;  // bytes/s after efficiency
+    double bytes = 0;     // LinkBytes
+    double busy_s = 0;    // LinkBusySeconds
+    SimTime busy_since;   // while it carries flows
+    bool mark = false;    // dirty or in the current component
     bool watched = false;
   };
   struct Completion {

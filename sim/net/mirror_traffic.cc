@@ -23,7 +23,7 @@ void NearMirrors::MarkNear(int link) {
   ++near_count_;
   int w = waiting_[link];
   while (w >= 0) {
-    Waiter& waiter = waiters_[w];
+    Waiter& waiter = WaiterAt(w);
     waiter.coflow->crosses_near = true;
     const int next = waiter.next;
     waiter.next = free_waiter_;
@@ -47,12 +47,12 @@ void NearMirrors::Meet(const Coflow& f) {
   for (int l : f.route()) {
     int w = free_waiter_;
     if (w >= 0) {
-      free_waiter_ = waiters_[w].next;
+      free_waiter_ = WaiterAt(w).next;
     } else {
-      w = static_cast<int>(waiters_.size());
-      waiters_.emplace_back();
+      w = waiters_++;
+      if (w % kBlock == 0) blocks_.push_back(std::make_unique_for_overwrite<Waiter[]>(kBlock));
     }
-    waiters_[w] = {&f, waiting_[l]};
+    WaiterAt(w) = {&f, waiting_[l]};
     waiting_[l] = w;
   }
 }

@@ -19,7 +19,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <vector>
@@ -98,7 +97,12 @@ class NearMirrors {
     int next;
   };
   std::vector<int> waiting_;
-  std::deque<Waiter> waiters_;  // grows without moving what it holds
+  // Waiter w is blocks_[w / kBlock][w % kBlock]: it grows a block at a time, never moving
+  // what it holds.
+  static constexpr int kBlock = 1 << 16;
+  std::vector<std::unique_ptr<Waiter[]>> blocks_;
+  int waiters_ = 0;  // handed out so far
+  Waiter& WaiterAt(int w) { return blocks_[w / kBlock][w % kBlock]; }
   int free_waiter_ = -1;
   size_t near_count_ = 0;
   std::vector<double> counted_bytes_, counted_busy_s_;  // added so far, per directed link
