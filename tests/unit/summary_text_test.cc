@@ -37,7 +37,8 @@ TEST(SummaryText, ReadsAsTheJsonDumpOfASymmetricReplay) {
 }
 
 TEST(SummaryText, ReadsAsTheJsonDumpWithWhatIfsAndDataParallelCollectives) {
-  ExpectSameText(Simulated({"plan.zero=3", "cluster.what_if.links=[{link: node0.nic0, failed: true}]"}));
+  ExpectSameText(
+      Simulated({"plan.zero=3", "cluster.what_if.links=[{link: node0.nic0, failed: true}]"}));
 }
 
 TEST(SummaryText, DevicesWithEqualMeasurementsShareTextButNotTheirIdentity) {
