@@ -126,7 +126,7 @@ py::tuple RunExperiment(const Experiment& e, const RunOptions& o) {
     if (sim->replay.completed) {
       summary = SummarizeStep(*sim, summary_options);
       if (!o.trace.empty()) written = WriteChromeTraceFile(*sim, so.memory_curve_ranks, o.trace);
-      json = SummaryJson(summary).dump(2);
+      json = SummaryText(summary);
     } else {
       stall = sim->replay.stall;
     }

@@ -147,12 +147,17 @@ int Run(const RunArgs& args) {
     trace_line = TraceLine(trace, trace_ranks.size(), mesh.Size());
   }
   if (args.summary == "-") {
-    std::cout << SummaryJson(summary).dump(2) << "\n";
+    WriteSummaryText(summary, std::cout);
+    std::cout << "\n";
     // stdout holds the JSON alone; the trace line goes to stderr, unless -q.
     if (spdlog::should_log(spdlog::level::warn)) std::cerr << trace_line;
   } else {
     const fs::path path = args.summary.empty() ? outdir / "summary.json" : fs::path(args.summary);
-    const Status written = WriteFileAtomically(path.string(), SummaryJson(summary).dump(2) + "\n");
+    const Status written = WriteFileAtomically(path.string(), [&summary](std::ostream& out) {
+      WriteSummaryText(summary, out);
+      out << "\n";
+      return static_cast<bool>(out);
+    });
     if (!written.ok()) return ReportError(written.error());
     std::cout << HumanSummary(summary) << trace_line;
     spdlog::info("wrote {}", path.string());

@@ -45,33 +45,38 @@ const char* LinkClassName(LinkClass c) {
   return "?";
 }
 
-int Topology::AddVertex(std::string name, Role role, int node, int index) {
-  vertex_names_.push_back(std::move(name));
-  out_links_.emplace_back();
+int Topology::AddVertex(Role role, int node, int index) {
   role_.push_back(role);
   node_of_.push_back(node);
   index_.push_back(index);
-  return static_cast<int>(vertex_names_.size()) - 1;
+  return static_cast<int>(role_.size()) - 1;
 }
 
 // Arrays of a large fabric: first touched 2 MiB at a time (huge_pages.h).
 void Topology::Reserve(int64_t vertices, int64_t links) {
-  ReserveHuge(vertex_names_, vertices);
-  ReserveHuge(out_links_, vertices);
   ReserveHuge(role_, vertices);
   ReserveHuge(node_of_, vertices);
   ReserveHuge(index_, vertices);
   ReserveHuge(links_, links);
-  ReserveHuge(link_names_, links / 2);
 }
 
 void Topology::AddBidirectional(int a, int b, double bps, double latency_s, LinkClass ab,
-                                LinkClass ba, std::string name) {
+                                LinkClass ba) {
   for (const auto& [s, d, cls] : {std::tuple{a, b, ab}, std::tuple{b, a, ba}}) {
-    out_links_[s].push_back(static_cast<int>(links_.size()));
     links_.push_back(Link{s, d, bps, latency_s, cls, false});
   }
-  link_names_.push_back(std::move(name));
+}
+
+// A counting sort of the links by source, in id order within each.
+void Topology::IndexOutLinks() {
+  out_first_.assign(static_cast<size_t>(Vertices()) + 1, 0);
+  for (const Link& l : links_) ++out_first_[l.src + 1];
+  for (int v = 0; v < Vertices(); ++v) out_first_[v + 1] += out_first_[v];
+  ReserveHuge(out_ids_, static_cast<int64_t>(links_.size()));
+  out_ids_.resize(links_.size());
+  std::vector<int> next(out_first_.begin(), out_first_.end() - 1);
+  for (size_t id = 0; id < links_.size(); ++id)
+    out_ids_[next[links_[id].src]++] = static_cast<int>(id);
 }
 
 // One slice's ICI links: for each chip (by physical index) and dimension, the link pair
@@ -82,8 +87,6 @@ void Topology::BuildTorus(const ClusterSpec& c, int node) {
   const double bw = c.intra_node.gbps_per_link * kGB;
   const double lat = c.intra_node.latency_us * 1e-6;
   const int first_link = static_cast<int>(links_.size());
-  const std::string slice = "slice" + std::to_string(node);
-  static const char* const kAxis[] = {"x", "y", "z"};
   for (int chip = 0; chip < g; ++chip) {
     const std::array<int, kMaxTorusDims> at = t.CoordsOfChip(chip);
     for (int d = 0; d < t.Dims(); ++d) {
@@ -98,8 +101,7 @@ void Topology::BuildTorus(const ClusterSpec& c, int node) {
         torus_out_[(a * kMaxTorusDims + d) * 2] = id;          // a -> b: a's + link
         torus_out_[(b * kMaxTorusDims + d) * 2 + 1] = id + 1;  // b -> a: b's - link
       }
-      AddBidirectional(node * g + a, node * g + b, bw, lat, LinkClass::kIci, LinkClass::kIci,
-                       slice + ".chip" + std::to_string(chip) + "." + kAxis[d] + "+");
+      AddBidirectional(node * g + a, node * g + b, bw, lat, LinkClass::kIci, LinkClass::kIci);
     }
   }
   torus_links_per_slice_ = static_cast<int>(links_.size()) - first_link;
@@ -125,14 +127,14 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
   const double lat = c.intra_node.latency_us * 1e-6;
   for (int n = 0; n < c.nodes; ++n) {
     const int first = n * g;  // GPU vertices are 0..gpus-1
-    const std::string node = "node" + std::to_string(n);
     switch (c.intra_node.kind) {
       case IntraNodeKind::kNvswitch: {
         if (g == 1) break;
-        const int sw = AddVertex(node + ".nvswitch", Role::kNvswitch, n, g);
+        const int sw = AddVertex(Role::kNvswitch, n, g);
+        nvlink_of_gpu_.resize(gpus_, -1);
         for (int l = 0; l < g; ++l) {
-          AddBidirectional(first + l, sw, bw, lat / 2, LinkClass::kNvlink, LinkClass::kNvlink,
-                           node + ".gpu" + std::to_string(l) + ".nvlink");
+          nvlink_of_gpu_[first + l] = static_cast<int>(links_.size());
+          AddBidirectional(first + l, sw, bw, lat / 2, LinkClass::kNvlink, LinkClass::kNvlink);
         }
         break;
       }
@@ -141,16 +143,14 @@ void Topology::BuildIntraNode(const ClusterSpec& c) {
           const int next = (l + 1) % g;
           if (g == 2 && l == 1) break;
           AddBidirectional(first + l, first + next, g == 2 ? bw : bw / 2, lat, LinkClass::kNvlink,
-                           LinkClass::kNvlink,
-                           node + ".gpu" + std::to_string(l) + "-gpu" + std::to_string(next));
+                           LinkClass::kNvlink);
         }
         break;
       case IntraNodeKind::kFullMesh:
         for (int a = 0; a < g; ++a) {
           for (int b = a + 1; b < g; ++b) {
             AddBidirectional(first + a, first + b, bw / (g - 1), lat, LinkClass::kNvlink,
-                             LinkClass::kNvlink,
-                             node + ".gpu" + std::to_string(a) + "-gpu" + std::to_string(b));
+                             LinkClass::kNvlink);
           }
         }
         break;
@@ -178,17 +178,14 @@ std::vector<int> Topology::AddNics(const ClusterSpec& c) {
   std::vector<int> nics;  // vertex per (node, nic)
   for (int n = 0; n < c.nodes; ++n) {
     for (int i = 0; i < in.nics_per_node; ++i) {
-      nics.push_back(AddVertex("node" + std::to_string(n) + ".nic" + std::to_string(i), Role::kNic,
-                               n, g + 1 + i));
+      nics.push_back(AddVertex(Role::kNic, n, g + 1 + i));
     }
     for (int l = 0; l < g; ++l) {
       const int first = n * in.nics_per_node + FirstNic(in, g, l);
       nic_of_gpu_[n * g + l] = nics[first];
       for (int j = 0; j < k; ++j) {
-        const std::string pcie = ".pcie" + (j > 0 ? std::to_string(j) : std::string());
         AddBidirectional(n * g + l, nics[first + j], nic_bw, 0, LinkClass::kGpuNic,
-                         LinkClass::kGpuNic,
-                         "node" + std::to_string(n) + ".gpu" + std::to_string(l) + pcie);
+                         LinkClass::kGpuNic);
       }
     }
   }
@@ -202,6 +199,8 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   nics_ = c.inter_node.nics_per_node;
   const InterNodeSpec& in = c.inter_node;
   const int g = c.gpus_per_node;
+  nics_per_gpu_ = NicsPerGpu(in, g);
+  switch_kind_ = in.kind;
   const double nic_bw = in.gbps_per_nic * kGB;
   const double lat = in.latency_us * 1e-6;
   const std::vector<int> nics = AddNics(c);
@@ -218,11 +217,10 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
       if (FirstNic(in, g, l) == i) port_of_gpu_[n * g + l] = port;
     }
     AddBidirectional(nics[nic_index], sw, nic_bw, lat / 4, LinkClass::kNicSwitch,
-                     LinkClass::kSwitchNic,
-                     "node" + std::to_string(n) + ".nic" + std::to_string(i));
+                     LinkClass::kSwitchNic);
   };
   if (in.kind == InterNodeKind::kSingleSwitch) {
-    const int sw = AddVertex("switch", Role::kSwitch, -1, 0);
+    const int sw = AddVertex(Role::kSwitch, -1, 0);
     leaves_.push_back(sw);
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, sw);
     return;
@@ -232,16 +230,16 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
   if (in.kind == InterNodeKind::kFatTree) {
     const int count = (static_cast<int>(nics.size()) + in.switch_ports - 1) / in.switch_ports;
     for (int k = 0; k < count; ++k) {
-      leaves.push_back(AddVertex("leaf" + std::to_string(k), Role::kSwitch, -1, k));
+      leaves.push_back(AddVertex(Role::kSwitch, -1, k));
     }
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) attach(k, leaves[k / in.switch_ports]);
   } else {
     const int groups = (c.nodes + in.switch_ports - 1) / in.switch_ports;
+    rail_groups_ = groups;
     for (int r = 0; r < in.nics_per_node; ++r) {
       for (int grp = 0; grp < groups; ++grp) {
         const int k = static_cast<int>(leaves.size());
-        leaves.push_back(AddVertex("rail" + std::to_string(r) + "." + std::to_string(grp),
-                                   Role::kSwitch, -1, k));
+        leaves.push_back(AddVertex(Role::kSwitch, -1, k));
       }
     }
     for (int k = 0; k < static_cast<int>(nics.size()); ++k) {
@@ -254,18 +252,17 @@ void Topology::BuildInterNode(const ClusterSpec& c) {
       std::max(1, static_cast<int>(std::ceil(in.switch_ports / in.oversubscription)));
   std::vector<int>& spines = spines_;
   for (int s = 0; s < uplinks; ++s) {
-    spines.push_back(AddVertex("spine" + std::to_string(s), Role::kSpine, -1, s));
+    spines.push_back(AddVertex(Role::kSpine, -1, s));
   }
   for (int leaf : leaves) {
     for (int s = 0; s < uplinks; ++s) {
-      AddBidirectional(leaf, spines[s], nic_bw, lat / 4, LinkClass::kUplink, LinkClass::kDownlink,
-                       VertexName(leaf) + ".spine" + std::to_string(s));
+      AddBidirectional(leaf, spines[s], nic_bw, lat / 4, LinkClass::kUplink, LinkClass::kDownlink);
     }
   }
 }
 
 int Topology::LinkFrom(int a, int b) const {
-  for (int id : out_links_[a]) {
+  for (int id : OutLinks(a)) {
     if (links_[id].dst == b) return id;
   }
   return -1;
@@ -299,27 +296,21 @@ Result<std::shared_ptr<const Topology>> Topology::Build(const ClusterSpec& clust
   auto t = std::shared_ptr<Topology>(new Topology());
   t->gpus_ = c.TotalGpus();
   t->gpus_per_node_ = c.gpus_per_node;
-  const TorusSpec& torus = c.intra_node.torus;
   int64_t vertices = 0, links = 0;
   Count(c, &vertices, &links);
   t->Reserve(vertices, links);
   for (int gpu = 0; gpu < t->gpus_; ++gpu) {
-    const int node = gpu / c.gpus_per_node, l = gpu % c.gpus_per_node;
-    std::string name = "node" + std::to_string(node) + ".gpu" + std::to_string(l);
-    if (c.Torus()) {
-      name = "slice" + std::to_string(node) + ".chip" +
-             std::to_string(torus.ChipAt(torus.CoordsOfRank(l)));
-    }
-    t->AddVertex(std::move(name), Role::kGpu, node, l);
+    t->AddVertex(Role::kGpu, gpu / c.gpus_per_node, gpu % c.gpus_per_node);
   }
   t->BuildIntraNode(c);
   t->BuildInterNode(c);
+  t->IndexOutLinks();
   // What-if link changes.
   for (size_t i = 0; i < c.what_if.links.size(); ++i) {
     const LinkChange& change = c.what_if.links[i];
     bool found = false;
-    for (size_t k = 0; k < t->link_names_.size(); ++k) {
-      if (t->link_names_[k] != change.link) continue;
+    for (size_t k = 0; 2 * k < t->links_.size(); ++k) {
+      if (t->LinkName(static_cast<int>(2 * k)) != change.link) continue;
       found = true;
       for (Link* l : {&t->links_[2 * k], &t->links_[2 * k + 1]}) {
         if (change.failed) {

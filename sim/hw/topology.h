@@ -44,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -85,12 +86,16 @@ class Topology {
                                                        bool searches = false);
 
   int Gpus() const { return gpus_; }
-  int Vertices() const { return static_cast<int>(vertex_names_.size()); }
+  int Vertices() const { return static_cast<int>(role_.size()); }
   const std::vector<Link>& links() const { return links_; }
   // Name of the physical link that directed link `link` belongs to (both directions
-  // share it): what cluster.what_if.links names.
-  const std::string& LinkName(int link) const { return link_names_[link / 2]; }
-  const std::string& VertexName(int v) const { return vertex_names_[v]; }
+  // share it): what cluster.what_if.links names ("node0.gpu3.nvlink", "node0.gpu3.pcie",
+  // "node1.nic2", "leaf0.spine3", "slice0.chip5.x+", "node0.gpu1-gpu2"). Names are made
+  // when asked for, from the structure (none is stored).
+  std::string LinkName(int link) const;
+  // "node0.gpu3", "slice0.chip5", "node0.nvswitch", "node0.nic2", "leaf4", "rail2.0",
+  // "switch", "spine7".
+  std::string VertexName(int v) const;
   int NodeOfGpu(int gpu) const { return gpu / gpus_per_node_; }
   int NicOfGpu(int gpu) const { return nic_of_gpu_[gpu]; }  // a vertex
   // The node of a GPU, NVSwitch or NIC vertex; -1 for a switch.
@@ -133,9 +138,10 @@ class Topology {
   enum class Role : uint8_t { kGpu, kNvswitch, kNic, kSwitch, kSpine };
   Topology() = default;
   void Reserve(int64_t vertices, int64_t links);  // Count's estimates
-  int AddVertex(std::string name, Role role, int node, int index);
+  int AddVertex(Role role, int node, int index);
   void AddBidirectional(int a, int b, double bytes_per_s, double latency_s, LinkClass ab,
-                        LinkClass ba, std::string name);
+                        LinkClass ba);
+  int FirstNicOfGpu(int l) const;  // GPU l's first NIC on its node (its pcie link 0)
   void BuildIntraNode(const ClusterSpec& c);
   void BuildTorus(const ClusterSpec& c, int node);
   // The dimension-order route between two chips of one torus slice.
@@ -156,6 +162,8 @@ class Topology {
   void NextHops(int at, int dst, std::vector<int>* next) const;
   int LinkFrom(int a, int b) const;  // the link a -> b, -1 if none
   void SwitchNextHops(int at, int dst, std::vector<int>* next) const;  // structural only
+  // Whether nvswitch_routes_ holds (IndexStructure).
+  bool OnlyNvswitchJoinsGpus() const;
 
   int gpus_ = 0;
   int gpus_per_node_ = 1;
@@ -168,17 +176,27 @@ class Topology {
   std::vector<int> torus_rank_of_chip_;  // physical chip index -> local rank
   std::vector<int> torus_out_;           // (l * kMaxTorusDims + d) * 2 + (minus ? 1 : 0)
   int torus_links_per_slice_ = 0;
-  std::vector<std::string> vertex_names_;
-  std::vector<Link> links_;                  // both directions of a physical link: 2k and 2k + 1
-  std::vector<std::string> link_names_;      // per physical link
-  std::vector<std::vector<int>> out_links_;  // per vertex
+  std::vector<Link> links_;  // both directions of a physical link: 2k and 2k + 1
+  // Per vertex, the links out of it in id order: out_ids_[out_first_[v] ..
+  // out_first_[v + 1]) (IndexOutLinks, once every link is added).
+  std::vector<int> out_first_, out_ids_;
+  std::span<const int> OutLinks(int v) const {
+    return {out_ids_.data() + out_first_[v],
+            static_cast<size_t>(out_first_[v + 1] - out_first_[v])};
+  }
+  void IndexOutLinks();
   std::vector<int> nic_of_gpu_;
   // Per GPU: the port of its NIC on its leaf or rail switch (InfiniBand's d-mod-k routes
   // by it, Route); -1 on one node.
   std::vector<int> port_of_gpu_;
   // Structure, for structural hop counts.
   bool structural_ = false;
-  int nics_ = 0;                      // per node (0 on one node)
+  int nics_ = 0;          // per node (0 on one node)
+  int nics_per_gpu_ = 1;  // NicsPerGpu
+  // How switches are named: "switch" (single_switch), "leaf<k>" (fat_tree), or
+  // "rail<r>.<group>" with rail_groups_ groups per rail (rail_optimized).
+  InterNodeKind switch_kind_ = InterNodeKind::kFatTree;
+  int rail_groups_ = 0;
   std::vector<Role> role_;            // per vertex
   std::vector<int> node_of_;          // per vertex: node of a GPU, NVSwitch or NIC
   std::vector<int> index_;            // per vertex: GPU l, NVSwitch g, NIC g+1+i; leaf k, spine s
@@ -189,7 +207,12 @@ class Topology {
   std::vector<std::vector<int>> uplinks_;  // per leaf (index_ of its vertex): to the spines
   std::vector<int> no_uplinks_;            // no uplinks (one switch, no spines): stays empty
   std::vector<int> down_link_of_nic_;      // per (node, nic): its switch's link to it
-  std::vector<int> pattern_of_node_;       // index into locals_
+  // Per GPU: its link to its node's NVSwitch (intra_node.kind nvswitch; else empty).
+  std::vector<int> nvlink_of_gpu_;
+  // Structural, every GPU on an NVSwitch and no NIC shared by GPUs: the only shortest
+  // path between two GPUs of a node is through its NVSwitch (NodeRoute).
+  bool nvswitch_routes_ = false;
+  std::vector<int> pattern_of_node_;  // index into locals_
   std::vector<Local> locals_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<int, std::vector<int>> distances_;    // by destination

@@ -15,17 +15,18 @@ namespace meshsim {
 void Topology::IndexStructure() {
   uplinks_.assign(leaves_.size(), {});
   for (int leaf : leaves_) {
-    for (int id : out_links_[leaf]) {
+    for (int id : OutLinks(leaf)) {
       if (role_[links_[id].dst] == Role::kSpine) uplinks_[index_[leaf]].push_back(id);
     }
   }
   // A NIC's link to its switch is 2k or 2k + 1, the way back the other one (AddBidirectional).
   down_link_of_nic_.assign(nic_vertex_.size(), -1);
   for (size_t k = 0; k < nic_vertex_.size(); ++k) {
-    for (int id : out_links_[nic_vertex_[k]]) {
+    for (int id : OutLinks(nic_vertex_[k])) {
       if (links_[id].dst == switch_of_nic_[k]) down_link_of_nic_[k] = id ^ 1;
     }
   }
+  nvswitch_routes_ = OnlyNvswitchJoinsGpus();
   const int nodes = gpus_ / gpus_per_node_;
   std::map<std::vector<int>, int> patterns;
   pattern_of_node_.assign(nodes, 0);
@@ -41,6 +42,19 @@ void Topology::IndexStructure() {
     if (added) locals_.push_back(BuildLocal(n, ordinal));
     pattern_of_node_[n] = it->second;
   }
+}
+
+// Two GPUs of a node are two hops apart through the NVSwitch; another two-hop path
+// would need a vertex next to both, which only a NIC they share is. Links out of a GPU
+// go to its NVSwitch or its NICs, so that is the only shortest path.
+bool Topology::OnlyNvswitchJoinsGpus() const {
+  if (torus_ || nvlink_of_gpu_.size() != static_cast<size_t>(gpus_)) return false;
+  for (int nic : nic_vertex_) {
+    int gpus = 0;
+    for (int id : OutLinks(nic)) gpus += role_[links_[id].dst] == Role::kGpu ? 1 : 0;
+    if (gpus > 1) return false;
+  }
+  return true;
 }
 
 // Local ids: GPUs 0..g-1, the NVSwitch g, NICs g+1..g+nics, the node's switches by
@@ -80,7 +94,7 @@ Topology::Local Topology::BuildLocal(int node, const std::vector<int>& ordinal) 
   std::vector<std::vector<int>> adjacent(local.size);
   for (int a = 0; a < local.size; ++a) {
     if (global[a] < 0) continue;
-    for (int id : out_links_[global[a]]) {
+    for (int id : OutLinks(global[a])) {
       if (links_[id].cls == LinkClass::kIci) continue;  // chip to chip: TorusRoute
       const int b = LocalId(node, local, links_[id].dst);
       if (b >= 0) adjacent[a].push_back(b);
@@ -207,7 +221,7 @@ void Topology::TorusRoute(int src, int dst, std::vector<int>* path) const {
   assert(at == dst % g);
 }
 
-// The links out of `at` that lead one hop closer to GPU dst, in out_links_ order.
+// The links out of `at` that lead one hop closer to GPU dst, in OutLinks order.
 void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
   next->clear();
   if (structural_ && role_[at] == Role::kSwitch) {
@@ -222,7 +236,7 @@ void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
     const Local& to = locals_[pattern_of_node_[nd]];
     for (int i = 0; i < nics_; ++i) {
       const int sw = SwitchOf(nd, i);
-      const int id = out_links_[at][index_[sw]];
+      const int id = OutLinks(at)[index_[sw]];
       assert(links_[id].dst == sw);
       // Hops(sw, dst), as StructuralHops finds it (a switch of dst's node).
       const int hops = to.At(g + 1 + nics_ + to.ordinal[i], dst % g);
@@ -234,7 +248,7 @@ void Topology::NextHops(int at, int dst, std::vector<int>* next) const {
     std::sort(next->begin(), next->end());
     return;
   }
-  for (int id : out_links_[at]) {
+  for (int id : OutLinks(at)) {
     const Link& l = links_[id];
     if (!l.failed && Hops(l.dst, dst) == d - 1) next->push_back(id);
   }
@@ -281,6 +295,13 @@ void Topology::AppendRoute(int src, int dst, uint64_t flow_key, std::vector<int>
   assert(src != dst && src < gpus_ && dst < gpus_);
   if (structural_ && torus_ && src / gpus_per_node_ == dst / gpus_per_node_) {
     TorusRoute(src, dst, path);
+    return;
+  }
+  if (structural_ && nvswitch_routes_ && NodeOfGpu(src) == NodeOfGpu(dst)) {
+    // The one shortest path (OnlyNvswitchJoinsGpus): up src's NVLink, down dst's (the
+    // link back of dst's pair, AddBidirectional).
+    path->push_back(nvlink_of_gpu_[src]);
+    path->push_back(nvlink_of_gpu_[dst] ^ 1);
     return;
   }
   if (Hops(src, dst) < 0) return;

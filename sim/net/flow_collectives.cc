@@ -226,11 +226,38 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
   return out;
 }
 
+// A collective's phases depend on its GPUs only through their nodes' order and the GPUs'
+// local ranks (flow_phases.h), so a group moved by whole nodes has its phases moved alike
+// (not on a torus, whose phases follow chip coordinates, nor for expert dispatches, whose
+// phases follow the router). Returns the shift, or 0 where there is none.
+int FlowCollectiveNetwork::NodeShift(CommOp op, std::span<const int> from,
+                                     std::span<const int> to) const {
+  if (op == CommOp::kExpertDispatch || cluster_.Torus() || from.size() != to.size() ||
+      from.empty()) {
+    return 0;
+  }
+  const int shift = to.front() - from.front();
+  if (shift % cluster_.gpus_per_node != 0) return 0;
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (to[i] - from[i] != shift) return 0;
+  }
+  return shift;
+}
+
 void FlowCollectiveNetwork::BuildMirrorPlans(CommOp op, std::span<const std::vector<int>> mirrors,
                                              double bytes, MirrorPlans* out) {
+  std::vector<Phase> first, shifted;  // the first mirror's phases; another's moved from them
   for (size_t m = 0; m < mirrors.size(); ++m) {
     double launch_s = 0;  // mirrors run in step with the replayed group's phases
-    const std::vector<Phase> phases = PhasesOf(op, mirrors[m], bytes, &launch_s);
+    const int shift = m == 0 ? 0 : NodeShift(op, mirrors[0], mirrors[m]);
+    if (m == 0) {
+      first = PhasesOf(op, mirrors[m], bytes, &launch_s);
+    } else if (shift != 0) {
+      Shift(first, shift, &shifted);
+    } else {
+      shifted = PhasesOf(op, mirrors[m], bytes, &launch_s);
+    }
+    const std::vector<Phase>& phases = m == 0 ? first : shifted;
     if (out->phases.size() < phases.size()) out->phases.resize(phases.size());
     for (size_t i = 0; i < phases.size(); ++i) RoutePhase(phases[i], &out->links, &out->phases[i]);
     // Mirrors are translates of one group: room for the others as the first one needed.
@@ -238,6 +265,24 @@ void FlowCollectiveNetwork::BuildMirrorPlans(CommOp op, std::span<const std::vec
       for (std::vector<Coflow>& coflows : out->phases)
         coflows.reserve(coflows.size() * mirrors.size());
       out->links.reserve(out->links.size() * mirrors.size());
+    }
+  }
+}
+
+void FlowCollectiveNetwork::Shift(const std::vector<Phase>& phases, int shift,
+                                  std::vector<Phase>* out) {
+  out->resize(phases.size());
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const Phase& from = phases[i];
+    Phase& to = (*out)[i];
+    to.latency_s = from.latency_s;
+    to.min_s = from.min_s;
+    to.stretch = from.stretch;
+    to.transfers.assign(from.transfers.begin(), from.transfers.end());
+    for (Transfer& t : to.transfers) {
+      t.src += shift;
+      t.dst += shift;
+      if (t.via >= 0) t.via += shift;
     }
   }
 }

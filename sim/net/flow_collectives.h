@@ -78,6 +78,13 @@ class FlowCollectiveNetwork final : public Network {
   // `launch_s`: the choice's launch cost.
   std::vector<Phase> PhasesOf(CommOp op, std::span<const int> gpus, double bytes,
                               double* launch_s) const;
+  // How many GPUs group `to` lies beyond group `from`, member by member, when that is a
+  // whole number of nodes and the phases of `op` move with their group (NodeShift in the
+  // .cc); 0 otherwise.
+  int NodeShift(CommOp op, std::span<const int> from, std::span<const int> to) const;
+  // `phases` with every GPU (src, dst, via) moved by `shift`, into `out` (its vectors'
+  // room reused).
+  static void Shift(const std::vector<Phase>& phases, int shift, std::vector<Phase>* out);
   // Routes a phase's transfers: one coflow per distinct byte count (in order of first
   // appearance) appended to `out`, their routes to `links`.
   void RoutePhase(const Phase& phase, std::vector<int>* links, std::vector<Coflow>* out);

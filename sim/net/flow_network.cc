@@ -16,6 +16,25 @@ bool LaterCompletion(SimTime a_at, int a_flow, SimTime b_at, int b_flow) {
 
 }  // namespace
 
+FlowNetwork::FlowList::FlowList(FlowList&& other) noexcept : size_(other.size_), cap_(other.cap_) {
+  if (cap_ > kInline) {
+    heap_ = other.heap_;
+    other.cap_ = kInline;
+    other.size_ = 0;
+  } else {
+    std::copy(other.inline_, other.inline_ + size_, inline_);
+  }
+}
+
+void FlowNetwork::FlowList::Grow() {
+  const uint32_t cap = 2 * cap_;
+  int* grown = new int[cap];
+  std::copy(begin(), end(), grown);
+  if (cap_ > kInline) delete[] heap_;
+  heap_ = grown;
+  cap_ = cap;
+}
+
 FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
                          const std::vector<double>& class_efficiency)
     : topology_(std::move(topology)) {

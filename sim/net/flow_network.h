@@ -78,15 +78,51 @@ class FlowNetwork {
     uint32_t version = 0;  // bumps when the completion time changes
     bool alive = false;
   };
+  // A link's live flows, one entry per crossing: up to kInline of them in place (most
+  // links carry a few at a time), more on the heap. No allocation for a link that never
+  // holds more than kInline, and none to free when the network goes.
+  class FlowList {
+   public:
+    FlowList() {}
+    FlowList(FlowList&& other) noexcept;
+    FlowList(const FlowList&) = delete;
+    FlowList& operator=(const FlowList&) = delete;
+    ~FlowList() {
+      if (cap_ > kInline) delete[] heap_;
+    }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    const int* begin() const { return data(); }
+    const int* end() const { return data() + size_; }
+    int* begin() { return data(); }
+    int* end() { return data() + size_; }
+    int& back() { return data()[size_ - 1]; }
+    void pop_back() { --size_; }
+    void push_back(int flow) {
+      if (size_ == cap_) Grow();
+      data()[size_++] = flow;
+    }
+
+   private:
+    static constexpr uint32_t kInline = 4;
+    const int* data() const { return cap_ > kInline ? heap_ : inline_; }
+    int* data() { return cap_ > kInline ? heap_ : inline_; }
+    void Grow();  // doubles the room
+    uint32_t size_ = 0, cap_ = kInline;
+    union {
+      int inline_[kInline];
+      int* heap_;
+    };
+  };
   // What the hot paths read of a link, in one cache line (a flow's start, settle and
   // completion visit every link of its route).
   struct alignas(64) LinkState {
-    std::vector<int> flows;  // live flows, one entry per crossing
-    double capacity = 0;     // bytes/s after efficiency
-    double bytes = 0;        // LinkBytes
-    double busy_s = 0;       // LinkBusySeconds
-    SimTime busy_since;      // while it carries flows
-    bool mark = false;       // dirty or in the current component
+    FlowList flows;       // live flows, one entry per crossing
+    double capacity = 0;  // bytes/s after efficiency
+    double bytes = 0;     // LinkBytes
+    double busy_s = 0;    // LinkBusySeconds
+    SimTime busy_since;   // while it carries flows
+    bool mark = false;    // dirty or in the current component
     bool watched = false;
   };
   struct Completion {

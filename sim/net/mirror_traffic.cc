@@ -12,7 +12,7 @@ NearMirrors::NearMirrors(size_t links) {
   ReserveHuge(counted_bytes_, links);
   ReserveHuge(counted_busy_s_, links);
   near_.assign(links, 0);
-  waiting_.resize(links);
+  waiting_.assign(links, -1);
   counted_bytes_.assign(links, 0);
   counted_busy_s_.assign(links, 0);
 }
@@ -21,8 +21,16 @@ void NearMirrors::MarkNear(int link) {
   if (near_[link]) return;
   near_[link] = 1;
   ++near_count_;
-  for (const Coflow* f : waiting_[link]) f->crosses_near = true;
-  std::vector<const Coflow*>().swap(waiting_[link]);
+  int w = waiting_[link];
+  while (w >= 0) {
+    Waiter& waiter = WaiterAt(w);
+    waiter.coflow->crosses_near = true;
+    const int next = waiter.next;
+    waiter.next = free_waiter_;
+    free_waiter_ = w;
+    w = next;
+  }
+  waiting_[link] = -1;
 }
 
 bool NearMirrors::ScanNear(const Coflow& f) const {
@@ -36,7 +44,17 @@ void NearMirrors::Meet(const Coflow& f) {
   f.met = true;
   f.crosses_near = ScanNear(f);
   if (f.crosses_near) return;
-  for (int l : f.route()) waiting_[l].push_back(&f);
+  for (int l : f.route()) {
+    int w = free_waiter_;
+    if (w >= 0) {
+      free_waiter_ = WaiterAt(w).next;
+    } else {
+      w = waiters_++;
+      if (w % kBlock == 0) blocks_.push_back(std::make_unique_for_overwrite<Waiter[]>(kBlock));
+    }
+    WaiterAt(w) = {&f, waiting_[l]};
+    waiting_[l] = w;
+  }
 }
 
 void NearMirrors::MarkNear(const Coflow& f) {

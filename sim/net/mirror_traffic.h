@@ -90,8 +90,20 @@ class NearMirrors {
 
   std::vector<uint8_t> near_;  // per directed link
   // Per directed link that is not near: the coflows met that cross it (MarkNear sets
-  // their crosses_near and forgets them).
-  std::vector<std::vector<const Coflow*>> waiting_;
+  // their crosses_near and forgets them), a list through waiters_ from waiting_[link]
+  // (-1: none). Entries that MarkNear frees are reused (free_waiter_ heads them).
+  struct Waiter {
+    const Coflow* coflow;
+    int next;
+  };
+  std::vector<int> waiting_;
+  // Waiter w is blocks_[w / kBlock][w % kBlock]: it grows a block at a time, never moving
+  // what it holds.
+  static constexpr int kBlock = 1 << 16;
+  std::vector<std::unique_ptr<Waiter[]>> blocks_;
+  int waiters_ = 0;  // handed out so far
+  Waiter& WaiterAt(int w) { return blocks_[w / kBlock][w % kBlock]; }
+  int free_waiter_ = -1;
   size_t near_count_ = 0;
   std::vector<double> counted_bytes_, counted_busy_s_;  // added so far, per directed link
   std::vector<const Split*> splits_;                    // in order of creation

@@ -3,6 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <iterator>
+#include <string_view>
+#include <unordered_map>
+
+#include "sim/core/hash.h"
 
 namespace meshsim {
 namespace {
@@ -129,18 +136,20 @@ std::string BreakdownLines(const StepSummary& s) {
 
 }  // namespace
 
-Json SummaryJson(const StepSummary& s) {
+namespace {
+
+// summary.json's members before "devices": the scalars outside `sim`.
+Json HeadJson(const StepSummary& s) {
   Json j;
-  auto set = [&j](std::string_view name, const auto& value, FieldKind) {
+  VisitScalarFields(s, [&j](std::string_view name, const auto& value, FieldKind) {
     SetDotted(j, std::string(name), value);
-  };
-  VisitScalarFields(s, set);
-  if (!s.devices.empty()) {
-    Json devices = Json::array();
-    devices.get_ref<Json::array_t&>().reserve(s.devices.size());
-    for (const DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d));
-    j["devices"] = std::move(devices);
-  }
+  });
+  return j;
+}
+
+// Its members after "devices": links, rerouted, dp_comm, sim.
+Json TailJson(const StepSummary& s) {
+  Json j;
   Json links = Json::array();
   for (const LinkSummary& l : s.links) {
     links.push_back({{"name", l.name},
@@ -158,8 +167,170 @@ Json SummaryJson(const StepSummary& s) {
                     {"latency_s", d.latency_s},
                     {"bandwidth_s", d.bandwidth_s}};
   }
-  VisitSimFields(s, set);
+  VisitSimFields(s, [&j](std::string_view name, const auto& value, FieldKind) {
+    SetDotted(j, std::string(name), value);
+  });
   return j;
+}
+
+}  // namespace
+
+Json SummaryJson(const StepSummary& s) {
+  Json j = HeadJson(s);
+  if (!s.devices.empty()) {
+    Json devices = Json::array();
+    devices.get_ref<Json::array_t&>().reserve(s.devices.size());
+    for (const DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d));
+    j["devices"] = std::move(devices);
+  }
+  Json tail = TailJson(s);
+  for (auto& [key, value] : tail.get_ref<Json::object_t&>()) j[key] = std::move(value);
+  return j;
+}
+
+namespace {
+
+// Text gathered in a string, handed to `out` (when there is one) about 1 MiB at a time.
+class TextSink {
+ public:
+  explicit TextSink(std::ostream* out) : out_(out) {}
+  void Append(std::string_view text) {
+    text_.append(text);
+    if (out_ != nullptr && text_.size() >= kPiece) Flush();
+  }
+  void Flush() {
+    if (out_ == nullptr) return;
+    out_->write(text_.data(), static_cast<std::streamsize>(text_.size()));
+    text_.clear();
+  }
+  std::string& text() { return text_; }
+
+ private:
+  static constexpr size_t kPiece = size_t{1} << 20;
+  std::ostream* out_;
+  std::string text_;
+};
+
+// `text`, a value dumped at indent 0, as it reads nested `spaces` deeper: its raw newlines
+// are its line breaks (strings escape theirs).
+std::string Nested(std::string_view text, int spaces) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 4);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(static_cast<size_t>(spaces), ' ');
+  }
+  return out;
+}
+
+// One member of summary.json's top level, `  "key": value`, without its separator.
+void AppendMember(TextSink& sink, const std::string& key, const Json& value) {
+  sink.Append("  ");
+  sink.Append(Json(key).dump());
+  sink.Append(": ");
+  sink.Append(Nested(value.dump(2), 2));
+}
+
+// The members of a device's object after its coords (what was measured: memory, busy
+// fractions, bytes sent) as they read in "devices", formatted once per distinct value
+// (compared bit for bit, so that -0 and NaNs stay apart).
+class MeasuredTexts {
+ public:
+  const std::string& Of(const DeviceSummary& d) {
+    Key key{};
+    size_t i = 0;
+    auto add = [&key, &i](double v) { key[i++] = std::bit_cast<uint64_t>(v); };
+    const MemoryGib& m = d.memory_breakdown_gib;
+    for (double v : {d.peak_memory_gib, m.weights, m.gradients, m.optimizer, m.activations,
+                     m.buffers, d.compute_busy_fraction, d.comm_busy_fraction}) {
+      add(v);
+    }
+    for (double v : d.sent_bytes) add(v);
+    auto [it, added] = texts_.try_emplace(key);
+    if (added) it->second = Format(d);
+    return it->second;
+  }
+
+ private:
+  using Key = std::array<uint64_t, 8 + kCommClassCount>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0;
+      for (uint64_t w : k) h = Fmix64(h ^ w);
+      return static_cast<size_t>(h);
+    }
+  };
+  // DeviceJson's members but rank, node and coords, dumped at a device's depth (6).
+  static std::string Format(const DeviceSummary& d) {
+    const Json whole = DeviceJson(d);
+    Json measured = Object(whole.size());
+    for (const auto& [key, value] : whole.get_ref<const Json::object_t&>()) {
+      if (key != "rank" && key != "node" && key != "coords") Put(measured, key, value);
+    }
+    const std::string text = measured.dump(2);  // "{\n  ...\n}"
+    return "    " + Nested(std::string_view(text).substr(2, text.size() - 4), 4);
+  }
+  std::unordered_map<Key, std::string, KeyHash> texts_;
+};
+
+// One element of "devices", as SummaryJson(s).dump(2) writes it.
+void AppendDevice(TextSink& sink, const DeviceSummary& d, MeasuredTexts& measured) {
+  fmt::memory_buffer b;
+  const Coords& c = d.coords;
+  fmt::format_to(std::back_inserter(b),
+                 "    {{\n      \"rank\": {},\n      \"node\": {},\n      \"coords\": {{\n"
+                 "        \"tp\": {},\n        \"pp\": {},\n        \"dp\": {},\n"
+                 "        \"cp\": {},\n        \"ep\": {}\n      }},\n",
+                 d.rank, d.node, c.tp, c.pp, c.dp, c.cp, c.ep);
+  sink.Append(std::string_view(b.data(), b.size()));
+  sink.Append(measured.Of(d));
+  sink.Append("\n    }");
+}
+
+void WriteSummary(const StepSummary& s, TextSink& sink) {
+  sink.Append("{\n");
+  bool first = true;
+  auto separate = [&first, &sink] {
+    if (!first) sink.Append(",\n");
+    first = false;
+  };
+  const Json head = HeadJson(s);
+  for (const auto& [key, value] : head.get_ref<const Json::object_t&>()) {
+    separate();
+    AppendMember(sink, key, value);
+  }
+  if (!s.devices.empty()) {
+    separate();
+    sink.Append("  \"devices\": [\n");
+    MeasuredTexts measured;
+    for (size_t i = 0; i < s.devices.size(); ++i) {
+      if (i > 0) sink.Append(",\n");
+      AppendDevice(sink, s.devices[i], measured);
+    }
+    sink.Append("\n  ]");
+  }
+  const Json tail = TailJson(s);
+  for (const auto& [key, value] : tail.get_ref<const Json::object_t&>()) {
+    separate();
+    AppendMember(sink, key, value);
+  }
+  sink.Append("\n}");
+}
+
+}  // namespace
+
+std::string SummaryText(const StepSummary& s) {
+  TextSink sink(nullptr);
+  constexpr size_t kDeviceChars = 800;  // a device's text is about 700 characters
+  sink.text().reserve(4096 + s.devices.size() * kDeviceChars);
+  WriteSummary(s, sink);
+  return std::move(sink.text());
+}
+
+void WriteSummaryText(const StepSummary& s, std::ostream& out) {
+  TextSink sink(&out);
+  WriteSummary(s, sink);
+  sink.Flush();
 }
 
 Json BuildSummary(const Simulation& sim, const SummaryOptions& options) {
