@@ -75,6 +75,8 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   flag("fused_grouped_mlp", Framework::kMegatron, &o->fused_grouped_mlp);
   flag("overlap_moe_expert_parallel_comm", Framework::kMegatron,
        &o->overlap_moe_expert_parallel_comm);
+  owned_by("moe_flex_dispatcher_num_sms", Framework::kMegatron);
+  r.GetInt("moe_flex_dispatcher_num_sms", &o->moe_flex_dispatcher_num_sms);
   count("reduce_bucket_size", Framework::kDeepSpeed, &o->reduce_bucket_size, false);
   count("allgather_bucket_size", Framework::kDeepSpeed, &o->allgather_bucket_size, false);
   count("stage3_prefetch_bucket_size", Framework::kDeepSpeed, &o->stage3_prefetch_bucket_size,

@@ -67,18 +67,41 @@ constexpr std::string_view Fp8RecipeName(Fp8Recipe r) {
 //  - current: 6 (an amax kernel reads the tensor first: + 2);
 //  - blockwise: 4 + one FP32 scale per 128 elements in each of the two layouts (8 / 128);
 //  - mxfp8: 4 + one 1-byte E8M0 scale per 32 elements in each layout (2 / 32).
-constexpr double Fp8CastBytes(Fp8Recipe r) {
+// `non_tn_gemms`: the GPU's FP8 GEMMs take any layout (Blackwell, sm_100 up to sm_120:
+// TE's nvte_is_non_tn_fp8_gemm_supported). Then TE's per-tensor recipes (delayed, current)
+// write the row-wise copy only and every GEMM reads it (Float8Quantizer::create_tensor in
+// transformer_engine/pytorch/csrc/quantizer.cpp @ NVIDIA/TransformerEngine d0067d0:
+// with_transpose = columnwise_usage && !is_non_tn_fp8_gemm_supported): 1 byte less, delayed
+// 3 and current 5. Block scales are taken along the rows in one layout and along the
+// columns in the other, so blockwise and mxfp8 still write both.
+constexpr double Fp8CastBytes(Fp8Recipe r, bool non_tn_gemms = false) {
+  const double transpose = non_tn_gemms ? 0.0 : 1.0;
   switch (r) {
     case Fp8Recipe::kDelayed:
-      return 4.0;
+      return 3.0 + transpose;
     case Fp8Recipe::kCurrent:
-      return 6.0;
+      return 5.0 + transpose;
     case Fp8Recipe::kBlockwise:
       return 4.0 + 8.0 / 128;
     case Fp8Recipe::kMxfp8:
       return 4.0 + 2.0 / 32;
   }
   return 0;
+}
+
+// Time of an FP8 GEMM kernel in `r` relative to a per-tensor scaled (delayed or current)
+// one of the same shape, inputs already cast. MXFP8: 1.051, TE's GEMM profiling guide
+// (docs/examples/gemm_profiling/gemm_profiling.rst @ NVIDIA/TransformerEngine d0067d0,
+// "Worked Example: 5B Model on B300", pre-quantized: 7.161 ms per layer for MXFP8 against
+// 6.812 ms for FP8 current scaling, fprop + dgrad + wgrad; Blackwell Ultra, the only
+// Blackwell it lists: taken for B200 and GB200). Blackwell runs blockwise GEMMs as MXFP8
+// ones (the same guide; TE pull request 2157), so on Blackwell blockwise pays the same.
+// 1 else (Hopper's blockwise GEMMs are not measured there).
+constexpr double Fp8GemmTimeFactor(Fp8Recipe r, bool blackwell) {
+  constexpr double kMxfp8 = 7.161 / 6.812;
+  if (r == Fp8Recipe::kMxfp8) return kMxfp8;
+  if (r == Fp8Recipe::kBlockwise && blackwell) return kMxfp8;
+  return 1.0;
 }
 
 // Kernels launched per cast: current scaling's amax kernel and cast kernel; one else.

@@ -24,8 +24,9 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.peak_flops_per_s = gpu.PeakTflops(fp8 ? Dtype::kBf16 : e.training.dtype) * 1e12;
   if (fp8) {
     p.fp8.peak_flops_per_s = gpu.PeakTflops(Dtype::kFp8) * 1e12;
-    p.fp8.matmul_efficiency = eff.MatmulFp8();
-    p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe);
+    const bool blackwell = gpu.architecture == GpuArch::kBlackwell;
+    p.fp8.matmul_efficiency = eff.MatmulFp8() / Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
+    p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe, blackwell);
     p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
   }
   p.hbm_bytes_per_s = gpu.hbm_gbps * 1e9;
@@ -182,6 +183,13 @@ ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& op
   if (!ci.Off()) {
     for (int op = 0; op < kCommOpCount; ++op) {
       ro.comm_interference[op] = ci.Of(static_cast<CommOp>(op));
+    }
+    // The flex dispatcher's kernels hold the SMs the plan gives them (FrameworkOptions::
+    // moe_flex_dispatcher_num_sms); the compute beside them runs on the others.
+    const double sms = e.plan.framework_options.moe_flex_dispatcher_num_sms;
+    if (sms > 0) {
+      ro.comm_interference[static_cast<int>(CommOp::kExpertDispatch)] =
+          sms / (e.cluster.gpu.sms - sms);
     }
   }
   if (!e.cluster.what_if.stragglers.empty()) {

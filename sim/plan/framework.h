@@ -42,6 +42,14 @@ struct FrameworkOptions {
   // compute (sim/schedule/ep_overlap.cc). Needs ep > 1, no full recomputation, and with
   // pipelining the interleaved schedule with overlapped sends and receives.
   bool overlap_moe_expert_parallel_comm = false;
+  // Megatron-Core moe_flex_dispatcher_num_sms (moe_hybridep_num_sms / moe_deepep_num_sms,
+  // routed to it in TransformerConfig.__post_init__; megatron/core/transformer/
+  // transformer_config.py @ NVIDIA/Megatron-LM d98e8a6): the SMs the flex dispatcher's
+  // (DeepEP's, HybridEP's) dispatch and combine kernels hold while they run. The compute
+  // kernels beside them keep the rest: while an expert dispatch or combine is in flight the
+  // compute slowdown is sms / (gpu.sms - sms) in place of comm_interference.all_to_all.
+  // 0: not stated (default; the all_to_all value).
+  int moe_flex_dispatcher_num_sms = 0;
 
   // --- deepspeed (zero_optimization section, deepspeed/runtime/zero/config.py) ---
   double reduce_bucket_size = 5e8;     // elements per gradient reduction

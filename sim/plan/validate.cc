@@ -217,6 +217,17 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
   return Ok{};
 }
 
+// The flex dispatcher's SMs leave the compute kernels at least one.
+Status CheckDispatcherSms(const PlanSpec& p, const ClusterSpec& cluster) {
+  const int sms = p.framework_options.moe_flex_dispatcher_num_sms;
+  if (sms < 0 || sms >= cluster.gpu.sms) {
+    return BadKey("plan.framework_options.moe_flex_dispatcher_num_sms",
+                  "expected 0 (not stated) or fewer SMs than the GPU's " +
+                      std::to_string(cluster.gpu.sms) + ", found " + std::to_string(sms));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const ModelSpec& m,
@@ -227,6 +238,7 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
   if (Status s = CheckInterleaved(p); !s.ok()) return s;
   if (Status s = CheckContextAndExperts(p, m); !s.ok()) return s;
   if (Status s = CheckOffload(p, m); !s.ok()) return s;
+  if (Status s = CheckDispatcherSms(p, cluster); !s.ok()) return s;
   return CheckSettings(p, training, cluster);
 }
 
