@@ -136,6 +136,9 @@ struct CommInterference {
 // (mean absolute step error 23.2 % -> 15.1 %, leave-one-out 15.1 %).
 inline constexpr double kGroupedGemmEfficiency = 0.55;
 
+// The default of EfficiencySpec::gmm: GMM_FIT_PLACEHOLDER
+inline constexpr double kGmmEfficiency = 0.55;
+
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
@@ -148,6 +151,9 @@ struct EfficiencySpec {
   // GroupedLinear runs them unfused, one cuBLAS GEMM per local expert (kernel model
   // shapes; ShapeModelParams::grouped_gemm_efficiency). Default: kGroupedGemmEfficiency.
   double grouped_gemm = kGroupedGemmEfficiency;
+  // The same for the grouped_gemm library's per-expert cuBLAS GEMMs (plan.moe_grouped_gemm:
+  // gmm; ShapeModelParams::gmm_efficiency). Default: kGmmEfficiency.
+  double gmm = kGmmEfficiency;
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
   CommInterference comm_interference;
