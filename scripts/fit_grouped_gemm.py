@@ -3,7 +3,8 @@
 routed experts' GEMMs reach on Transformer Engine's unfused GroupedLinear path, README "MoE
 experts: grouped GEMMs") on rows of shared/validation/public_runs.md, with a leave-one-out
 check; with --library gmm, cluster.efficiency.gmm (the grouped_gemm library's per-expert
-cuBLAS GEMMs, plan.moe_grouped_gemm: gmm) on the rows that run that library.
+cuBLAS GEMMs and torch._grouped_mm's grouped kernel, plan.moe_grouped_gemm: gmm or
+torch_mm) on the rows that run those libraries.
 
 One value for every GPU kind and precision: each grid point sets
 --set cluster.efficiency.<knob> on top of the rows' experiments (their topologies'
@@ -17,7 +18,8 @@ the 26.06+ recipes, which run the fused grouped MLP (plan.framework_options.
 fused_grouped_mlp), and the hybrid Mamba-2/MoE rows (their Mamba-2 layers are a separate
 question), which stay held out. NeMo-Automodel's MoE rows run other libraries (their
 configs' backend.experts: gmm or torch_mm) and are not among them.
---library gmm: the NeMo-Automodel rows whose configs set backend.experts: gmm.
+--library gmm: the NeMo-Automodel rows whose configs set backend.experts gmm or torch_mm
+(torch._grouped_mm, at the same knob).
 
 Usage: scripts/fit_grouped_gemm.py [--library te|gmm] [--meshsim build/meshsim]
                                    [--grid 0.5,0.6,0.7] [--rows A,B] [--jobs 2]
@@ -37,9 +39,11 @@ ROWS = ["public-h100-bridge-qwen3-30b-a3b", "public-h100-bridge-qwen3-235b-a22b"
         "public-gb200-bridge-qwen3-235b-a22b-bf16"]
 
 # NeMo-Automodel's rows whose configs (examples/llm_benchmark/*, Automodel 79994aa1f) set
-# backend.experts: gmm; GPT-OSS 120B's sets torch_mm (one grouped kernel: no such knob).
+# backend.experts: gmm, and GPT-OSS 120B's, which sets torch_mm (torch._grouped_mm, timed at
+# the same cluster.efficiency.gmm: README "MoE experts: NeMo-Automodel's libraries").
 GMM_ROWS = ["public-h100-automodel-qwen3-30b-a3b", "public-h100-automodel-deepseek-v3-256",
-            "public-h100-automodel-deepseek-v3-1024", "public-h100-automodel-gpt-oss-20b"]
+            "public-h100-automodel-deepseek-v3-1024", "public-h100-automodel-gpt-oss-20b",
+            "public-h100-automodel-gpt-oss-120b"]
 
 
 def library():

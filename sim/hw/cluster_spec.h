@@ -136,7 +136,7 @@ struct CommInterference {
 // (mean absolute step error 23.2 % -> 15.1 %, leave-one-out 15.1 %).
 inline constexpr double kGroupedGemmEfficiency = 0.55;
 
-// The default of EfficiencySpec::gmm: GMM_FIT_PLACEHOLDER
+// The default of EfficiencySpec::gmm: placeholder, GroupedLinear's value until fitted.
 inline constexpr double kGmmEfficiency = 0.55;
 
 // Fractions of the peak that real kernels and collectives reach.
