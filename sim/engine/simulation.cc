@@ -6,9 +6,9 @@
 #include <set>
 
 #include "sim/engine/expert_mirrors.h"
-#include "sim/plan/run_routing.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
+#include "sim/plan/run_routing.h"
 #include "sim/schedule/step_builder.h"
 #include "sim/workload/shape_compute_model.h"
 

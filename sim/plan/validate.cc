@@ -184,8 +184,9 @@ Status CheckExpertPath(const PlanSpec& p, const TrainingSpec& training, const Mo
                            std::string(DtypeName(training.dtype)));
   }
   if (p.moe_grouped_gemm != MoeGroupedGemm::kTe && p.framework_options.fused_grouped_mlp) {
-    return BadKey(key, "the fused grouped MLP is Transformer Engine's: expected te with "
-                       "plan.framework_options.fused_grouped_mlp");
+    return BadKey(key,
+                  "the fused grouped MLP is Transformer Engine's: expected te with "
+                  "plan.framework_options.fused_grouped_mlp");
   }
   if (p.moe_routing == MoeRouting::kContiguous && (m.top_k <= 0 || m.experts % m.top_k != 0)) {
     return BadKey("plan.moe_routing", "contiguous routing needs a MoE model whose top_k (" +

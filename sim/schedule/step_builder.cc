@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
-#include "sim/schedule/model_states.h"
 #include "sim/plan/run_routing.h"
+#include "sim/schedule/model_states.h"
 #include "sim/schedule/pipeline_order.h"
 #include "sim/schedule/step_builder_impl.h"
 

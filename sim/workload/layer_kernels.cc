@@ -211,7 +211,8 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
                   m.FfnMatrices(), 1, local_experts, shape.recompute, false);
   // A JAX-style plan's experts run as one grouped-matmul kernel (megablox), as do those
   // of TE's fused grouped MLP and of torch._grouped_mm; otherwise one GEMM per expert.
-  if (!shape.xla_remat && !shape.OneKernelPerExpertGemm()) AsPerExpertGemms(&k.experts, local_experts);
+  if (!shape.xla_remat && !shape.OneKernelPerExpertGemm())
+    AsPerExpertGemms(&k.experts, local_experts);
   if (shape.grouped_gemm != MoeGroupedGemm::kTe) AtGmmRate(&k.experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;

@@ -153,8 +153,8 @@ TEST(MoeExpertLibrary, ContiguousRoutingReachesOneBlocksGpus) {
   EXPECT_DOUBLE_EQ(dsv3.domains * dsv3.domain_reach, 1.0);
 }
 
-const std::string kExperiment =
-    std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/public-h100-automodel-qwen3-30b-a3b.yaml";
+const std::string kExperiment = std::string(MESHSIM_SOURCE_DIR) +
+                                "/workloads/experiments/public-h100-automodel-qwen3-30b-a3b.yaml";
 
 // One micro-batch per rank (dp 8 x micro_batch 4): a short step.
 StepSummary Step(std::vector<std::string> sets) {
