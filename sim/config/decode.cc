@@ -175,6 +175,14 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetEnum<MoeDispatcher>("moe_dispatcher",
                            {{"alltoall", MoeDispatcher::kAllToAll}, {"flex", MoeDispatcher::kFlex}},
                            &p.moe_dispatcher);
+  r.GetEnum<MoeGroupedGemm>("moe_grouped_gemm",
+                            {{"te", MoeGroupedGemm::kTe},
+                             {"gmm", MoeGroupedGemm::kGmm},
+                             {"torch_mm", MoeGroupedGemm::kTorchMm}},
+                            &p.moe_grouped_gemm);
+  r.GetEnum<MoeRouting>("moe_routing",
+                        {{"random", MoeRouting::kRandom}, {"contiguous", MoeRouting::kContiguous}},
+                        &p.moe_routing);
   r.GetEnum<Framework>("framework", FrameworkNames(), &p.framework);
   DecodeFrameworkOptions(r, p.framework, &p.framework_options);
   r.GetEnum<AllReduceAlgorithm>("allreduce_algorithm",

@@ -298,6 +298,8 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   }
   e.GetDouble("grouped_gemm", &eff->grouped_gemm);
   RequireFraction(e, "grouped_gemm", eff->grouped_gemm);
+  e.GetDouble("gmm", &eff->gmm);
+  RequireFraction(e, "gmm", eff->gmm);
   e.GetDouble("memory", &eff->memory);
   RequireFraction(e, "memory", eff->memory);
   e.GetDouble("network", &eff->network);

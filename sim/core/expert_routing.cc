@@ -105,10 +105,19 @@ double LimitedReach(const ExpertRouting& r, std::span<const int> held) {
 
 }  // namespace
 
+ExpertRouting ContiguousRouting(int experts, int top_k) {
+  assert(top_k > 0 && experts % top_k == 0);
+  return {experts, top_k, experts / top_k, 1, true};
+}
+
 double ReachProbability(const ExpertRouting& r, std::span<const int> held) {
   assert(static_cast<int>(held.size()) == r.groups);
   const int total = std::accumulate(held.begin(), held.end(), 0);
   if (total == 0) return 0;
+  if (r.contiguous) {
+    const auto touched = std::count_if(held.begin(), held.end(), [](int h) { return h > 0; });
+    return static_cast<double>(touched) / r.groups;
+  }
   if (!r.Limited()) return 1 - MissAll(r.experts, total, r.top_k);
   return LimitedReach(r, held);
 }

@@ -15,14 +15,31 @@ namespace meshsim {
 // `moe_router_group_topk` run it, the experts form `groups` groups of consecutive experts
 // and a token first picks `group_topk` of them, then its top_k experts among theirs.
 // groups == 1 (or group_topk == groups): no limit.
+//
+// `contiguous`: NeMo-Automodel's FakeBalancedGate (`backend.fake_balanced_gate: true`,
+// nemo_automodel/components/moe/layers.py @ 79994aa1f) instead of a router: token t of a
+// micro-batch takes experts (t x top_k + j) mod experts, j < top_k, i.e. one of
+// experts / top_k aligned blocks of top_k consecutive experts, each block as often. Such a
+// routing is ContiguousRouting(): one expert block per group, a token in one group.
 struct ExpertRouting {
   int experts = 0;
   int top_k = 0;
   int groups = 1;
   int group_topk = 1;
+  bool contiguous = false;
 
   bool Limited() const { return groups > 1 && group_topk < groups; }
 };
+
+// How a MoE layer's tokens pick their experts in a run (plan.moe_routing).
+//  - kRandom: the balanced routing the benchmarks force with random router logits
+//    (Megatron-Core's `moe_router_force_load_balancing`), under the model's group limit.
+//  - kContiguous: Automodel's FakeBalancedGate (ExpertRouting::contiguous).
+enum class MoeRouting { kRandom, kContiguous };
+
+// The FakeBalancedGate's routing over `experts` experts, `top_k` per token.
+// Precondition: top_k divides experts.
+ExpertRouting ContiguousRouting(int experts, int top_k);
 
 // The probability that a token is sent to a unit (a GPU, or an NVLink domain) that holds
 // `held[i]` of the experts of group i (one entry per group; held.size() == groups), under
@@ -38,6 +55,8 @@ struct ExpertRouting {
 //    with sigmoid scores (DeepSeek-V3's `moe_router_score_function`) of normal logits drawn
 //    from a fixed seed: deterministic, within about 1 % of the limit.
 // Which of a group's experts a unit holds does not matter (they are alike), only how many.
+//  - Contiguous routing (ExpertRouting::contiguous): a token's experts are one group,
+//    every group as likely: the fraction of the groups of which the unit holds any.
 double ReachProbability(const ExpertRouting& routing, std::span<const int> held);
 
 // Adds to `held` (resized to one entry per group) the experts of each group among experts

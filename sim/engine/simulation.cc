@@ -8,6 +8,7 @@
 #include "sim/engine/expert_mirrors.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
+#include "sim/plan/run_routing.h"
 #include "sim/schedule/step_builder.h"
 #include "sim/workload/shape_compute_model.h"
 
@@ -35,6 +36,7 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.memory_efficiency = eff.memory;
   p.kernel_overhead_s = eff.kernel_overhead_us * 1e-6;
   p.grouped_gemm_efficiency = eff.grouped_gemm;
+  p.gmm_efficiency = eff.gmm;
   p.sms = gpu.sms;
   p.tile_m = gpu.gemm_tile_m;
   p.tile_n = gpu.gemm_tile_n;
@@ -85,13 +87,13 @@ Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
         c.nodes > 1 ? c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9 : 0;
     return std::unique_ptr<Network>(std::make_unique<CostModelNetwork>(
         std::make_unique<AlphaBetaCollectiveModel>(c, NcclOptions{e.plan.allreduce_algorithm},
-                                                   e.model.Routing()),
+                                                   RunRouting(e.plan, e.model)),
         intra, inter));
   }
   Result<std::shared_ptr<const Topology>> topology = Topology::Build(c);
   if (!topology.ok()) return topology.error();
   return std::unique_ptr<Network>(std::make_unique<FlowCollectiveNetwork>(
-      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}, e.model.Routing()));
+      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}, RunRouting(e.plan, e.model)));
 }
 
 namespace {

@@ -136,6 +136,12 @@ struct CommInterference {
 // (mean absolute step error 23.2 % -> 15.1 %, leave-one-out 15.1 %).
 inline constexpr double kGroupedGemmEfficiency = 0.55;
 
+// The default of EfficiencySpec::gmm: fitted by scripts/fit_grouped_gemm.py --library gmm on
+// the 5 NeMo-Automodel H100 BF16 MoE rows of shared/validation/public_runs.md that run the
+// grouped_gemm library or torch._grouped_mm (README "MoE experts: NeMo-Automodel's
+// libraries and fake gate"): 0.6 (mean absolute step error 9.2 %, leave-one-out 14.4 %).
+inline constexpr double kGmmEfficiency = 0.6;
+
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
@@ -148,6 +154,9 @@ struct EfficiencySpec {
   // GroupedLinear runs them unfused, one cuBLAS GEMM per local expert (kernel model
   // shapes; ShapeModelParams::grouped_gemm_efficiency). Default: kGroupedGemmEfficiency.
   double grouped_gemm = kGroupedGemmEfficiency;
+  // The same for the grouped_gemm library's per-expert cuBLAS GEMMs (plan.moe_grouped_gemm:
+  // gmm; ShapeModelParams::gmm_efficiency). Default: kGmmEfficiency.
+  double gmm = kGmmEfficiency;
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
   CommInterference comm_interference;

@@ -77,6 +77,11 @@ struct PlanSpec {
   double moe_capacity_factor = 0.0;
   // The MoE token dispatcher (transformer.h MoeDispatcher): its permutation kernels.
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The library of the routed experts' GEMMs (transformer.h MoeGroupedGemm).
+  MoeGroupedGemm moe_grouped_gemm = MoeGroupedGemm::kTe;
+  // How tokens pick their experts (core/expert_routing.h MoeRouting): where the flex
+  // dispatcher sends them.
+  MoeRouting moe_routing = MoeRouting::kRandom;
   // A JAX-style plan (plan.mesh, plan.rules): the mesh and rules that tp, pp, dp, cp, ep,
   // zero, sequence_parallel and mesh_order were derived from (sim/plan/sharding.h);
   // empty for a plan that names its degrees.

@@ -172,6 +172,30 @@ Status CheckEpOverlap(const PlanSpec& p) {
   return Ok{};
 }
 
+// The experts' GEMM library and routing as NeMo-Automodel runs them: the grouped_gemm
+// library and torch._grouped_mm take BF16 operands only (nv-grouped-gemm csrc/
+// grouped_gemm.cu TORCH_CHECK(... kBFloat16); torch._grouped_mm's BF16 kernel), TE's fused
+// grouped MLP is GroupedLinear's; the FakeBalancedGate's blocks of top_k experts tile the
+// experts.
+Status CheckExpertPath(const PlanSpec& p, const TrainingSpec& training, const ModelSpec& m) {
+  const std::string key = "plan.moe_grouped_gemm";
+  if (p.moe_grouped_gemm != MoeGroupedGemm::kTe && training.dtype != Dtype::kBf16) {
+    return BadKey(key, "gmm and torch_mm run BF16 GEMMs only: expected te under training.dtype " +
+                           std::string(DtypeName(training.dtype)));
+  }
+  if (p.moe_grouped_gemm != MoeGroupedGemm::kTe && p.framework_options.fused_grouped_mlp) {
+    return BadKey(key,
+                  "the fused grouped MLP is Transformer Engine's: expected te with "
+                  "plan.framework_options.fused_grouped_mlp");
+  }
+  if (p.moe_routing == MoeRouting::kContiguous && (m.top_k <= 0 || m.experts % m.top_k != 0)) {
+    return BadKey("plan.moe_routing", "contiguous routing needs a MoE model whose top_k (" +
+                                          N(m.top_k) + ") divides its experts (" + N(m.experts) +
+                                          ")");
+  }
+  return Ok{};
+}
+
 // The dtype runs on the GPU; the what-if and tuning knobs are in range.
 Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const ClusterSpec& cluster) {
   if (cluster.gpu.PeakTflops(training.dtype) <= 0) {
@@ -239,6 +263,7 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
   if (Status s = CheckContextAndExperts(p, m); !s.ok()) return s;
   if (Status s = CheckOffload(p, m); !s.ok()) return s;
   if (Status s = CheckDispatcherSms(p, cluster); !s.ok()) return s;
+  if (Status s = CheckExpertPath(p, training, m); !s.ok()) return s;
   return CheckSettings(p, training, cluster);
 }
 

@@ -54,8 +54,9 @@ class HostThread {
 
 // Host launches of a MoE layer's routed experts' GEMMs: Transformer Engine's GroupedLinear
 // (megatron/core/transformer/moe/experts.py TEGroupedMLP, transformer_engine/pytorch/
-// module/grouped_linear.py general_grouped_gemm) launches one GEMM per local expert for
-// each of `gemms_per_expert` weight matrices, whatever streams the GPU runs them on.
+// module/grouped_linear.py general_grouped_gemm), like the grouped_gemm library
+// (CublasGroupedGemm), launches one GEMM per local expert for each of `gemms_per_expert`
+// weight matrices, whatever streams the GPU runs them on.
 int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
 
 // Host launches of the FP8 casts before an op's GEMMs under FP8 training: each GEMM that

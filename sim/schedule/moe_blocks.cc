@@ -41,9 +41,10 @@ int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const
 }
 
 // The host launches of one pass of the experts' GEMMs: one per local expert and GEMM
-// (GroupedLinear), or one per GEMM (the fused grouped MLP, LayerShape::fused_grouped_mlp).
+// (GroupedLinear, the grouped_gemm library), or one per GEMM (the fused grouped MLP,
+// torch._grouped_mm: LayerShape::OneKernelPerExpertGemm).
 int StepBuilder::ExpertGemmLaunches() const {
-  if (shape_.fused_grouped_mlp) return kGemmsPerExpert;
+  if (shape_.OneKernelPerExpertGemm()) return kGemmsPerExpert;
   return GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert);
 }
 

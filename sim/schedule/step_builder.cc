@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "sim/plan/run_routing.h"
 #include "sim/schedule/model_states.h"
 #include "sim/schedule/pipeline_order.h"
 #include "sim/schedule/step_builder_impl.h"
@@ -77,7 +78,7 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
     order.resize(mesh_.Size());
     for (int r = 0; r < mesh_.Size(); ++r) order[r] = r;
   }
-  if (m_.IsMoe()) prog_.SetExpertRouting(m_.Routing());
+  if (m_.IsMoe()) prog_.SetExpertRouting(RunRouting(p_, m_));
   for (size_t i = 0; i < order.size(); ++i) {
     EmitRank(order[i]);
     // A rank's dependencies stay within the rank (RankState is the rank's own).

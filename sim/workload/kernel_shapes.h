@@ -29,6 +29,11 @@ namespace meshsim {
 // GroupedLinear runs the experts of a MoE layer (one cuBLAS GEMM per expert,
 // layer_kernels.cc): each pays its own tile and wave quantization. A casts_a GEMM still
 // casts A (all of its batch) once.
+//
+// `gmm_rate`: an expert GEMM of NeMo-Automodel's BF16 libraries (MoeGroupedGemm::kGmm:
+// the grouped_gemm library's per-expert cublasGemmEx calls; kTorchMm: torch._grouped_mm's
+// one grouped kernel), timed at their share of the GEMM rate (ShapeModelParams::
+// gmm_efficiency) rather than GroupedLinear's or the dense rate.
 struct GemmShape {
   double m = 0;
   double n = 0;
@@ -38,6 +43,7 @@ struct GemmShape {
   bool casts_a = false;
   double streams = 1;
   bool launches_per_batch = false;
+  bool gmm_rate = false;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

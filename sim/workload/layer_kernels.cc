@@ -97,15 +97,23 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
   return p;
 }
 
-// The experts' GEMMs as Transformer Engine's GroupedLinear runs them: each batch of
-// `groups` GEMMs as one launch per group on TeGroupedGemmStreams() streams.
-void AsTeGroupedLinear(PassKernels* p, double groups) {
+// The experts' GEMMs as Transformer Engine's GroupedLinear (or the grouped_gemm library:
+// `gmm`) runs them: each batch of `groups` GEMMs as one launch per group on
+// TeGroupedGemmStreams() streams (the library's NUM_STREAM is 4 too).
+void AsPerExpertGemms(PassKernels* p, double groups) {
   if (groups <= 1) return;
   for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
     for (GemmShape& g : k->gemms) {
       g.launches_per_batch = true;
       g.streams = std::min(groups, TeGroupedGemmStreams());
     }
+  }
+}
+
+// The experts' GEMMs at NeMo-Automodel's BF16 libraries' rate (GemmShape::gmm_rate).
+void AtGmmRate(PassKernels* p) {
+  for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
+    for (GemmShape& g : k->gemms) g.gmm_rate = true;
   }
 }
 
@@ -202,8 +210,10 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
                   m.FfnMatrices(), 1, local_experts, shape.recompute, false);
   // A JAX-style plan's experts run as one grouped-matmul kernel (megablox), as do those
-  // of TE's fused grouped MLP; Megatron's otherwise as TE's GroupedLinear.
-  if (!shape.xla_remat && !shape.fused_grouped_mlp) AsTeGroupedLinear(&k.experts, local_experts);
+  // of TE's fused grouped MLP and of torch._grouped_mm; otherwise one GEMM per expert.
+  if (!shape.xla_remat && !shape.OneKernelPerExpertGemm())
+    AsPerExpertGemms(&k.experts, local_experts);
+  if (shape.grouped_gemm != MoeGroupedGemm::kTe) AtGmmRate(&k.experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

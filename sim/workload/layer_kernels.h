@@ -55,11 +55,12 @@ double TeGroupedGemmStreams();
 
 // The MoE block (see MoeLayerCost): the router (its backward, dgrad and wgrad, is one
 // op: in `router.dgrad`; LatentMoE's two projections with it), the routed experts as
-// Transformer Engine's GroupedLinear runs them, one GEMM per local expert on
-// TeGroupedGemmStreams() streams (GemmShape::launches_per_batch; a JAX-style plan,
-// shape.xla_remat, or TE's fused grouped MLP, shape.fused_grouped_mlp: one grouped
-// kernel per GEMM; each expert gets its average share of the tokens
-// the rank receives; ExpertDim() wide), and the shared experts.
+// Transformer Engine's GroupedLinear (or the grouped_gemm library, shape.grouped_gemm
+// kGmm) runs them, one GEMM per local expert on TeGroupedGemmStreams() streams
+// (GemmShape::launches_per_batch; a JAX-style plan, shape.xla_remat, TE's fused grouped
+// MLP, shape.fused_grouped_mlp, or torch._grouped_mm, kTorchMm: one grouped kernel per
+// GEMM; gmm and torch_mm at GemmShape::gmm_rate; each expert gets its average share of the
+// tokens the rank receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;
   PassKernels experts;

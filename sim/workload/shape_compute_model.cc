@@ -88,9 +88,10 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
     GemmShape one = g;
     one.batch = 1;
     one.launches_per_batch = false;
-    return g.batch * KernelSeconds(one, p_.grouped_gemm_efficiency);
+    const double scale = g.gmm_rate ? p_.gmm_efficiency : p_.grouped_gemm_efficiency;
+    return g.batch * KernelSeconds(one, scale);
   }
-  return KernelSeconds(g, 1);
+  return KernelSeconds(g, g.gmm_rate ? p_.gmm_efficiency : 1);
 }
 
 double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) const {

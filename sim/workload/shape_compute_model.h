@@ -79,6 +79,11 @@ struct ShapeModelParams {
   // GroupedLinear, one cuBLAS GEMM per local expert) reaches: with its per-expert casts,
   // scale swizzles and stream synchronisation (cluster.efficiency.grouped_gemm).
   double grouped_gemm_efficiency = 1;
+  // The same for the expert GEMMs of NeMo-Automodel's BF16 libraries (GemmShape::gmm_rate:
+  // the grouped_gemm library's per-expert cublasGemmEx calls, no casts; torch._grouped_mm's
+  // grouped kernel, which runs at about a loop of cuBLAS GEMMs' speed in BF16 at training
+  // sizes, pytorch/pytorch#163425; cluster.efficiency.gmm).
+  double gmm_efficiency = 1;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
   Fp8Params fp8;
@@ -103,7 +108,10 @@ class ShapeComputeModel final : public ComputeModel {
   // An fp8 GEMM under FP8 training runs at the FP8 peak with 1-byte A and B (the table
   // of measured FP8 GEMMs first); every other GEMM at peak_flops_per_s. A GEMM with
   // launches_per_batch is batch times one GEMM of batch 1, each at
-  // grouped_gemm_efficiency times the rate (the table's or the model's).
+  // grouped_gemm_efficiency (gmm_efficiency with gmm_rate) times the rate (the table's or
+  // the model's). A batched GEMM without it (a grouped kernel over the experts:
+  // torch._grouped_mm, TE's fused grouped MLP, megablox) lays the tiles of all of its batch
+  // over the SMs together, at the full rate (gmm_efficiency of it with gmm_rate).
   double GemmSeconds(const GemmShape& g) const;
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
   // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.

@@ -348,11 +348,13 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   // balanced, as many token copies as it sends.
   const double sent = c.tokens * m.top_k, received = sent * load;
   const double local_experts = static_cast<double>(m.experts) / ep;
-  // GroupedLinear launches one GEMM per local expert for each of FC1 and FC2, on 4
-  // streams (TeGroupedGemmStreams, layer_kernels.h): a launch slot per 4 experts. The
-  // fused grouped MLP: one kernel each, the activation in FC1's epilogue.
+  // GroupedLinear (and the grouped_gemm library) launches one GEMM per local expert for
+  // each of FC1 and FC2, on 4 streams (TeGroupedGemmStreams, layer_kernels.h): a launch
+  // slot per 4 experts. The fused grouped MLP, torch._grouped_mm: one kernel each; the
+  // fused MLP has the activation in FC1's epilogue.
   const bool fused = shape.fused_grouped_mlp;
-  const int gemm_slots = fused ? 2 : 2 * static_cast<int>(std::ceil(local_experts / 4));
+  const int gemm_slots =
+      shape.OneKernelPerExpertGemm() ? 2 : 2 * static_cast<int>(std::ceil(local_experts / 4));
   const MoePermutation perm = shape.moe_dispatcher == MoeDispatcher::kFlex
                                   ? FlexPermutation(received)
                                   : AlltoAllPermutation(sent, received, c.tokens, local_experts);

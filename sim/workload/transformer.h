@@ -29,6 +29,22 @@ enum class Recompute { kNone, kSelective, kFull, kProjections };
 // permutations into its dispatch and combine kernels (FlexPermutation).
 enum class MoeDispatcher { kAllToAll, kFlex };
 
+// The library that runs the routed experts' GEMMs (NeMo-Automodel's `backend.experts`):
+//  - kTe: Transformer Engine's GroupedLinear, one cuBLAS GEMM per local expert on TE's 4
+//    compute streams (Megatron-Core's TEGroupedMLP; Automodel `te`).
+//  - kGmm: the grouped_gemm library (nv-grouped-gemm 1.1.4.post8, github.com/fanshiqing/
+//    grouped_gemm csrc/grouped_gemm.cu; Automodel `gmm`). Built for any GPU but exactly SM80
+//    (setup.py defines GROUPED_GEMM_DEVICE_CAPABILITY from the build GPU, none under
+//    TORCH_CUDA_ARCH_LIST), GroupedGemm runs CublasGroupedGemm: one cublasGemmEx per
+//    expert, round-robin on the library's NUM_STREAM = 4 streams, forward, dgrad and wgrad
+//    alike; its CUTLASS grouped kernel is the SM80 build's forward only ("Use cuBLAS for
+//    SM90 until CUTLASS supports SM90-optimized grouped-gemm"). BF16 only.
+//  - kTorchMm: PyTorch's torch._grouped_mm (Automodel `torch_mm`, its default on CUDA):
+//    one grouped kernel per GEMM over all local experts, the offsets on the device; in
+//    BF16 at training sizes about as fast as a loop of cuBLAS GEMMs (pytorch/pytorch#163425,
+//    H200), so timed at the grouped_gemm library's rate (GemmShape::gmm_rate).
+enum class MoeGroupedGemm { kTe, kGmm, kTorchMm };
+
 // Whether backward re-runs the attention core (selective and projections).
 inline bool RecomputesAttentionCore(Recompute r) {
   return r == Recompute::kSelective || r == Recompute::kProjections;
@@ -63,6 +79,14 @@ struct LayerShape {
   // its epilogue) and FC2 one grouped kernel over the local experts; false: one GEMM
   // launch per local expert (GroupedLinear) and a separate activation kernel.
   bool fused_grouped_mlp = false;
+  // The library of the experts' GEMMs (MoeGroupedGemm); fused_grouped_mlp is TE's.
+  MoeGroupedGemm grouped_gemm = MoeGroupedGemm::kTe;
+
+  // Each of the experts' GEMMs (FC1, FC2 and their backward) is one kernel over all local
+  // experts: TE's fused grouped MLP or torch._grouped_mm. Otherwise one GEMM per expert.
+  bool OneKernelPerExpertGemm() const {
+    return fused_grouped_mlp || grouped_gemm == MoeGroupedGemm::kTorchMm;
+  }
 
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
   int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }

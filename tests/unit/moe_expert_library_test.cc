@@ -1,0 +1,212 @@
+// NeMo-Automodel's routed experts (README "MoE experts: grouped GEMMs"): the library of
+// their GEMMs (plan.moe_grouped_gemm: te, gmm, torch_mm) and its FakeBalancedGate routing
+// (plan.moe_routing: contiguous). gmm is one cuBLAS GEMM per local expert on 4 streams,
+// torch_mm one grouped kernel per GEMM, its tiles laid over the SMs together; both at
+// cluster.efficiency.gmm. Expected values are derived by hand in the comments beside them.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/net/expert_dispatch.h"
+#include "sim/workload/layer_kernels.h"
+#include "sim/workload/shape_compute_model.h"
+#include "sim/workload/transformer.h"
+#include "tests/unit/experiment_step.h"
+
+namespace meshsim {
+namespace {
+
+// 16 experts of 64, top 4, hidden 128, SwiGLU; one sequence of 256 tokens.
+ModelSpec Moe() {
+  ModelSpec m;
+  m.name = "moe";
+  m.layers = 1;
+  m.hidden = 128;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.ffn_kind = FfnKind::kSwiglu;
+  m.vocab = 1000;
+  m.seq_len = 256;
+  m.experts = 16;
+  m.top_k = 4;
+  m.moe_ffn_hidden = 64;
+  return m;
+}
+
+LayerShape Shape(MoeGroupedGemm library) {
+  LayerShape s;
+  s.seq = 256;
+  s.micro_batch = 1;
+  s.grouped_gemm = library;
+  return s;
+}
+
+ShapeModelParams H100Like() {
+  ShapeModelParams p;
+  p.peak_flops_per_s = 989e12;
+  p.hbm_bytes_per_s = 3350e9;
+  p.matmul_efficiency = 0.8;
+  p.sms = 132;
+  p.tile_m = 256;
+  p.tile_n = 128;
+  return p;
+}
+
+// gmm: like GroupedLinear, one launch per local expert on min(4, experts) streams, in
+// forward, dgrad, wgrad and recomputation, marked as the library's; 2 GEMM slots per 4
+// experts (FC1, FC2).
+TEST(MoeExpertLibrary, GmmLaunchesOneGemmPerLocalExpert) {
+  const MoeKernels k = MoeLayerKernels(Moe(), Shape(MoeGroupedGemm::kGmm), 4);
+  for (const KernelShapes* pass : {&k.experts.fwd, &k.experts.dgrad, &k.experts.wgrad}) {
+    ASSERT_EQ(pass->gemms.size(), 2u);
+    for (const GemmShape& g : pass->gemms) {
+      EXPECT_TRUE(g.launches_per_batch);
+      EXPECT_TRUE(g.gmm_rate);
+      EXPECT_DOUBLE_EQ(g.batch, 4);
+      EXPECT_DOUBLE_EQ(g.streams, 4);
+    }
+  }
+  EXPECT_FALSE(MoeLayerKernels(Moe(), Shape(MoeGroupedGemm::kTe), 4).experts.fwd.gemms[0].gmm_rate);
+  EXPECT_EQ(MoeLayerCost(Moe(), Shape(MoeGroupedGemm::kGmm), 1).experts.weight_kernels, 8);
+}
+
+// torch_mm: each GEMM one kernel over the 4 local experts (batch 4, not launched per
+// expert) at the gmm rate, the same FLOPs; 2 GEMM slots whatever the experts; the
+// activation stays.
+TEST(MoeExpertLibrary, TorchMmIsOneGroupedKernelPerGemm) {
+  const LayerShape s = Shape(MoeGroupedGemm::kTorchMm);
+  EXPECT_TRUE(s.OneKernelPerExpertGemm());
+  const MoeKernels k = MoeLayerKernels(Moe(), s, 4);
+  for (const KernelShapes* pass : {&k.experts.fwd, &k.experts.dgrad, &k.experts.wgrad}) {
+    for (const GemmShape& g : pass->gemms) {
+      EXPECT_FALSE(g.launches_per_batch);
+      EXPECT_TRUE(g.gmm_rate);
+      EXPECT_DOUBLE_EQ(g.batch, 4);
+    }
+  }
+  const MoeCost te = MoeLayerCost(Moe(), Shape(MoeGroupedGemm::kTe), 1);
+  const MoeCost mm = MoeLayerCost(Moe(), s, 1);
+  EXPECT_EQ(te.experts.weight_kernels, 8);
+  EXPECT_EQ(mm.experts.weight_kernels, 2);
+  EXPECT_DOUBLE_EQ(mm.experts.fwd_flops, te.experts.fwd_flops);
+  EXPECT_DOUBLE_EQ(mm.experts.fwd_bytes, te.experts.fwd_bytes);
+}
+
+// A grouped kernel's time follows the combined problem's tiles and waves: experts of
+// 2048 x 384 x 4096 (8 x 3 = 24 tiles of 256 x 128 each; 2 x 2 = 32 the other way). 11
+// experts: 264 tiles, 2 waves of 132 SMs; 12: 288 tiles, 3 waves: 1.5x the time (both
+// compute-bound: 2 waves x 4096 / 0.970 x 256 x 128 x 2 FLOPs at 989e12 / 132 x 0.8 per SM
+// = 92 us against 11 x 21.5 MB at 3350 GB/s x 0.85 = 83 us). Twice the tokens per expert:
+// twice the tiles, about twice the time.
+TEST(MoeExpertLibrary, GroupedKernelTimeFollowsTheCombinedTiles) {
+  const ShapeComputeModel model(H100Like());
+  const GemmShape eleven{2048, 384, 4096, 11};
+  const GemmShape twelve{2048, 384, 4096, 12};
+  EXPECT_NEAR(model.GemmSeconds(twelve) / model.GemmSeconds(eleven), 1.5, 1e-9);
+  EXPECT_NEAR(model.GemmSeconds(eleven) * 1e6, 92.4, 0.5);
+  const GemmShape longer{4096, 384, 4096, 11};
+  EXPECT_NEAR(model.GemmSeconds(longer) / model.GemmSeconds(eleven), 2.0, 1e-9);
+}
+
+// cluster.efficiency.gmm scales only the expert GEMMs of Automodel's BF16 libraries:
+// compute-bound 16 x (8192 x 1536 x 2048) take 2x as long at 0.5, launched per expert
+// (gmm) or as one grouped kernel (torch_mm); GroupedLinear's keep grouped_gemm_efficiency,
+// and a grouped kernel at the dense rate (TE's fused MLP, megablox) does not change.
+TEST(MoeExpertLibrary, GmmEfficiencyScalesOnlyTheLibrariesGemms) {
+  ShapeModelParams half = H100Like();
+  half.gmm_efficiency = 0.5;
+  const ShapeComputeModel full_model(H100Like()), half_model(half);
+  GemmShape gmm{8192, 1536, 2048, 16};
+  gmm.launches_per_batch = true;
+  gmm.gmm_rate = true;
+  gmm.streams = 4;
+  EXPECT_NEAR(half_model.GemmSeconds(gmm) / full_model.GemmSeconds(gmm), 2.0, 1e-9);
+  GemmShape torch_mm{8192, 1536, 2048, 16};
+  torch_mm.gmm_rate = true;
+  EXPECT_NEAR(half_model.GemmSeconds(torch_mm) / full_model.GemmSeconds(torch_mm), 2.0, 1e-9);
+  GemmShape te = gmm;
+  te.gmm_rate = false;
+  EXPECT_DOUBLE_EQ(half_model.GemmSeconds(te), full_model.GemmSeconds(te));
+  const GemmShape grouped{8192, 1536, 2048, 16};
+  EXPECT_DOUBLE_EQ(half_model.GemmSeconds(grouped), full_model.GemmSeconds(grouped));
+}
+
+// The FakeBalancedGate: a token takes one aligned block of top_k consecutive experts.
+// Qwen3-30B (128 experts, top 8) at EP 8: each GPU holds 16 experts, 2 of the 16 blocks:
+// a token reaches one GPU (reach 1/8), not the 1 - C(112, 8) / C(128, 8) = 0.66 of random
+// routing. DeepSeek-V3 (256, top 8) at EP 64 on 8 nodes: a GPU holds half a block (1/32),
+// a node 4 of the 32 blocks: a token reaches one node, however the model limits groups.
+TEST(MoeExpertLibrary, ContiguousRoutingReachesOneBlocksGpus) {
+  std::vector<int> gpus(8);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const ExpertFanout qwen = FanoutOf(ContiguousRouting(128, 8), gpus, 8);
+  EXPECT_DOUBLE_EQ(qwen.rank_reach, 1.0 / 8);
+  EXPECT_NEAR(FanoutOf(ExpertRouting{128, 8}, gpus, 8).rank_reach, 0.66, 0.01);
+  gpus.resize(64);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  const ExpertFanout dsv3 = FanoutOf(ContiguousRouting(256, 8), gpus, 8);
+  EXPECT_DOUBLE_EQ(dsv3.rank_reach, 1.0 / 32);
+  EXPECT_DOUBLE_EQ(dsv3.domains * dsv3.domain_reach, 1.0);
+}
+
+const std::string kExperiment = std::string(MESHSIM_SOURCE_DIR) +
+                                "/workloads/experiments/public-h100-automodel-qwen3-30b-a3b.yaml";
+
+// One micro-batch per rank (dp 8 x micro_batch 4): a short step.
+StepSummary Step(std::vector<std::string> sets) {
+  sets.push_back("plan.global_batch=32");
+  return testing::ExperimentStep(kExperiment, std::move(sets));
+}
+
+// On Qwen3-30B (16 local experts): gmm's and torch_mm's steps follow
+// cluster.efficiency.gmm, not grouped_gemm; te's the reverse; torch_mm's 2 launches per
+// pass (not gmm's 32) leave the host less to do.
+TEST(MoeExpertLibrary, EachLibraryFollowsItsOwnEfficiency) {
+  const auto time = [](const std::string& lib, const std::string& knob) {
+    return Step({"plan.moe_grouped_gemm=" + lib, knob}).step_time_s;
+  };
+  const std::string gmm_half = "cluster.efficiency.gmm=0.5", gmm_full = "cluster.efficiency.gmm=1";
+  const std::string te_half = "cluster.efficiency.grouped_gemm=0.5";
+  const std::string te_full = "cluster.efficiency.grouped_gemm=1";
+  for (const std::string lib : {"gmm", "torch_mm"}) {
+    EXPECT_GT(time(lib, gmm_half), 1.1 * time(lib, gmm_full)) << lib;
+    EXPECT_DOUBLE_EQ(time(lib, te_half), time(lib, te_full)) << lib;
+  }
+  EXPECT_GT(time("te", te_half), 1.1 * time("te", te_full));
+  EXPECT_DOUBLE_EQ(time("te", gmm_half), time("te", gmm_full));
+  const std::string slow_host = "cluster.host.launch_us=200";
+  EXPECT_LT(Step({"plan.moe_grouped_gemm=torch_mm", slow_host}).time_breakdown_s.host_bound,
+            Step({"plan.moe_grouped_gemm=gmm", slow_host}).time_breakdown_s.host_bound);
+}
+
+// Contiguous routing sends each token to one GPU instead of ~5: less exposed EP time.
+TEST(MoeExpertLibrary, ContiguousRoutingShortensTheDispatch) {
+  const StepSummary contiguous = Step({"plan.moe_routing=contiguous"});
+  const StepSummary random = Step({"plan.moe_routing=random"});
+  EXPECT_LT(contiguous.time_breakdown_s.exposed_ep_comm,
+            0.5 * random.time_breakdown_s.exposed_ep_comm);
+}
+
+TEST(MoeExpertLibrary, BadInputNamesTheKey) {
+  const auto error = [](const std::vector<std::string>& sets) {
+    return testing::ExperimentLoadError(kExperiment, sets);
+  };
+  const std::string unknown = error({"plan.moe_grouped_gemm=cutlass"});
+  EXPECT_NE(unknown.find("plan.moe_grouped_gemm"), std::string::npos) << unknown;
+  const std::string fp8 = error({"training.dtype=fp8"});
+  EXPECT_NE(fp8.find("plan.moe_grouped_gemm"), std::string::npos) << fp8;
+  EXPECT_EQ(error({"training.dtype=fp8", "plan.moe_grouped_gemm=te"}), "");
+  const std::string blocks = error({"model.top_k=6"});  // 6 does not divide 128 experts
+  EXPECT_NE(blocks.find("plan.moe_routing"), std::string::npos) << blocks;
+  const std::string routing = error({"plan.moe_routing=fake"});
+  EXPECT_NE(routing.find("plan.moe_routing"), std::string::npos) << routing;
+  const std::string knob = error({"cluster.efficiency.gmm=0"});
+  EXPECT_NE(knob.find("cluster.efficiency.gmm"), std::string::npos) << knob;
+}
+
+}  // namespace
+}  // namespace meshsim
