@@ -291,8 +291,9 @@ def dataset_header(ds, matmul, overhead):
     how = (f"meshsim with {ds.topology}'s committed values ({values}), fitted on these rows: "
            "the error column is **in-sample**; the held-out column refits both parameters on "
            "the other rows and predicts the row (leave-one-out)." if fitted else
-           f"meshsim with {ds.topology}'s committed values ({values}). **Nothing was fitted "
-           "on these rows**: every error is a prediction.")
+           f"meshsim with {ds.topology}'s committed values ({values}). **Neither was fitted "
+           "on these rows**: every error is a prediction of them (the notes below name any "
+           "other knob fitted here).")
     return [f"## {ds.title}", "",
             f"Source: {ds.source}. Published step time: {ds.derivation}. Experiments: "
             "workloads/experiments/<run>.yaml (each names its table row and what the source "
@@ -364,7 +365,7 @@ def dataset_lines(ds, args):
     else:
         goal = f"fewer than {OTHER_MIN_ROWS} rows: no goal"
     if not ds.grids:
-        goal += " (not fitted)"
+        goal += " (matmul not fitted)"
     count = f"{len(fitted)}" + (f" (+{len(out)} not fitted: {sum(out) / len(out):.2f}% / "
                                 f"{max(out):.2f}%)" if out else "")
     return lines, (ds, count, mean, mx, held_mean, held_max, goal)
