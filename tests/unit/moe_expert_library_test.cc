@@ -15,6 +15,7 @@
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
 #include "tests/unit/experiment_step.h"
+#include "tests/unit/shape_params.h"
 
 namespace meshsim {
 namespace {
@@ -45,16 +46,7 @@ LayerShape Shape(MoeGroupedGemm library) {
   return s;
 }
 
-ShapeModelParams H100Like() {
-  ShapeModelParams p;
-  p.peak_flops_per_s = 989e12;
-  p.hbm_bytes_per_s = 3350e9;
-  p.matmul_efficiency = 0.8;
-  p.sms = 132;
-  p.tile_m = 256;
-  p.tile_n = 128;
-  return p;
-}
+using testing::H100Like;
 
 // gmm: like GroupedLinear, one launch per local expert on min(4, experts) streams, in
 // forward, dgrad, wgrad and recomputation, marked as the library's; 2 GEMM slots per 4

@@ -9,6 +9,7 @@
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/shape_params.h"
 
 namespace meshsim {
 namespace {
@@ -77,16 +78,7 @@ TEST(MoePermutation, ScalesWithTopkHiddenAndTokens) {
   EXPECT_DOUBLE_EQ(MoeLayerCost(Moe(), Shape(), 4, 1.5).permute_bytes, base + 4 * 512 * row);
 }
 
-ShapeModelParams H100Like() {
-  ShapeModelParams p;
-  p.peak_flops_per_s = 989e12;
-  p.hbm_bytes_per_s = 3350e9;
-  p.matmul_efficiency = 0.8;
-  p.sms = 132;
-  p.tile_m = 256;
-  p.tile_n = 128;
-  return p;
-}
+using testing::H100Like;
 
 // The experts' GEMMs are one launch per local expert, on min(4, experts) streams; their
 // FLOPs are the grouped FLOPs.
