@@ -9,28 +9,12 @@
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
-#include "tests/unit/shape_params.h"
+#include "tests/unit/kernel_fixtures.h"
 
 namespace meshsim {
 namespace {
 
-// 16 experts of 64, top 4, hidden 128, SwiGLU; one sequence of 256 tokens.
-ModelSpec Moe(int top_k = 4, int hidden = 128) {
-  ModelSpec m;
-  m.name = "moe";
-  m.layers = 1;
-  m.hidden = hidden;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 256;
-  m.ffn_kind = FfnKind::kSwiglu;
-  m.vocab = 1000;
-  m.seq_len = 256;
-  m.experts = 16;
-  m.top_k = top_k;
-  m.moe_ffn_hidden = 64;
-  return m;
-}
+ModelSpec Moe(int top_k = 4, int hidden = 128) { return testing::TinyMoe(top_k, hidden); }
 
 LayerShape Shape(int64_t seq = 256) {
   LayerShape s;
