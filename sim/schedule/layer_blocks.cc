@@ -61,13 +61,19 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassSha
   if (reduce) st.wait.push_back(*reduce);
 }
 
-// Ring attention (Megatron-Core's context parallelism): the attention core runs in cp
-// blocks, one per K/V chunk; before computing on the chunk it holds, a rank passes it on
-// to the next rank of the ring (a ring shift on the CP stream) and computes the next
-// block once the previous shift has delivered, so transfers overlap the blocks.
-void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes,
+// Ring attention (Megatron-Core's context parallelism, run by Transformer Engine's
+// AttnFuncWithCPAndKVP2P): the attention core runs in cp blocks, one per K/V chunk; before
+// computing on the chunk it holds, a rank passes it on to the next rank of the ring (a ring
+// shift on the CP stream: K/V forward, K/V and their gradients backward) and computes the
+// next block once the previous shift has delivered, so transfers overlap the blocks. Each
+// block then merges its partial result into the running one (RingMergeBytes: one fused
+// element-wise kernel forward, the dQ and the dK/dV updates backward), in the block's op.
+void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double bytes, bool backward,
                                 int layer, int mb, double recompute_flops, int32_t shapes) {
   const int n = p_.cp;
+  const double kv_bytes = (backward ? 2 : 1) * KvBlockBytes(m_, shape_);
+  const double merge_bytes = RingMergeBytes(m_, shape_, backward);
+  const int kernels = backward ? 3 : 2;  // the attention kernel and the merges
   std::optional<OpId> delivered;
   for (int i = 0; i < n; ++i) {
     std::optional<OpId> shift;
@@ -76,7 +82,8 @@ void StepBuilder::RingAttention(RankState& st, Tag tag, double flops, double byt
                          st.cp_group, kv_bytes, layer, mb, /*blocking=*/false);
     }
     if (delivered) st.wait.push_back(*delivered);
-    Compute(st, tag, KernelWork{flops / n, bytes / n, 1, shapes}, layer, mb, recompute_flops / n);
+    Compute(st, tag, KernelWork{flops / n, bytes / n + merge_bytes, kernels, shapes}, layer, mb,
+            recompute_flops / n);
     delivered = shift;
   }
 }
@@ -103,7 +110,7 @@ void StepBuilder::AttentionForward(RankState& st, int layer, int mb, bool recomp
                         b.fwd_kernels / 2, edge_fwd_id_};
   const double edge_recompute = recompute ? edge.flops : 0;
   Compute(st, tag, edge, layer, mb, edge_recompute);
-  RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
+  RingAttention(st, tag, b.core_flops, b.core_bytes, /*backward=*/false, layer, mb,
                 recompute ? b.core_flops : 0, ring);
   Compute(st, tag, edge, layer, mb, edge_recompute);
   TpCollective(st, sp ? CommOp::kReduceScatter : CommOp::kAllReduce, layer, mb);
@@ -137,7 +144,7 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges
     Compute(st, Tag::kAttentionBwd,
             KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2, edge_dgrad_id_}, layer, mb);
     RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
-                  2 * KvBlockBytes(m_, shape_), layer, mb, 0,
+                  /*backward=*/true, layer, mb, 0,
                   windowed ? windowed_ring_bwd_id_ : ring_bwd_id_);
     std::optional<OpId> reduce;
     if (p_.tp > 1) {

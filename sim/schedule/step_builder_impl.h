@@ -216,7 +216,9 @@ class StepBuilder {
   // Whether `layer` runs as a parallel block (ModelSpec::parallel_block; a dense layer with
   // attention, without context parallelism).
   bool ParallelBlock(int layer) const;
-  void RingAttention(RankState& st, Tag tag, double flops, double bytes, double kv_bytes, int layer,
+  // The attention core in cp ring blocks (`backward`: the core's backward, K/V and their
+  // gradients travelling), each block with its merge into the running result.
+  void RingAttention(RankState& st, Tag tag, double flops, double bytes, bool backward, int layer,
                      int mb, double recompute_flops, int32_t shapes);
 
   // mamba_blocks.cc: a Mamba-2 layer's mixer, and the MTP modules on the last stage.

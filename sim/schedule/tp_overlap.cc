@@ -253,7 +253,7 @@ void StepBuilder::OverlappedRingAttentionForward(RankState& st, const BlockCost&
     Compute(st, tag, KernelWork{o.body_gemms_flops, bytes, kernels, o.body_gemms}, layer, mb,
             recompute ? o.body_gemms_flops : 0);
   }
-  RingAttention(st, tag, b.core_flops, b.core_bytes, KvBlockBytes(m_, shape_), layer, mb,
+  RingAttention(st, tag, b.core_flops, b.core_bytes, /*backward=*/false, layer, mb,
                 recompute ? b.core_flops : 0, ring_shapes);
   ReduceUnderChunks(st, tag, KernelWork{o.tail_chunk_flops, 0, 1, o.tail_chunk}, layer, mb,
                     recompute);
@@ -274,7 +274,7 @@ void StepBuilder::OverlappedRingAttentionBackward(RankState& st, const BlockCost
                               st.tp_group, b.tp_comm_bytes, layer, mb, false);
   }
   RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
-                2 * KvBlockBytes(m_, shape_), layer, mb, 0, ring_shapes);
+                /*backward=*/true, layer, mb, 0, ring_shapes);
   const double edge_flops = b.fwd_flops - b.core_flops, edge_bytes = b.fwd_bytes - b.core_bytes;
   Compute(st, Tag::kAttentionBwd,
           KernelWork{o.dgrad_rest_gemms_flops, edge_bytes, std::max(0, b.fwd_kernels / 2 - 1),

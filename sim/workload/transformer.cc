@@ -396,6 +396,16 @@ double KvBlockBytes(const ModelSpec& m, const LayerShape& shape) {
   return shape.seq * shape.micro_batch * kv * BytesPerElement(shape.dtype) / shape.tp;
 }
 
+double RingMergeBytes(const ModelSpec& m, const LayerShape& shape, bool backward) {
+  const double heads = static_cast<double>(m.heads);
+  const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
+  const double per_token =
+      backward ? heads * qk + static_cast<double>(m.kv_heads) * (qk + v) : heads * v;
+  constexpr double kReadReadWrite = 3;
+  return kReadReadWrite * shape.seq * shape.micro_batch * per_token *
+         BytesPerElement(shape.dtype) / shape.tp;
+}
+
 double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
   return 2.0 * shape.seq * shape.micro_batch * static_cast<double>(m.hidden) *
          static_cast<double>(m.vocab) / shape.tp;

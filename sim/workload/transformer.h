@@ -172,6 +172,20 @@ MoePermutation FlexPermutation(double received);
 // kv_heads x (QkHeadDim() + VHeadDim()) elements per token, split by TP.
 double KvBlockBytes(const ModelSpec& m, const LayerShape& shape);
 
+// HBM bytes with which one ring-attention block merges its partial result into the rank's
+// running one (Transformer Engine's AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/
+// attention/dot_product_attention/context_parallel.py @ NVIDIA/TransformerEngine 015d225):
+//  - forward: flash_attn_fwd_out_correction rescales the block's output by its softmax
+//    statistics and adds it to the output: reads both, writes the output, 3 x 2 bytes per
+//    output element (heads x VHeadDim() per token);
+//  - backward (`backward` true): the block's dQ added to dQ (bwd_dq_update) and its dK/dV
+//    to dK/dV (bwd_dkv_update): 3 x 2 bytes per element of each (heads x QkHeadDim(), and
+//    kv_heads x (QkHeadDim() + VHeadDim()) per token).
+// Per block of the rank's chunk, split by TP. An upper bound: under the causal split the
+// blocks of later steps touch half of it (the mean over ranks is (3 cp + 1) / (4 cp)), and a
+// step's first touch copies (2 x 2 bytes) rather than adds.
+double RingMergeBytes(const ModelSpec& m, const LayerShape& shape, bool backward);
+
 // Korthikanti Table 2: activation bytes of one layer for this shape, all blocks together,
 // as stored between forward and backward (16-bit).
 double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape);

@@ -115,6 +115,18 @@ TEST(Mla, FlopsKernelsAndKvBytes) {
   EXPECT_DOUBLE_EQ(KvBlockBytes(m, s), 1600.0);
 }
 
+// Ring attention's merges per block of 10 tokens: forward the output, 2 heads x v 16 = 32
+// elements a token, read twice and written once at 2 bytes: 3*10*32*2 = 1920; backward dQ
+// (2 x qk 24 = 48) and dK/dV (2 x (24 + 16) = 80): 3*10*128*2 = 7680; TP 2 halves both.
+TEST(Mla, RingMergeBytesUseTheHeadDims) {
+  const ModelSpec m = Mla();
+  LayerShape s = Shape(10, 0);
+  EXPECT_DOUBLE_EQ(RingMergeBytes(m, s, false), 1920.0);
+  EXPECT_DOUBLE_EQ(RingMergeBytes(m, s, true), 7680.0);
+  s.tp = 2;
+  EXPECT_DOUBLE_EQ(RingMergeBytes(m, s, true), 3840.0);
+}
+
 // With TP 2 the down-projections run whole on each rank: 2*10*(2048+1536) = 71,680, the
 // rest halved: 2*10*(1536+1024+2048)/2 + 16,000/2 = 46,080 + 8,000.
 TEST(Mla, TensorParallelKeepsDownProjectionsWhole) {

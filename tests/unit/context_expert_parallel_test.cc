@@ -65,6 +65,26 @@ TEST(ContextParallel, RingShiftsOverlapAttentionBlocks) {
   EXPECT_EQ(overlapped, shifts);
 }
 
+// Each ring block merges its partial result into the rank's running one (Transformer
+// Engine's output correction forward, the dQ and dK/dV updates backward): with cp 4 a rank's
+// chunk is 2048 tokens; forward 3 x 2 bytes x 2048 x (16 heads x 64) = 12,582,912 bytes,
+// backward 3 x 2 x 2048 x (16 x 64 + 4 x 128) = 18,874,368, on each of the 4 blocks of the
+// 8 layers' one micro-batch (FlashAttention: the blocks move nothing else through HBM).
+TEST(ContextParallel, RingBlocksMergeTheirPartialResults) {
+  const auto sim = Simulate(ContextParallel(4));
+  const Program& p = sim->program;
+  int forward = 0, backward = 0;
+  for (size_t i = 0; i < p.OpCount(); ++i) {
+    const Op& op = p.op(static_cast<OpId>(i));
+    if (op.rank != 0 || op.kind != OpKind::kCompute) continue;
+    const double bytes = p.WorkOf(op).bytes;
+    forward += op.tag == Tag::kAttentionFwd && bytes == 12582912.0;
+    backward += op.tag == Tag::kAttentionBwd && bytes == 18874368.0;
+  }
+  EXPECT_EQ(forward, 8 * 4);
+  EXPECT_EQ(backward, 8 * 4);
+}
+
 TEST(ContextParallel, Llama3At128kFitsOnlyWithCp16) {
   const std::string path =
       std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/llama3-405b-128k-cp16.yaml";
