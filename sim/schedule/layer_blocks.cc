@@ -144,8 +144,7 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges
     Compute(st, Tag::kAttentionBwd,
             KernelWork{edge_flops, edge_bytes, b.fwd_kernels / 2, edge_dgrad_id_}, layer, mb);
     RingAttention(st, Tag::kAttentionBwd, 2 * b.core_flops, 2 * b.core_bytes,
-                  /*backward=*/true, layer, mb, 0,
-                  windowed ? windowed_ring_bwd_id_ : ring_bwd_id_);
+                  /*backward=*/true, layer, mb, 0, windowed ? windowed_ring_bwd_id_ : ring_bwd_id_);
     std::optional<OpId> reduce;
     if (p_.tp > 1) {
       reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,

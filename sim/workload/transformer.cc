@@ -402,8 +402,8 @@ double RingMergeBytes(const ModelSpec& m, const LayerShape& shape, bool backward
   const double per_token =
       backward ? heads * qk + static_cast<double>(m.kv_heads) * (qk + v) : heads * v;
   constexpr double kReadReadWrite = 3;
-  return kReadReadWrite * shape.seq * shape.micro_batch * per_token *
-         BytesPerElement(shape.dtype) / shape.tp;
+  return kReadReadWrite * shape.seq * shape.micro_batch * per_token * BytesPerElement(shape.dtype) /
+         shape.tp;
 }
 
 double LogitFlops(const ModelSpec& m, const LayerShape& shape) {
