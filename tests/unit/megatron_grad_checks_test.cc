@@ -45,7 +45,9 @@ std::vector<OpId> Ops(const Simulation& sim, Stream stream, Tag tag) {
   return out;
 }
 
-double Bytes(const Simulation& sim, OpId id) { return sim.program.WorkOf(sim.program.op(id)).bytes; }
+double Bytes(const Simulation& sim, OpId id) {
+  return sim.program.WorkOf(sim.program.op(id)).bytes;
+}
 
 TEST(MegatronGradChecks, EachBucketIsNormedThenScaledBeforeItsReduceScatter) {
   const auto sim = Simulate(Zero1(true, false), {}, testing::FakeModels());
