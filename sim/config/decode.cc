@@ -72,6 +72,8 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   };
   count("bucket_size", Framework::kMegatron, &o->bucket_size, true);
   flag("overlap_param_gather", Framework::kMegatron, &o->overlap_param_gather);
+  flag("check_for_nan_in_loss_and_grad", Framework::kMegatron, &o->check_for_nan_in_loss_and_grad);
+  flag("average_in_collective", Framework::kMegatron, &o->average_in_collective);
   flag("fused_grouped_mlp", Framework::kMegatron, &o->fused_grouped_mlp);
   flag("overlap_moe_expert_parallel_comm", Framework::kMegatron,
        &o->overlap_moe_expert_parallel_comm);

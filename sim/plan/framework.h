@@ -30,6 +30,18 @@ struct FrameworkOptions {
   // parameter all-gather is cut into the gradient buckets and overlaps the next step's
   // forward (each bucket's first forward waits for its bucket) instead of ending the step.
   bool overlap_param_gather = false;
+  // Megatron-LM --check-for-nan-in-loss-and-grad (on unless --no-check-for-nan-in-loss-and-grad,
+  // arguments.py @ core_r0.8.0), passed to DistributedDataParallelConfig.check_for_nan_in_grad
+  // (Megatron-Core's default False): before each gradient bucket's reduction its L2 norm is
+  // computed and tested on the host (param_and_grad_buffer.py start_grad_sync, `assert not
+  // norm.isnan()`: a host-device synchronisation), and pretrain_gpt.py's loss_func tests each
+  // micro-batch's loss the same way. Default false (Megatron-Core's default).
+  bool check_for_nan_in_loss_and_grad = false;
+  // Megatron-Core average_in_collective (default False): false scales each bucket's
+  // gradients by 1/dp in place before its reduction (start_grad_sync: `grad_data *=
+  // gradient_scaling_factor`, param_and_grad_buffer.py @ core_r0.8.0 and d98e8a64), true
+  // averages inside the collective (no kernel).
+  bool average_in_collective = false;
   // Transformer Engine's fused grouped MLP of the routed experts (Megatron-Core
   // use_transformer_engine_op_fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1; Blackwell,
   // MXFP8): FC1 with the SwiGLU and the quantisation of its output in one grouped kernel

@@ -27,6 +27,11 @@ struct DpPolicy {
   // hands over (a layer, the embedding).
   double reduce_bucket_bytes = 0;
   bool reduce_each_micro_batch = false;  // else only in the last micro-batch's backward
+  // Kernels on each gradient bucket before its reduction (Megatron-Core start_grad_sync):
+  // its L2 norm, tested on the host (a host-device synchronisation), and its scaling by
+  // 1/dp in place; and the host's test of each micro-batch's loss.
+  bool check_for_nan = false;
+  bool scale_before_reduce = false;
   // ZeRO-1/2 parameter all-gather: bytes per all-gather (0: one for all parameters) and
   // whether it runs at the step's start, each bucket before its layers' first forward.
   bool param_gather_after_optimizer = false;

@@ -17,6 +17,8 @@ DpPolicy MegatronPolicy(const PlanSpec& p, const TrainingSpec& t) {
   d.reduce_bucket_bytes = o.bucket_size > 0 ? o.bucket_size * GradientBytesPerParam(t)
                                             : static_cast<double>(p.dp_bucket_bytes);
   d.reduce_each_micro_batch = p.zero >= 2;
+  d.check_for_nan = o.check_for_nan_in_loss_and_grad;
+  d.scale_before_reduce = !o.average_in_collective;
   const bool zero12 = p.zero == 1 || p.zero == 2;
   d.overlap_param_gather = zero12 && o.overlap_param_gather;
   d.param_gather_after_optimizer = zero12 && !d.overlap_param_gather;

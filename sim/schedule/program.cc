@@ -101,6 +101,8 @@ std::string_view TagName(Tag t) {
       return "optimizer step";
     case Tag::kParamCopy:
       return "fsdp2 copy";
+    case Tag::kGradPrepare:
+      return "dp grad check/scale";
     case Tag::kTpComm:
       return "tp collective";
     case Tag::kCpComm:

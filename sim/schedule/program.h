@@ -79,7 +79,8 @@ enum class Tag : uint8_t {
   kMoeExpertsWgrad,
   kMoeRouterBwd,
   kOptimizerStep,
-  kParamCopy,  // FSDP2's copy-out of gathered parameters / copy-in of gradients
+  kParamCopy,    // FSDP2's copy-out of gathered parameters / copy-in of gradients
+  kGradPrepare,  // a gradient bucket's NaN check (norm) and scaling before its reduction
   kTpComm,
   kCpComm,
   kEpComm,

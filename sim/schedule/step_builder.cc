@@ -192,11 +192,26 @@ void StepBuilder::ReduceGradients(RankState& st, double params, bool last_micro_
   if (policy_.copy_in_out) {
     Compute(st, Tag::kParamCopy, KernelWork{0, 2 * bucket, 1}, -1, -1);
   }
+  PrepareBucket(st, bucket);
   const CommOp op = p_.zero == 0 ? CommOp::kAllReduce : CommOp::kReduceScatter;
   st.last_dp = Collective(st, Stream::kDp, expert ? Channel::kExpertDp : Channel::kDp,
                           Tag::kDpGradReduce, op, expert ? st.expert_grad_group : st.grad_group,
                           bucket, -1, -1, /*blocking=*/false);
   bucket = 0;
+}
+
+// Megatron-Core's start_grad_sync before a bucket's reduction (param_and_grad_buffer.py @
+// core_r0.8.0): with check_for_nan_in_grad, `grad_data.norm(p=2)` (reads the bucket's
+// `bytes` of gradients) and `assert not norm.isnan()`, on which the host waits for the GPU;
+// then, unless the collective averages, `grad_data *= 1/dp` in place (reads and writes them).
+void StepBuilder::PrepareBucket(RankState& st, double bytes) {
+  if (policy_.check_for_nan) {
+    const OpId norm = Compute(st, Tag::kGradPrepare, KernelWork{0, bytes, 1}, -1, -1);
+    st.host.Sync(prog_, {norm});
+  }
+  if (policy_.scale_before_reduce) {
+    Compute(st, Tag::kGradPrepare, KernelWork{0, 2 * bytes, 1}, -1, -1);
+  }
 }
 
 void StepBuilder::PipelineRecv(RankState& st, bool forward, int chunk, int mb) {
@@ -305,6 +320,9 @@ void StepBuilder::ForwardTail(RankState& st, int vs, int mb) {
   Compute(st, Tag::kLogitsFwd, LogitsWork(), -1, mb);
   ReleaseParams(st, EmbeddingParamsLocal(), -1, false);
   MtpForward(st, mb);
+  // Megatron-LM's loss_func (pretrain_gpt.py @ core_r0.8.0): `assert not loss[0].isnan()`
+  // under --check-for-nan-in-loss-and-grad, a host-device synchronisation per micro-batch.
+  if (policy_.check_for_nan && st.last_compute) st.host.Sync(prog_, {*st.last_compute}, -1, mb);
 }
 
 // Before and after one layer's forward: its parameters' bucket and gather, offloading.
@@ -347,11 +365,26 @@ void StepBuilder::BackwardHead(RankState& st, int vs, int mb) {
   }
 }
 
+// Megatron-Core's word embedding (VocabParallelEmbedding: F.embedding, layers.py @
+// core_r0.8.0) gets a dense gradient every backward: PyTorch's embedding_dense_backward_cuda
+// zero-fills a [vocab/tp, hidden] gradient (aten/src/ATen/native/cuda/Embedding.cu,
+// `at::zeros({num_weights, stride})`) and scatters the tokens' rows into it; the DDP's
+// gradient hook then adds it to the main gradient (`param.main_grad.add_(param.grad.data)`,
+// distributed_data_parallel.py: the linear layers' weight-gradient GEMMs accumulate there
+// themselves). Bytes per embedding parameter: 2 written by the fill, 2 read by the add, and
+// the main gradient read and written. Other frameworks and JAX-style plans: 0 (not modelled).
+double StepBuilder::EmbeddingGradBytes() const {
+  if (policy_.framework != Framework::kMegatron || !p_.jax.Empty()) return 0;
+  return EmbeddingParamsLocal() * (2 * kWeightBytesPerParam + 2 * GradientBytesPerParam(t_));
+}
+
 // The embedding's backward and its gradients' reduction, on the first virtual stage.
 void StepBuilder::BackwardTail(RankState& st, int vs, int mb) {
   if (!IsFirst(vs)) return;
   GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
-  Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh())}, -1, mb);
+  const double grad = EmbeddingGradBytes();  // + the fill and the add: two more kernels
+  Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh()) + grad, grad > 0 ? 3 : 1}, -1,
+          mb);
   ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
   ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, true);
 }

@@ -150,6 +150,7 @@ class StepBuilder {
   void ReleaseParams(RankState& st, double params, int layer, bool backward);
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
+  void PrepareBucket(RankState& st, double bytes);
   void PipelineRecv(RankState& st, bool forward, int chunk, int mb);
   void PipelineSend(RankState& st, bool forward, int chunk, int mb);
   double PipelineBytes() const;
@@ -276,6 +277,7 @@ class StepBuilder {
   }
   double ActBytes(double elements) const { return elements * BytesPerElement(t_.dtype); }
   double EmbeddingParamsLocal() const { return stages_.EmbeddingParams(); }
+  double EmbeddingGradBytes() const;
   // Whether a block's backward finds its sequence-gathered input in place: XLA's full
   // rematerialisation re-ran the all-gather (LayerShape::xla_remat), so no re-gather.
   bool RecomputedInputGathered() const {
