@@ -300,6 +300,8 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   RequireFraction(e, "grouped_gemm", eff->grouped_gemm);
   e.GetDouble("gmm", &eff->gmm);
   RequireFraction(e, "gmm", eff->gmm);
+  e.GetDouble("fused_grouped_gemm", &eff->fused_grouped_gemm);
+  RequireFraction(e, "fused_grouped_gemm", eff->fused_grouped_gemm);
   e.GetDouble("memory", &eff->memory);
   RequireFraction(e, "memory", eff->memory);
   e.GetDouble("network", &eff->network);

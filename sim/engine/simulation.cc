@@ -37,6 +37,7 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.kernel_overhead_s = eff.kernel_overhead_us * 1e-6;
   p.grouped_gemm_efficiency = eff.grouped_gemm;
   p.gmm_efficiency = eff.gmm;
+  p.fused_grouped_gemm_efficiency = eff.fused_grouped_gemm;
   p.sms = gpu.sms;
   p.tile_m = gpu.gemm_tile_m;
   p.tile_n = gpu.gemm_tile_n;

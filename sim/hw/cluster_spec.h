@@ -142,6 +142,10 @@ inline constexpr double kGroupedGemmEfficiency = 0.55;
 // libraries and fake gate"): 0.6 (mean absolute step error 9.2 %, leave-one-out 14.4 %).
 inline constexpr double kGmmEfficiency = 0.6;
 
+// The default of EfficiencySpec::fused_grouped_gemm: see README "MoE experts: grouped
+// GEMMs" (the fused path's rate) for the GB200 26.08 MXFP8 rows it is set from.
+inline constexpr double kFusedGroupedGemmEfficiency = 1.0;
+
 // Fractions of the peak that real kernels and collectives reach.
 struct EfficiencySpec {
   double matmul = 0.75;
@@ -157,6 +161,10 @@ struct EfficiencySpec {
   // The same for the grouped_gemm library's per-expert cuBLAS GEMMs (plan.moe_grouped_gemm:
   // gmm; ShapeModelParams::gmm_efficiency). Default: kGmmEfficiency.
   double gmm = kGmmEfficiency;
+  // The same for Transformer Engine's fused grouped MLP (plan.framework_options.
+  // fused_grouped_mlp: one CuTe-DSL grouped kernel per GEMM over the local experts;
+  // ShapeModelParams::fused_grouped_gemm_efficiency). Default: kFusedGroupedGemmEfficiency.
+  double fused_grouped_gemm = kFusedGroupedGemmEfficiency;
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape
   CommInterference comm_interference;

@@ -371,6 +371,7 @@ void AddEfficiencyText(const EfficiencySpec& e, VariantText* t) {
   t->Add("kernel_overhead_us", e.kernel_overhead_us, e0.kernel_overhead_us);
   t->Add("grouped_gemm", e.grouped_gemm, e0.grouped_gemm);
   t->Add("gmm", e.gmm, e0.gmm);
+  t->Add("fused_grouped_gemm", e.fused_grouped_gemm, e0.fused_grouped_gemm);
   t->Add("kernel_model", static_cast<int>(e.kernel_model), static_cast<int>(e0.kernel_model));
   for (const GemmMeasurement& g : e.gemm_table) {
     t->text += fmt::format("gemm={:.9g},{:.9g},{:.9g},{:.9g},{},{:.9g};", g.m, g.n, g.k, g.batch,

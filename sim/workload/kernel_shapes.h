@@ -34,6 +34,10 @@ namespace meshsim {
 // the grouped_gemm library's per-expert cublasGemmEx calls; kTorchMm: torch._grouped_mm's
 // one grouped kernel), timed at their share of the GEMM rate (ShapeModelParams::
 // gmm_efficiency) rather than GroupedLinear's or the dense rate.
+//
+// `grouped_rate`: an expert GEMM of Transformer Engine's fused grouped MLP (one grouped
+// kernel over the local experts), timed at its share of the GEMM rate
+// (ShapeModelParams::fused_grouped_gemm_efficiency) rather than the dense rate.
 struct GemmShape {
   double m = 0;
   double n = 0;
@@ -44,6 +48,7 @@ struct GemmShape {
   double streams = 1;
   bool launches_per_batch = false;
   bool gmm_rate = false;
+  bool grouped_rate = false;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

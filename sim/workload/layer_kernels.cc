@@ -117,6 +117,14 @@ void AtGmmRate(PassKernels* p) {
   }
 }
 
+// The experts' GEMMs of TE's fused grouped MLP at its own share of the GEMM rate
+// (GemmShape::grouped_rate, cluster.efficiency.fused_grouped_gemm).
+void AtGroupedRate(PassKernels* p) {
+  for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
+    for (GemmShape& g : k->gemms) g.grouped_rate = true;
+  }
+}
+
 // The projections before the core: one QKV GEMM, or MLA's down- and up-projections (the
 // down-projections whole on every TP rank).
 std::vector<Linear> InputProjections(const ModelSpec& m, double tokens, double t) {
@@ -214,6 +222,7 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   if (!shape.xla_remat && !shape.OneKernelPerExpertGemm())
     AsPerExpertGemms(&k.experts, local_experts);
   if (shape.grouped_gemm != MoeGroupedGemm::kTe) AtGmmRate(&k.experts);
+  if (shape.fused_grouped_mlp) AtGroupedRate(&k.experts);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

@@ -59,7 +59,8 @@ double TeGroupedGemmStreams();
 // kGmm) runs them, one GEMM per local expert on TeGroupedGemmStreams() streams
 // (GemmShape::launches_per_batch; a JAX-style plan, shape.xla_remat, TE's fused grouped
 // MLP, shape.fused_grouped_mlp, or torch._grouped_mm, kTorchMm: one grouped kernel per
-// GEMM; gmm and torch_mm at GemmShape::gmm_rate; each expert gets its average share of the
+// GEMM; gmm and torch_mm at GemmShape::gmm_rate, the fused MLP at
+// GemmShape::grouped_rate; each expert gets its average share of the
 // tokens the rank receives; ExpertDim() wide), and the shared experts.
 struct MoeKernels {
   PassKernels router;

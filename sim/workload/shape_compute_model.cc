@@ -82,16 +82,22 @@ double ShapeComputeModel::SharedComputeSeconds(const GemmShape& g, double peak,
   return ComputeSeconds(together, peak, efficiency) / g.streams;
 }
 
+double ShapeComputeModel::RateScale(const GemmShape& g) const {
+  if (g.gmm_rate) return p_.gmm_efficiency;
+  if (g.launches_per_batch) return p_.grouped_gemm_efficiency;
+  if (g.grouped_rate) return p_.fused_grouped_gemm_efficiency;
+  return 1;
+}
+
 double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
   if (g.Flops() == 0) return 0;
   if (g.launches_per_batch) {  // batch separate GEMMs, each timed alone (or with its like)
     GemmShape one = g;
     one.batch = 1;
     one.launches_per_batch = false;
-    const double scale = g.gmm_rate ? p_.gmm_efficiency : p_.grouped_gemm_efficiency;
-    return g.batch * KernelSeconds(one, scale);
+    return g.batch * KernelSeconds(one, RateScale(g));
   }
-  return KernelSeconds(g, g.gmm_rate ? p_.gmm_efficiency : 1);
+  return KernelSeconds(g, RateScale(g));
 }
 
 double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) const {

@@ -84,6 +84,9 @@ struct ShapeModelParams {
   // grouped kernel, which runs at about a loop of cuBLAS GEMMs' speed in BF16 at training
   // sizes, pytorch/pytorch#163425; cluster.efficiency.gmm).
   double gmm_efficiency = 1;
+  // The same for Transformer Engine's fused grouped MLP (GemmShape::grouped_rate: one
+  // grouped kernel per GEMM over the local experts; cluster.efficiency.fused_grouped_gemm).
+  double fused_grouped_gemm_efficiency = 1;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
   Fp8Params fp8;
@@ -111,7 +114,8 @@ class ShapeComputeModel final : public ComputeModel {
   // grouped_gemm_efficiency (gmm_efficiency with gmm_rate) times the rate (the table's or
   // the model's). A batched GEMM without it (a grouped kernel over the experts:
   // torch._grouped_mm, TE's fused grouped MLP, megablox) lays the tiles of all of its batch
-  // over the SMs together, at the full rate (gmm_efficiency of it with gmm_rate).
+  // over the SMs together, at the full rate (gmm_efficiency of it with gmm_rate,
+  // fused_grouped_gemm_efficiency with grouped_rate).
   double GemmSeconds(const GemmShape& g) const;
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
   // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.
@@ -128,6 +132,10 @@ class ShapeComputeModel final : public ComputeModel {
   double ComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
   // Run beside g.streams - 1 like GEMMs (GemmShape::streams): its share of their waves.
   double SharedComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
+  // The share of the GEMM rate g's kernels reach: gmm_efficiency with gmm_rate,
+  // grouped_gemm_efficiency with launches_per_batch, fused_grouped_gemm_efficiency with
+  // grouped_rate, else 1.
+  double RateScale(const GemmShape& g) const;
   // One GEMM kernel (not launches_per_batch), its rate scaled by `rate_scale`.
   double KernelSeconds(const GemmShape& g, double rate_scale) const;
   const ShapeModelParams p_;

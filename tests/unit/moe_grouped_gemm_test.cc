@@ -39,17 +39,24 @@ TEST(MoeGroupedGemm, LowerGroupedEfficiencyLengthensTheStep) {
   EXPECT_LT(half.step_time_s, 2 * full.step_time_s);
 }
 
-// The fused grouped MLP runs the experts' GEMMs as one kernel each, so the grouped
-// efficiency no longer applies, and its host launches drop from one per local expert
-// (16 x 2 per pass) to 2.
-TEST(MoeGroupedGemm, FusedGroupedMlpIgnoresTheGroupedEfficiencyAndLaunchesLess) {
+// The fused grouped MLP runs the experts' GEMMs as one kernel each, at its own share of
+// the rate (cluster.efficiency.fused_grouped_gemm: a lower one lengthens the step, and
+// GroupedLinear's grouped_gemm does not apply); its host launches drop from one per local
+// expert (16 x 2 per pass) to 2, and at the same share it is faster than GroupedLinear.
+TEST(MoeGroupedGemm, FusedGroupedMlpHasItsOwnEfficiencyAndLaunchesLess) {
   const std::string fused = "plan.framework_options.fused_grouped_mlp=true";
-  const StepSummary a = Step({fused, "cluster.efficiency.grouped_gemm=1"});
-  const StepSummary b = Step({fused, "cluster.efficiency.grouped_gemm=0.5"});
-  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  const std::string full = "cluster.efficiency.fused_grouped_gemm=1";
+  const StepSummary a = Step({fused, full, "cluster.efficiency.grouped_gemm=1"});
+  const StepSummary b = Step({fused, "cluster.efficiency.fused_grouped_gemm=0.5"});
+  EXPECT_GT(b.step_time_s, 1.05 * a.step_time_s);
+  EXPECT_LT(b.step_time_s, 2 * a.step_time_s);
+  EXPECT_DOUBLE_EQ(Step({fused, full, "cluster.efficiency.grouped_gemm=0.5"}).step_time_s,
+                   a.step_time_s);
   const StepSummary unfused = Step({"cluster.efficiency.grouped_gemm=1"});
   EXPECT_LT(a.time_breakdown_s.host_bound, unfused.time_breakdown_s.host_bound);
   EXPECT_LT(a.step_time_s, unfused.step_time_s);
+  const StepSummary unfused_half = Step({"cluster.efficiency.grouped_gemm=0.5"});
+  EXPECT_LT(b.step_time_s, unfused_half.step_time_s);
 }
 
 // GroupedLinear's casts: per expert under current scaling (amax and cast each) and MXFP8,
@@ -85,6 +92,10 @@ TEST(MoeGroupedGemm, BadInputNamesTheKey) {
   EXPECT_NE(LoadError({"cluster.efficiency.grouped_gemm=0"}), "");
   // The fused grouped MLP is TE's MXFP8 kernel: not under BF16 or FP8 current scaling.
   const std::string fused = "plan.framework_options.fused_grouped_mlp=true";
+  EXPECT_NE(LoadError({"cluster.efficiency.fused_grouped_gemm=0"})
+                .find("cluster.efficiency.fused_grouped_gemm"),
+            std::string::npos);
+  EXPECT_NE(LoadError({"cluster.efficiency.fused_grouped_gemm=1.5"}), "");
   const std::string bf16 = LoadError({fused, "training.dtype=bf16"});
   EXPECT_NE(bf16.find("plan.framework_options.fused_grouped_mlp"), std::string::npos) << bf16;
   EXPECT_NE(LoadError({fused, "training.fp8_recipe=current"}), "");

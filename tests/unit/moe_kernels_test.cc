@@ -128,10 +128,11 @@ TEST(MoeGroupedGemm, ImbalanceLengthensTheExpertGemms) {
 }
 
 // cluster.efficiency.grouped_gemm: each GEMM of GroupedLinear's per-expert launches runs
-// at that share of the GEMM rate. The compute-bound 16 x (8192 x 1536 x 2048) experts take
-// 1 / 0.5 = 2x as long at 0.5; a batched kernel (the fused grouped MLP, JAX's megablox)
-// and a dense GEMM do not change.
-TEST(MoeGroupedGemm, GroupedGemmEfficiencySlowsOnlyPerExpertLaunches) {
+// at that share of the GEMM rate; cluster.efficiency.fused_grouped_gemm likewise the fused
+// grouped MLP's grouped kernel (grouped_rate). The compute-bound 16 x (8192 x 1536 x 2048)
+// experts take 1 / 0.5 = 2x as long at 0.5 of their own knob and are untouched by the
+// other's; a batched kernel without either (JAX's megablox) and a dense GEMM do not change.
+TEST(MoeGroupedGemm, GroupedGemmEfficienciesSlowOnlyTheirOwnPath) {
   ShapeModelParams half = H100Like();
   half.grouped_gemm_efficiency = 0.5;
   const ShapeComputeModel full_model(H100Like()), half_model(half);
@@ -139,6 +140,14 @@ TEST(MoeGroupedGemm, GroupedGemmEfficiencySlowsOnlyPerExpertLaunches) {
   launched.launches_per_batch = true;
   launched.streams = 4;
   EXPECT_NEAR(half_model.GemmSeconds(launched) / full_model.GemmSeconds(launched), 2.0, 1e-9);
+  GemmShape fused{8192, 1536, 2048, 16};
+  fused.grouped_rate = true;
+  EXPECT_DOUBLE_EQ(half_model.GemmSeconds(fused), full_model.GemmSeconds(fused));
+  ShapeModelParams fused_half = H100Like();
+  fused_half.fused_grouped_gemm_efficiency = 0.5;
+  const ShapeComputeModel fused_half_model(fused_half);
+  EXPECT_NEAR(fused_half_model.GemmSeconds(fused) / full_model.GemmSeconds(fused), 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(fused_half_model.GemmSeconds(launched), full_model.GemmSeconds(launched));
   const GemmShape batched{8192, 1536, 2048, 16};
   EXPECT_DOUBLE_EQ(half_model.GemmSeconds(batched), full_model.GemmSeconds(batched));
   const GemmShape dense{8192, 1536, 2048, 1};
@@ -147,7 +156,8 @@ TEST(MoeGroupedGemm, GroupedGemmEfficiencySlowsOnlyPerExpertLaunches) {
 
 // The fused grouped MLP (LayerShape::fused_grouped_mlp): FC1 and FC2 each one grouped
 // kernel over the 4 local experts (not one launch per expert), with the SwiGLU in FC1's
-// epilogue: no activation kernel and none of its 1024 x 3 x 64 x 2 bytes; same FLOPs.
+// epilogue: no activation kernel and none of its 1024 x 3 x 64 x 2 bytes; same FLOPs;
+// every pass's GEMMs at the fused path's rate (grouped_rate), GroupedLinear's not.
 TEST(MoeGroupedGemm, FusedGroupedMlpIsOneKernelPerGemmWithoutTheActivation) {
   LayerShape fused = Shape();
   fused.fused_grouped_mlp = true;
@@ -155,6 +165,10 @@ TEST(MoeGroupedGemm, FusedGroupedMlpIsOneKernelPerGemmWithoutTheActivation) {
   ASSERT_EQ(k.experts.fwd.gemms.size(), 2u);
   EXPECT_FALSE(k.experts.fwd.gemms[0].launches_per_batch);
   EXPECT_FALSE(k.experts.wgrad.gemms[1].launches_per_batch);
+  for (const KernelShapes* pass : {&k.experts.fwd, &k.experts.dgrad, &k.experts.wgrad}) {
+    for (const GemmShape& g : pass->gemms) EXPECT_TRUE(g.grouped_rate);
+  }
+  EXPECT_FALSE(MoeLayerKernels(Moe(), Shape(), 4).experts.fwd.gemms[0].grouped_rate);
   EXPECT_DOUBLE_EQ(k.experts.fwd.gemms[0].batch, 4);
   const MoeCost unfused_cost = MoeLayerCost(Moe(), Shape(), 4);
   const MoeCost fused_cost = MoeLayerCost(Moe(), fused, 4);
