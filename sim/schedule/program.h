@@ -287,6 +287,18 @@ class Program {
   // Seals the last ops and ends the lists. Call once, after the last Add*; no Add*
   // afterwards.
   void Finalize();
+  // After Finalize(), before a replay: renumbers the ops so that the ranks of each group,
+  // which run alike at about the same time (a pipeline stage's ranks in full replay),
+  // interleave: the first op of each rank of the group (in the order listed), then the
+  // second of each, and so on, group after group, then the ops of ranks in no group. The
+  // replay then finds the ops it runs together side by side in memory instead of one
+  // rank's program apart. Each rank's ops keep their order, and so do each queue, each
+  // dependents list and each collective's parts; the replay gives the same results.
+  // Requires each rank's ops to be added one rank after another (as StepBuilder does) and
+  // the ranks of a group to have as many ops each; otherwise (or when no group has two
+  // ranks) the program stays as it is. Returns whether it renumbered. O(ops and edges),
+  // with one more dependents array while it runs.
+  bool InterleaveRanks(const std::vector<std::vector<int>>& groups);
 
   size_t OpCount() const { return infos_.size(); }
   Op op(OpId id) const;

@@ -92,6 +92,10 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
     }
   }
   prog_.Finalize();
+  // A pipeline stage's ranks run alike at about the same time: their ops side by side.
+  std::vector<std::vector<int>> stages(mesh_.Degree(Axis::kPp));
+  for (int r : order) stages[mesh_.CoordsOf(r).pp].push_back(r);
+  prog_.InterleaveRanks(stages);
   return std::move(prog_);
 }
 
