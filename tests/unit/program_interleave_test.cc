@@ -1,10 +1,11 @@
-// Program::InterleaveRanks lays op ids out group by group, op k of each of a group's ranks
-// side by side; each rank's ops, queues, dependents lists and collectives' parts keep their
+// Program::InterleaveRanks lays op ids out group by group, 16 ops of each of a group's
+// ranks side by side; each rank's ops, queues, dependents lists and collectives' parts keep their
 // order, and a replay of either layout gives the same times and the same step summary.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -20,8 +21,8 @@ namespace meshsim {
 namespace {
 
 // Four ranks, one after another (as StepBuilder emits them): ranks 0 and 1 share a
-// collective, as do 2 and 3; 0 sends to 2 and 1 to 3. Ranks 0 and 1 have six ops each,
-// 2 and 3 seven; allocations and frees on the compute queue, the sends' waits across queues.
+// collective, as do 2 and 3; 0 sends to 2 and 1 to 3. Ranks 0 and 1 have 26 ops each,
+// 2 and 3 27; allocations and frees on the compute queue, the sends' waits across queues.
 Program FourRanks() {
   Program p(4);
   const int32_t tp[2] = {p.AddComm(CommOp::kAllReduce, p.AddGroup({0, 1}), 1e6),
@@ -31,6 +32,9 @@ Program FourRanks() {
   for (int r = 0; r < 4; ++r) {
     const double bytes = 100.0 * (r + 1);
     p.AddMemory(r, Stream::kCompute, MemCategory::kActivations, bytes);
+    for (int k = 0; k < 20; ++k) {
+      p.AddCompute(r, Tag::kAttentionFwd, KernelWork{1e8 * (k + r + 1), 0, 1}, k);
+    }
     const OpId fwd = p.AddCompute(r, Tag::kMlpFwd, KernelWork{1e9 * (r + 1), 0, 1}, 0, r);
     const OpId part = p.AddCommPart(r, Stream::kTp, tp[r / 2], Tag::kTpComm, 0, r);
     p.AddDep(fwd, part);
@@ -49,6 +53,17 @@ Program FourRanks() {
   }
   p.Finalize();
   return p;
+}
+
+// The ranks of ops in id order, as runs: (rank, how many ops in a row).
+std::vector<std::pair<int, int>> RankRuns(const Program& p) {
+  std::vector<std::pair<int, int>> runs;
+  for (OpId id = 0; id < p.OpCount(); ++id) {
+    const int r = p.Records()[id].rank();
+    if (runs.empty() || runs.back().first != r) runs.emplace_back(r, 0);
+    ++runs.back().second;
+  }
+  return runs;
 }
 
 // Per rank, its ops in id order.
@@ -73,8 +88,11 @@ bool SameOp(const Program& pa, OpId a, const Program& pb, OpId b) {
   const Op x = pa.op(a), y = pb.op(b);
   return x.kind == y.kind && x.stream == y.stream && x.tag == y.tag && x.category == y.category &&
          x.rank == y.rank && x.layer == y.layer && x.micro_batch == y.micro_batch &&
-         pa.WorkOf(x).flops == pb.WorkOf(y).flops && pa.WorkOf(x).bytes == pb.WorkOf(y).bytes &&
-         (x.kind != OpKind::kComm || x.comm == y.comm);
+         pa.WorkOf(x).flops == pb.WorkOf(y).flops && pa.WorkOf(x).bytes == pb.WorkOf(y).bytes;
+}
+
+bool SameComm(const Comm& a, const Comm& b) {
+  return a.op == b.op && a.group == b.group && a.bytes == b.bytes && a.parts == b.parts;
 }
 
 std::vector<OpId> Mapped(const std::vector<OpId>& to, const OpId* begin, const OpId* end) {
@@ -101,22 +119,46 @@ void ExpectSameProgram(const Program& before, const Program& after, const std::v
       EXPECT_EQ(qa, qb) << "rank " << r << " stream " << s;
     }
   }
+  // Collectives may be renumbered: each part's collective is the same one, with its parts
+  // in the same order.
   ASSERT_EQ(before.comms().size(), after.comms().size());
-  for (size_t c = 0; c < before.comms().size(); ++c) {
-    const Comm &ca = before.comms()[c], &cb = after.comms()[c];
+  for (OpId id = 0; id < before.OpCount(); ++id) {
+    const Op x = before.op(id), y = after.op(to[id]);
+    if (x.kind != OpKind::kComm) continue;
+    const Comm &ca = before.comms()[x.comm], &cb = after.comms()[y.comm];
+    EXPECT_TRUE(SameComm(ca, cb)) << "collective of op " << id;
     EXPECT_EQ(Mapped(to, before.PartsBegin(ca), before.PartsEnd(ca)),
               std::vector<OpId>(after.PartsBegin(cb), after.PartsEnd(cb)))
-        << "parts of collective " << c;
+        << "parts of the collective of op " << id;
   }
 }
 
-TEST(ProgramInterleave, GroupsRanksOpByOp) {
+// Collectives follow their first parts: the collective of ranks 0 and 1, then 0's send
+// and 1's (ranks 2 and 3 come later), then that of ranks 2 and 3.
+TEST(ProgramInterleave, RenumbersCollectivesByTheirFirstPart) {
   Program p = FourRanks();
   ASSERT_TRUE(p.InterleaveRanks({{0, 1}, {2, 3}}));
-  std::vector<int> ranks;
-  for (OpId id = 0; id < p.OpCount(); ++id) ranks.push_back(p.Records()[id].rank());
-  EXPECT_EQ(ranks, (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
-                                     2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3}));
+  std::vector<int32_t> order;
+  for (OpId id = 0; id < p.OpCount(); ++id) {
+    const Op op = p.op(id);
+    if (op.kind == OpKind::kComm && (order.empty() || order.back() < op.comm)) {
+      order.push_back(op.comm);
+    }
+  }
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p.comms()[0].bytes, 1e6);
+  EXPECT_EQ(p.comms()[1].op, CommOp::kSendRecv);
+  EXPECT_EQ(p.comms()[3].bytes, 2e6);
+}
+
+// 16 ops of each rank of a group in turn; the rest of each rank (10 ops of ranks 0 and 1,
+// 11 of 2 and 3) last.
+TEST(ProgramInterleave, GroupsRanks16OpsAtATime) {
+  Program p = FourRanks();
+  EXPECT_EQ(RankRuns(p), (std::vector<std::pair<int, int>>{{0, 26}, {1, 26}, {2, 27}, {3, 27}}));
+  ASSERT_TRUE(p.InterleaveRanks({{0, 1}, {2, 3}}));
+  EXPECT_EQ(RankRuns(p), (std::vector<std::pair<int, int>>{
+                             {0, 16}, {1, 16}, {0, 10}, {1, 10}, {2, 16}, {3, 16}, {2, 11}, {3, 11}}));
 }
 
 TEST(ProgramInterleave, KeepsEveryOrder) {
@@ -131,10 +173,8 @@ TEST(ProgramInterleave, GroupOrderAndRanksLeftOut) {
   const Program before = FourRanks();
   Program after = FourRanks();
   ASSERT_TRUE(after.InterleaveRanks({{3, 2}}));
-  std::vector<int> ranks;
-  for (OpId id = 0; id < after.OpCount(); ++id) ranks.push_back(after.Records()[id].rank());
-  EXPECT_EQ(ranks, (std::vector<int>{3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2,  //
-                                     0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(RankRuns(after), (std::vector<std::pair<int, int>>{
+                                 {3, 16}, {2, 16}, {3, 11}, {2, 11}, {0, 26}, {1, 26}}));
   ExpectSameProgram(before, after, Mapping(before, after));
 }
 
@@ -225,8 +265,8 @@ TEST(ProgramInterleave, AStepProgramSummarizesAsRankAfterRank) {
   ASSERT_TRUE(e.ok()) << e.error().ToString();
   const Mesh mesh(e.value().plan);
   Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
-  // Op 0 and 1 are the first ops of two ranks of stage 0.
-  const int r0 = built.Records()[0].rank(), r1 = built.Records()[1].rank();
+  // Ops 0 and 16 are the first ops of two ranks of stage 0.
+  const int r0 = built.Records()[0].rank(), r1 = built.Records()[16].rank();
   EXPECT_NE(r0, r1);
   EXPECT_EQ(mesh.CoordsOf(r0).pp, mesh.CoordsOf(r1).pp);
   Program linear = RankAfterRank(built);
