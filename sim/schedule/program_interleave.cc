@@ -78,6 +78,9 @@ class Layout {
     return s.block_base + chunk * s.ranks + s.index * width + (k - chunk);
   }
   uint32_t DependentsEnd(int rank) const { return spans_[rank].dependents_end; }
+  bool Holds(int rank, OpId old) const {
+    return old - spans_[rank].begin < spans_[rank].count;  // unsigned: false below begin
+  }
   bool LastOfRank(OpId old, int rank) const {
     return old + 1 == spans_[rank].begin + spans_[rank].count;
   }
@@ -162,8 +165,6 @@ std::vector<OpId> RelayDependents(const Layout& layout, ReplayRecord* records,
                                   const std::vector<OpId>& dependents) {
   std::vector<OpId> out;
   ReserveHuge(out, dependents.size());
-  out.resize(dependents.size());
-  uint32_t at = 0;
   layout.ForEachInNewOrder([&](OpId old) {
     const int rank = records[old].rank();
     const uint32_t begin = records[old].dependents;
@@ -171,12 +172,14 @@ std::vector<OpId> RelayDependents(const Layout& layout, ReplayRecord* records,
     // it is another rank's.
     const uint32_t end =
         layout.LastOfRank(old, rank) ? layout.DependentsEnd(rank) : records[old + 1].dependents;
-    records[old].dependents = at;
+    records[old].dependents = static_cast<uint32_t>(out.size());
     for (uint32_t i = begin; i < end; ++i) {
-      out[at++] = layout.NewId(dependents[i], records[dependents[i]].rank());
+      const OpId d = dependents[i];
+      // Most dependents are the rank's own: no need to read their records.
+      out.push_back(layout.NewId(d, layout.Holds(rank, d) ? rank : records[d].rank()));
     }
   });
-  assert(at == dependents.size());
+  assert(out.size() == dependents.size());
   return out;
 }
 
@@ -268,7 +271,8 @@ bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   }
   for (size_t id = 0; id < n; ++id) {
     ReplayRecord& r = records_[id];
-    if (r.next_in_queue != kNoOp) r.next_in_queue = new_id(r.next_in_queue);
+    // The next op of a queue is the same rank's.
+    if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, r.rank());
   }
   if (layout.BlocksInPlace()) {
     PermuteBlocks(layout, records_, infos_);
