@@ -151,28 +151,57 @@ class Layout {
   uint32_t next_ = 0;
 };
 
-// The dependents lists laid out again in new id order, their entries renumbered; each
-// record's `dependents` is set to its list's new start (records still at their old ids).
-std::vector<OpId> RelayDependents(const Layout& layout, ReplayRecord* records,
-                                  const std::vector<OpId>& dependents) {
-  std::vector<OpId> out;
-  ReserveHuge(out, dependents.size());
-  layout.ForEachInNewOrder([&](OpId old) {
+// Writes the dependents lists of the ops that `walk` visits (in new id order) to out[at..],
+// renumbered, and sets each op's record `dependents` to its list's new start (the records
+// still at their old ids). Old list entry i is lists[i - lists_base]. Returns where the
+// lists written end.
+template <typename Walk>
+uint32_t RelayLists(const Layout& layout, ReplayRecord* records, const OpId* lists,
+                    uint32_t lists_base, OpId* out, uint32_t at, Walk walk) {
+  walk([&](OpId old) {
     const int rank = records[old].rank();
     const uint32_t begin = records[old].dependents;
     // The next op's start is still its old one: it comes later in the new order, unless
     // it is another rank's.
     const uint32_t end =
         layout.LastOfRank(old, rank) ? layout.DependentsEnd(rank) : records[old + 1].dependents;
-    records[old].dependents = static_cast<uint32_t>(out.size());
+    records[old].dependents = at;
     for (uint32_t i = begin; i < end; ++i) {
-      const OpId d = dependents[i];
+      const OpId d = lists[i - lists_base];
       // Most dependents are the rank's own: no need to read their records.
-      out.push_back(layout.NewId(d, layout.Holds(rank, d) ? rank : records[d].rank()));
+      out[at++] = layout.NewId(d, layout.Holds(rank, d) ? rank : records[d].rank());
     }
   });
-  assert(out.size() == dependents.size());
-  return out;
+  return at;
+}
+
+// The dependents lists laid out again in new id order, renumbered. Blocks that keep their
+// ids (Layout::BlocksInPlace) keep their lists' span too: each block's lists are rewritten
+// where they are, through a buffer, instead of into a new array (fresh pages cost more
+// than the copy on this VM).
+void RelayDependents(const Layout& layout, ReplayRecord* records, std::vector<OpId>& dependents) {
+  std::vector<OpId> old;
+  if (!layout.BlocksInPlace()) {
+    old.swap(dependents);
+    ReserveHuge(dependents, old.size());
+    dependents.resize(old.size());
+    const uint32_t end = RelayLists(layout, records, old.data(), 0, dependents.data(), 0,
+                                    [&](auto fn) { layout.ForEachInNewOrder(fn); });
+    assert(end == dependents.size());
+    (void)end;
+    return;
+  }
+  for (size_t b = 0; b < layout.BlockCount(); ++b) {
+    const RankSpan& first = layout.Span(layout.Block(b).front());
+    const uint32_t base = first.block_base;
+    const uint32_t begin = records[base].dependents;
+    const uint32_t end = records[base + layout.Block(b).size() * first.count].dependents;
+    old.assign(dependents.begin() + begin, dependents.begin() + end);
+    const uint32_t written = RelayLists(layout, records, old.data(), begin, dependents.data(),
+                                        begin, [&](auto fn) { layout.ForEachOfBlock(b, fn); });
+    assert(written == end);
+    (void)written;
+  }
 }
 
 // Moves records and infos from old ids to new ids, block by block through a buffer:
@@ -254,9 +283,7 @@ bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   Layout layout;
   if (!layout.Measure(records_.data(), n, ranks_) || !layout.Place(groups)) return false;
   const auto new_id = [&](OpId old) { return layout.NewId(old, records_[old].rank()); };
-  std::vector<OpId> dependents = RelayDependents(layout, records_.data(), dependents_);
-  dependents_.swap(dependents);
-  dependents = {};
+  RelayDependents(layout, records_.data(), dependents_);
   for (OpId& part : parts_) part = new_id(part);
   for (OpId& head : stream_heads_) {
     if (head != kNoOp) head = new_id(head);
