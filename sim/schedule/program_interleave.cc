@@ -227,8 +227,7 @@ void PermuteBlocks(const Layout& layout, std::vector<ReplayRecord>& records,
 }
 
 // Moves records and infos from old ids to new ids, one permutation cycle at a time.
-void Permute(const Layout& layout, std::vector<ReplayRecord>& records,
-             std::vector<OpInfo>& infos) {
+void Permute(const Layout& layout, std::vector<ReplayRecord>& records, std::vector<OpInfo>& infos) {
   const size_t n = infos.size();
   std::vector<bool> done(n, false);
   for (size_t start = 0; start < n; ++start) {

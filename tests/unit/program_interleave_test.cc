@@ -261,8 +261,8 @@ std::string SummaryText(const Experiment& e, const Mesh& mesh, Program program) 
   for (int r = 0; r < mesh.Size(); ++r) ranks[r] = r;
   ReplayResult replay = Replay(program, compute, network);
   StepStats stats = AnalyzeStep(program, replay, ranks);
-  Simulation sim{e,     Mesh(e.plan), std::move(program), std::move(replay), std::move(stats),
-                 ranks, ranks,        0};
+  Simulation sim{
+      e, Mesh(e.plan), std::move(program), std::move(replay), std::move(stats), ranks, ranks, 0};
   std::ostringstream out;
   WriteSummaryText(SummarizeStep(sim, SummaryOptions{true}), out);
   return out.str();
