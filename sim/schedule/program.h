@@ -288,6 +288,20 @@ class Program {
   // Seals the last ops and ends the lists. Call once, after the last Add*; no Add*
   // afterwards.
   void Finalize();
+  // After Finalize(), before a replay: renumbers the ops so that the ranks of each group,
+  // which run alike at about the same time (a pipeline stage's ranks in full replay),
+  // interleave: the first op of each rank of the group (in the order listed), then the
+  // second of each, and so on, group after group, then the ops of ranks in no group; and
+  // the collectives in the order of their first parts. The replay then finds the ops it
+  // runs together side by side in memory instead of one rank's program apart. Each rank's
+  // ops keep their order, and so do each queue, each dependents list and each collective's
+  // parts; the replay gives the same results. Requires each rank's ops to be added one
+  // rank after another (as StepBuilder does) and the ranks of a group to have as many ops
+  // each; otherwise (or when no group has two ranks) the program stays as it is. Returns
+  // whether it renumbered. O(ops and edges); buffers of one group's ops (where groups keep
+  // the span of ids they had, as a StepBuilder's stages do; else a second dependents array
+  // and a walk of permutation cycles).
+  bool InterleaveRanks(const std::vector<std::vector<int>>& groups);
 
   size_t OpCount() const { return infos_.size(); }
   Op op(OpId id) const;
@@ -342,11 +356,11 @@ class Program {
   // parts), counted again where an earlier replay spent them. After Finalize().
   const ReplayRecord* RecordsForReplay() const;
   // After Finalize(): the parts of collective `c`, c.parts ops in the order they were
-  // added (AddCommPart), which is their ids' order.
+  // added (AddCommPart), which is their ids' order unless InterleaveRanks renumbered them.
   const OpId* PartsBegin(const Comm& c) const { return parts_.data() + c.first_part; }
   const OpId* PartsEnd(const Comm& c) const { return PartsBegin(c) + c.parts; }
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
-  // the order of their first op.
+  // the order their first op was added.
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
   // After Finalize(): the ops that wait for `id`.
   const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }

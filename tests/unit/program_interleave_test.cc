@@ -1,0 +1,292 @@
+// Program::InterleaveRanks lays op ids out group by group, op k of each of a group's ranks
+// side by side; each rank's ops, queues, dependents lists and collectives' parts keep their
+// order, and a replay of either layout gives the same times and the same step summary.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/engine/replay.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/step_stats.h"
+#include "sim/report/step_summary.h"
+#include "sim/report/summary.h"
+#include "sim/schedule/step_builder.h"
+#include "tests/unit/test_fixtures.h"
+
+namespace meshsim {
+namespace {
+
+// Four ranks, one after another (as StepBuilder emits them): ranks 0 and 1 share a
+// collective, as do 2 and 3; 0 sends to 2 and 1 to 3. Ranks 0 and 1 have 26 ops each,
+// 2 and 3 27; allocations and frees on the compute queue, the sends' waits across queues.
+Program FourRanks() {
+  Program p(4);
+  const int32_t tp[2] = {p.AddComm(CommOp::kAllReduce, p.AddGroup({0, 1}), 1e6),
+                         p.AddComm(CommOp::kAllReduce, p.AddGroup({2, 3}), 2e6)};
+  const int32_t pp[2] = {p.AddComm(CommOp::kSendRecv, p.AddGroup({0, 2}), 3e6),
+                         p.AddComm(CommOp::kSendRecv, p.AddGroup({1, 3}), 3e6)};
+  for (int r = 0; r < 4; ++r) {
+    const double bytes = 100.0 * (r + 1);
+    p.AddMemory(r, Stream::kCompute, MemCategory::kActivations, bytes);
+    for (int k = 0; k < 20; ++k) {
+      p.AddCompute(r, Tag::kAttentionFwd, KernelWork{1e8 * (k + r + 1), 0, 1}, k);
+    }
+    const OpId fwd = p.AddCompute(r, Tag::kMlpFwd, KernelWork{1e9 * (r + 1), 0, 1}, 0, r);
+    const OpId part = p.AddCommPart(r, Stream::kTp, tp[r / 2], Tag::kTpComm, 0, r);
+    p.AddDep(fwd, part);
+    const OpId bwd = p.AddCompute(r, Tag::kMlpBwd, KernelWork{2e9 * (4 - r), 0, 1}, 1, r);
+    p.AddDep(part, bwd);
+    if (r < 2) {
+      p.AddDep(bwd, p.AddCommPart(r, Stream::kSendNext, pp[r], Tag::kPpActivation));
+    } else {
+      const OpId recv = p.AddCommPart(r, Stream::kRecvPrev, pp[r - 2], Tag::kPpActivation);
+      const OpId last = p.AddCompute(r, Tag::kMlpWgrad, KernelWork{3e9, 0, 1});
+      p.AddDep(recv, last);
+      p.AddDep(bwd, last);
+    }
+    p.AddMemory(r, Stream::kCompute, MemCategory::kActivations, -bytes);
+    p.Seal();
+  }
+  p.Finalize();
+  return p;
+}
+
+// The ranks of ops in id order, as runs: (rank, how many ops in a row).
+std::vector<std::pair<int, int>> RankRuns(const Program& p) {
+  std::vector<std::pair<int, int>> runs;
+  for (OpId id = 0; id < p.OpCount(); ++id) {
+    const int r = p.Records()[id].rank();
+    if (runs.empty() || runs.back().first != r) runs.emplace_back(r, 0);
+    ++runs.back().second;
+  }
+  return runs;
+}
+
+// Per rank, its ops in id order.
+std::vector<std::vector<OpId>> RankOps(const Program& p) {
+  std::vector<std::vector<OpId>> out(p.Ranks());
+  for (OpId id = 0; id < p.OpCount(); ++id) out[p.Records()[id].rank()].push_back(id);
+  return out;
+}
+
+// old id -> new id, pairing each rank's k-th ops.
+std::vector<OpId> Mapping(const Program& before, const Program& after) {
+  const auto a = RankOps(before), b = RankOps(after);
+  std::vector<OpId> to(before.OpCount(), kNoOp);
+  for (size_t r = 0; r < a.size(); ++r) {
+    EXPECT_EQ(a[r].size(), b[r].size()) << "rank " << r;
+    for (size_t k = 0; k < a[r].size() && k < b[r].size(); ++k) to[a[r][k]] = b[r][k];
+  }
+  return to;
+}
+
+bool SameOp(const Program& pa, OpId a, const Program& pb, OpId b) {
+  const Op x = pa.op(a), y = pb.op(b);
+  return x.kind == y.kind && x.stream == y.stream && x.tag == y.tag && x.category == y.category &&
+         x.rank == y.rank && x.layer == y.layer && x.micro_batch == y.micro_batch &&
+         pa.WorkOf(x).flops == pb.WorkOf(y).flops && pa.WorkOf(x).bytes == pb.WorkOf(y).bytes;
+}
+
+bool SameComm(const Comm& a, const Comm& b) {
+  return a.op == b.op && a.group == b.group && a.bytes == b.bytes && a.parts == b.parts;
+}
+
+std::vector<OpId> Mapped(const std::vector<OpId>& to, const OpId* begin, const OpId* end) {
+  std::vector<OpId> out;
+  for (const OpId* i = begin; i != end; ++i) out.push_back(to[*i]);
+  return out;
+}
+
+// Every op, queue, dependents list and collective of `before` is `after`'s under `to`.
+void ExpectSameProgram(const Program& before, const Program& after, const std::vector<OpId>& to) {
+  ASSERT_EQ(before.OpCount(), after.OpCount());
+  for (OpId id = 0; id < before.OpCount(); ++id) {
+    EXPECT_TRUE(SameOp(before, id, after, to[id])) << "op " << id;
+    EXPECT_EQ(Mapped(to, before.DependentsBegin(id), before.DependentsEnd(id)),
+              std::vector<OpId>(after.DependentsBegin(to[id]), after.DependentsEnd(to[id])))
+        << "dependents of op " << id;
+    EXPECT_EQ(before.Records()[id].pending, after.Records()[to[id]].pending) << "op " << id;
+  }
+  for (int r = 0; r < before.Ranks(); ++r) {
+    for (int s = 0; s < kStreamCount; ++s) {
+      std::vector<OpId> qa, qb;
+      for (OpId id : before.StreamOps(r, static_cast<Stream>(s))) qa.push_back(to[id]);
+      for (OpId id : after.StreamOps(r, static_cast<Stream>(s))) qb.push_back(id);
+      EXPECT_EQ(qa, qb) << "rank " << r << " stream " << s;
+    }
+  }
+  // Collectives may be renumbered: each part's collective is the same one, with its parts
+  // in the same order.
+  ASSERT_EQ(before.comms().size(), after.comms().size());
+  for (OpId id = 0; id < before.OpCount(); ++id) {
+    const Op x = before.op(id), y = after.op(to[id]);
+    if (x.kind != OpKind::kComm) continue;
+    const Comm &ca = before.comms()[x.comm], &cb = after.comms()[y.comm];
+    EXPECT_TRUE(SameComm(ca, cb)) << "collective of op " << id;
+    EXPECT_EQ(Mapped(to, before.PartsBegin(ca), before.PartsEnd(ca)),
+              std::vector<OpId>(after.PartsBegin(cb), after.PartsEnd(cb)))
+        << "parts of the collective of op " << id;
+  }
+}
+
+// Collectives follow their first parts: the collective of ranks 0 and 1, then 0's send
+// and 1's (ranks 2 and 3 come later), then that of ranks 2 and 3.
+TEST(ProgramInterleave, RenumbersCollectivesByTheirFirstPart) {
+  Program p = FourRanks();
+  ASSERT_TRUE(p.InterleaveRanks({{0, 1}, {2, 3}}));
+  std::vector<int32_t> order;
+  for (OpId id = 0; id < p.OpCount(); ++id) {
+    const Op op = p.op(id);
+    if (op.kind == OpKind::kComm && (order.empty() || order.back() < op.comm)) {
+      order.push_back(op.comm);
+    }
+  }
+  EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p.comms()[0].bytes, 1e6);
+  EXPECT_EQ(p.comms()[1].op, CommOp::kSendRecv);
+  EXPECT_EQ(p.comms()[3].bytes, 2e6);
+}
+
+// Ranks' ops in the order listed (0 then 1, 2 then 3), one op of each rank in turn.
+std::vector<int> Alternating(std::vector<std::pair<std::vector<int>, int>> groups) {
+  std::vector<int> ranks;
+  for (const auto& [group, ops] : groups) {
+    for (int k = 0; k < ops; ++k) ranks.insert(ranks.end(), group.begin(), group.end());
+  }
+  return ranks;
+}
+
+std::vector<int> RanksInIdOrder(const Program& p) {
+  std::vector<int> ranks;
+  for (OpId id = 0; id < p.OpCount(); ++id) ranks.push_back(p.Records()[id].rank());
+  return ranks;
+}
+
+TEST(ProgramInterleave, GroupsRanksOpByOp) {
+  Program p = FourRanks();
+  EXPECT_EQ(RankRuns(p), (std::vector<std::pair<int, int>>{{0, 26}, {1, 26}, {2, 27}, {3, 27}}));
+  ASSERT_TRUE(p.InterleaveRanks({{0, 1}, {2, 3}}));
+  EXPECT_EQ(RanksInIdOrder(p), Alternating({{{0, 1}, 26}, {{2, 3}, 27}}));
+}
+
+TEST(ProgramInterleave, KeepsEveryOrder) {
+  const Program before = FourRanks();
+  Program after = FourRanks();
+  ASSERT_TRUE(after.InterleaveRanks({{0, 1}, {2, 3}}));
+  ExpectSameProgram(before, after, Mapping(before, after));
+}
+
+// A group listed in another order interleaves in that order; ranks in no group follow.
+TEST(ProgramInterleave, GroupOrderAndRanksLeftOut) {
+  const Program before = FourRanks();
+  Program after = FourRanks();
+  ASSERT_TRUE(after.InterleaveRanks({{3, 2}}));
+  EXPECT_EQ(RanksInIdOrder(after), Alternating({{{3, 2}, 27}, {{0}, 26}, {{1}, 26}}));
+  ExpectSameProgram(before, after, Mapping(before, after));
+}
+
+// Nothing to interleave: groups of one rank, ranks of unequal op counts, a rank twice.
+TEST(ProgramInterleave, LeavesAProgramItCannotInterleave) {
+  Program p = FourRanks();
+  EXPECT_FALSE(p.InterleaveRanks({{0}, {1}, {2}, {3}}));
+  EXPECT_FALSE(p.InterleaveRanks({{0, 2}}));
+  EXPECT_FALSE(p.InterleaveRanks({{0, 0}}));
+  ExpectSameProgram(FourRanks(), p, Mapping(FourRanks(), p));
+  for (OpId id = 0; id < p.OpCount(); ++id) EXPECT_EQ(Mapping(FourRanks(), p)[id], id);
+}
+
+TEST(ProgramInterleave, ReplaysAsBefore) {
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const Program before = FourRanks();
+  Program after = FourRanks();
+  ASSERT_TRUE(after.InterleaveRanks({{0, 1}, {2, 3}}));
+  const ReplayResult a = Replay(before, compute, network);
+  const ReplayResult b = Replay(after, compute, network);
+  ASSERT_TRUE(a.completed && b.completed) << a.stall << b.stall;
+  const std::vector<OpId> to = Mapping(before, after);
+  for (OpId id = 0; id < before.OpCount(); ++id) {
+    EXPECT_EQ(a.start[id], b.start[to[id]]) << "op " << id;
+    EXPECT_EQ(a.end[id], b.end[to[id]]) << "op " << id;
+  }
+  EXPECT_EQ(a.step_time, b.step_time);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(a.memory[r].peak_bytes, b.memory[r].peak_bytes);
+}
+
+// `p` added again rank after rank, each rank's ops in id order: the layout StepBuilder
+// emits, before InterleaveRanks. Groups, collectives and shapes keep their indices.
+Program RankAfterRank(const Program& p) {
+  Program q(p.Ranks());
+  q.SetExpertRouting(p.expert_routing());
+  for (size_t s = 0; s < p.ShapesCount(); ++s) {
+    q.AddShapes(*p.ShapesOf(KernelWork{0, 0, 1, static_cast<int32_t>(s)}));
+  }
+  for (const std::vector<int>& g : p.groups()) q.AddGroup(g);
+  for (const Comm& c : p.comms()) q.AddComm(c.op, c.group, c.bytes);
+  std::vector<OpId> to(p.OpCount(), kNoOp);
+  for (const std::vector<OpId>& ids : RankOps(p)) {
+    for (OpId id : ids) {
+      const Op op = p.op(id);
+      if (op.kind == OpKind::kMemory) {
+        to[id] = q.AddMemory(op.rank, op.stream, op.category, p.WorkOf(op).bytes);
+      } else if (op.kind == OpKind::kComm) {
+        to[id] = q.AddCommPart(op.rank, op.stream, op.comm, op.tag, op.layer, op.micro_batch);
+      } else {
+        const OpWork& w = p.works()[p.WorkIndexOf(op)];
+        to[id] = op.stream == Stream::kHost
+                     ? q.AddHost(op.rank, op.tag, w.work.kernels, op.layer, op.micro_batch)
+                     : q.AddCompute(op.rank, op.tag, w.work, op.layer, op.micro_batch,
+                                    w.recompute_flops);
+      }
+    }
+    for (OpId id : ids) {
+      for (const OpId* d = p.DependentsBegin(id); d != p.DependentsEnd(id); ++d) {
+        q.AddDep(to[id], to[*d]);
+      }
+    }
+    q.Seal();
+  }
+  q.Finalize();
+  return q;
+}
+
+std::string SummaryText(const Experiment& e, const Mesh& mesh, Program program) {
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  std::vector<int> ranks(mesh.Size());
+  for (int r = 0; r < mesh.Size(); ++r) ranks[r] = r;
+  ReplayResult replay = Replay(program, compute, network);
+  StepStats stats = AnalyzeStep(program, replay, ranks);
+  Simulation sim{
+      e, Mesh(e.plan), std::move(program), std::move(replay), std::move(stats), ranks, ranks, 0};
+  std::ostringstream out;
+  WriteSummaryText(SummarizeStep(sim, SummaryOptions{true}), out);
+  return out.str();
+}
+
+// The bundled default experiment (tp 2, pp 4, dp 2) in full replay: the step program comes
+// interleaved by pipeline stage, and its summary is the one of the rank-after-rank layout.
+TEST(ProgramInterleave, AStepProgramSummarizesAsRankAfterRank) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
+  // Ops 0 and 1 are the first ops of two ranks of stage 0.
+  const int r0 = built.Records()[0].rank(), r1 = built.Records()[1].rank();
+  EXPECT_NE(r0, r1);
+  EXPECT_EQ(mesh.CoordsOf(r0).pp, mesh.CoordsOf(r1).pp);
+  Program linear = RankAfterRank(built);
+  ExpectSameProgram(linear, built, Mapping(linear, built));
+  const std::string a = SummaryText(e.value(), mesh, std::move(linear));
+  const std::string b = SummaryText(e.value(), mesh, std::move(built));
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace meshsim
