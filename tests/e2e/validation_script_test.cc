@@ -96,7 +96,7 @@ TEST(ValidateScript, TopologiesHoldTheirRecordedFit) {
   // FP8 data sets fit matmul_fp8 (their JSON's "matmul" axis), overhead held at 5 us.
   for (const auto& [topology, json, fp8] :
        {std::tuple{"topologies/dgx-h100.yaml", "results/calibration-h100-fp8.json", "0.55"},
-        std::tuple{"topologies/dgx-b200.yaml", "results/calibration-b200-fp8.json", "0.51"},
+        std::tuple{"topologies/dgx-b200.yaml", "results/calibration-b200-fp8.json", "0.52"},
         std::tuple{"topologies/gb200-nvl72.yaml", "results/calibration-gb200-fp8.json", "0.48"}}) {
     EXPECT_EQ(EfficiencyValue(topology, "matmul_fp8"), fp8) << topology;
     EXPECT_EQ(FittedValue(json, "matmul"), fp8) << json;
