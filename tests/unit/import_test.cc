@@ -641,6 +641,27 @@ TEST(ImportHf, NemotronHErrorsNameTheField) {
   fail("\"n_groups\": 8", "\"n_groups\": 3", "n_groups", "does not divide mamba_num_heads");
 }
 
+// DeepSeek's node-limited routing: groups that do not divide the routed experts, or fewer
+// reachable experts than a token's top_k, fail naming the field (the model file would not
+// load otherwise: found by the import_hf fuzz target).
+TEST(ImportHf, DeepseekRouterGroupErrorsNameTheField) {
+  const std::string text = ReadText(Fixture("deepseek-v3"));
+  const auto fail = [&](const std::string& from, const std::string& to, const std::string& key) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    HfImportOptions o;
+    o.source = "config.json";
+    const Result<HfImport> r = ImportHfConfig(bad, o);
+    ASSERT_FALSE(r.ok()) << to;
+    EXPECT_EQ(r.error().key, key) << r.error().ToString();
+  };
+  fail("\"n_group\": 8", "\"n_group\": 18", "n_group");
+  fail("\"topk_group\": 4", "\"topk_group\": 9", "topk_group");
+  fail("\"n_group\": 8", "\"n_group\": 256", "topk_group");  // 4 groups of 1 < top_k 8
+}
+
 TEST(ImportHf, LlamaHasNoApproximations) {
   for (const char* fixture : {"llama2-7b", "llama3-8b", "llama3-405b", "mixtral-8x7b"}) {
     EXPECT_TRUE(ImportFixture(fixture).warnings.empty()) << fixture;
