@@ -79,18 +79,18 @@ void DecodeDeepseek(const Fields& f, ModelSpec* m) {
     const int groups = f.Int32Or("n_group", 1, 1);
     if (groups > 1) {
       if (m->experts % groups != 0) {
-        f.Fail("n_group", "expected a divisor of n_routed_experts = " +
-                              std::to_string(m->experts) + ", found " + std::to_string(groups));
+        f.Fail("n_group", "expected a divisor of n_routed_experts = " + std::to_string(m->experts) +
+                              ", found " + std::to_string(groups));
       }
       m->moe_router_num_groups = groups;
       m->moe_router_group_topk = f.Int32("topk_group", 1);
       const int64_t reachable =
           static_cast<int64_t>(m->moe_router_group_topk) * (m->experts / groups);
       if (m->moe_router_group_topk > groups || reachable < m->top_k) {
-        f.Fail("topk_group", "expected at most n_group = " + std::to_string(groups) +
-                                 " groups holding num_experts_per_tok = " +
-                                 std::to_string(m->top_k) + " experts, found " +
-                                 std::to_string(m->moe_router_group_topk));
+        f.Fail("topk_group",
+               "expected at most n_group = " + std::to_string(groups) +
+                   " groups holding num_experts_per_tok = " + std::to_string(m->top_k) +
+                   " experts, found " + std::to_string(m->moe_router_group_topk));
       }
     }
   }
