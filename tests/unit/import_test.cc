@@ -619,22 +619,28 @@ TEST(ImportHf, NemotronHHybridPattern) {
   EXPECT_EQ(MoeLayerCount(super), 40);
 }
 
+// `text` with `from` replaced by `to` must fail to import, naming `key` (and saying `says`).
+void ExpectImportFailsOn(const std::string& text, const std::string& from, const std::string& to,
+                         const std::string& key, const std::string& says = "") {
+  std::string bad = text;
+  const size_t at = bad.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  bad.replace(at, from.size(), to);
+  HfImportOptions o;
+  o.source = "config.json";
+  const Result<HfImport> r = ImportHfConfig(bad, o);
+  ASSERT_FALSE(r.ok()) << to;
+  EXPECT_EQ(r.error().key, key) << r.error().ToString();
+  EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().ToString();
+}
+
 // A pattern that is not M * - E, or not num_hidden_layers long, or groups that do not
 // divide the heads fail naming the field.
 TEST(ImportHf, NemotronHErrorsNameTheField) {
   const std::string text = ReadText(Fixture("nemotron-h-8b"));
   const auto fail = [&](const std::string& from, const std::string& to, const std::string& key,
                         const std::string& says) {
-    std::string bad = text;
-    const size_t at = bad.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    HfImportOptions o;
-    o.source = "config.json";
-    const Result<HfImport> r = ImportHfConfig(bad, o);
-    ASSERT_FALSE(r.ok()) << to;
-    EXPECT_EQ(r.error().key, key) << r.error().ToString();
-    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().ToString();
+    ExpectImportFailsOn(text, from, to, key, says);
   };
   fail("\"M-M-M-M*", "\"M-X-M-M*", "hybrid_override_pattern", "found 'X' at position 2");
   fail("\"M-M-M-M*", "\"M-M-M*", "hybrid_override_pattern", "expected num_hidden_layers = 52");
@@ -647,15 +653,7 @@ TEST(ImportHf, NemotronHErrorsNameTheField) {
 TEST(ImportHf, DeepseekRouterGroupErrorsNameTheField) {
   const std::string text = ReadText(Fixture("deepseek-v3"));
   const auto fail = [&](const std::string& from, const std::string& to, const std::string& key) {
-    std::string bad = text;
-    const size_t at = bad.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    HfImportOptions o;
-    o.source = "config.json";
-    const Result<HfImport> r = ImportHfConfig(bad, o);
-    ASSERT_FALSE(r.ok()) << to;
-    EXPECT_EQ(r.error().key, key) << r.error().ToString();
+    ExpectImportFailsOn(text, from, to, key);
   };
   fail("\"n_group\": 8", "\"n_group\": 18", "n_group");
   fail("\"topk_group\": 4", "\"topk_group\": 9", "topk_group");
