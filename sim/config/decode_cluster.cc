@@ -57,7 +57,23 @@ void DecodeWhatIf(YamlReader& cluster, ClusterSpec* c) {
   w.Finish();
 }
 
-// flash_attention: {seq_lens: [...], efficiency: [...], backward_factor, causal_factor}
+// window: {keys, forward, backward, fp8_backward_full_causal}: a measured band kernel.
+void DecodeAttentionWindow(YamlReader w, FlashAttentionSpec::Window* window) {
+  w.GetDouble("keys", &window->keys, true);
+  RequirePositive(w, "keys", window->keys);
+  w.GetDouble("forward", &window->forward, true);
+  RequireFraction(w, "forward", window->forward);
+  w.GetDouble("backward", &window->backward, true);
+  RequireFraction(w, "backward", window->backward);
+  if (w.Has("fp8_backward_full_causal")) {
+    w.GetDouble("fp8_backward_full_causal", &window->fp8_backward_full_causal);
+    RequireFraction(w, "fp8_backward_full_causal", window->fp8_backward_full_causal);
+  }
+  w.Finish();
+}
+
+// flash_attention: {seq_lens: [...], efficiency: [...], backward_factor, causal_factor,
+// window: {...}}
 void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
   f.GetNumberList("seq_lens", &fa->seq_lens, true);
   f.GetNumberList("efficiency", &fa->efficiency, true);
@@ -81,6 +97,7 @@ void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
   RequireFraction(f, "backward_factor", fa->backward_factor);
   f.GetDouble("causal_factor", &fa->causal_factor);
   RequireFraction(f, "causal_factor", fa->causal_factor);
+  if (f.Has("window")) DecodeAttentionWindow(f.Map("window"), &fa->window);
   f.Finish();
 }
 

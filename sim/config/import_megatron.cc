@@ -246,6 +246,7 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     o << "  cross_entropy_fusion_impl: te\n";
   }
   if (t.fp8_param_gather && t.dtype == Dtype::kFp8) o << "  fp8_param_gather: true\n";
+  if (t.fp8_attention && t.dtype == Dtype::kFp8) o << "  fp8_attention: true\n";
   if (t.moments_dtype == MomentsDtype::kBf16) o << "  moments_dtype: bf16\n";
   o << CudaGraphsYaml(t.cuda_graphs);
   return o.str();

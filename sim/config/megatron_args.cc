@@ -108,6 +108,7 @@ const std::vector<FlagInfo> kTable = {
     {"--fp8-format", kOne, kMapped, ""},
     {"--fp8-recipe", kOne, kMapped, ""},
     {"--fp8-param-gather", kSwitch, kMapped, ""},
+    {"--fp8-dot-product-attention", kSwitch, kMapped, ""},
     {"--use-precision-aware-optimizer", kSwitch, kMapped, ""},
     {"--exp-avg-dtype", kOne, kMapped, ""},
     {"--exp-avg-sq-dtype", kOne, kMapped, ""},

@@ -62,11 +62,13 @@ void DecodeGradients(const Args& a, MegatronImport* out) {
   }
 }
 
-// FP8 primary weights (--fp8-param-gather) and the precision-aware optimizer's moments
+// FP8 primary weights (--fp8-param-gather), FP8 attention (--fp8-dot-product-attention) and
+// the precision-aware optimizer's moments
 // (--use-precision-aware-optimizer with --exp-avg-dtype and --exp-avg-sq-dtype both bf16).
 void DecodeOptimizerPrecision(const Args& a, MegatronImport* out) {
   TrainingSpec& t = out->training;
   t.fp8_param_gather = a.Flag("--fp8-param-gather");
+  t.fp8_attention = a.Flag("--fp8-dot-product-attention");
   if (!a.Flag("--use-precision-aware-optimizer")) return;
   const std::vector<std::string> kDtypes = {"fp32", "fp16", "bf16", "fp8"};
   const std::string avg = a.Choice("--exp-avg-dtype", kDtypes, "fp32");

@@ -46,6 +46,11 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.attention.efficiency = gpu.flash_attention.efficiency;
   p.attention.backward_factor = gpu.flash_attention.backward_factor;
   p.attention.causal_factor = gpu.flash_attention.causal_factor;
+  const FlashAttentionSpec::Window& window = gpu.flash_attention.window;
+  p.attention.band_keys = window.keys;
+  p.attention.band_forward = window.forward;
+  p.attention.band_backward = window.backward;
+  p.attention.fp8_band_backward_causal = window.fp8_backward_full_causal;
   for (const GemmMeasurement& g : eff.gemm_table) {
     const GemmShape shape{g.m, g.n, g.k, g.batch};
     if (g.dtype == e.training.dtype && !fp8) p.gemm_table.Add(shape, g.tflops);

@@ -21,6 +21,23 @@ struct FlashAttentionSpec {
   std::vector<double> efficiency = {0.574, 0.590};
   double backward_factor = 0.86;  // backward efficiency / forward efficiency
   double causal_factor = 0.85;    // causal efficiency / non-causal efficiency
+  // The fused kernel of a sliding-window layer as measured (gpu.flash_attention.window):
+  // a band of `keys` keys per query, whose query tiles each cover one or two key tiles,
+  // partly masked, so that the kernel's fixed work per tile weighs more than on the full
+  // sequence. Efficiencies are fractions of the dense 16-bit peak at head dim 128 (as
+  // `efficiency`), on the FLOPs of the band (keys per query: the window). keys 0: not
+  // measured; a windowed layer is timed by the curve above at its keys per query.
+  struct Window {
+    double keys = 0;      // window of the measurement; > 0 with forward and backward
+    double forward = 0;   // in (0, 1]
+    double backward = 0;  // in (0, 1], on the backward's 2.5 forward passes of FLOPs
+    // FP8 attention (training.fp8_attention): the backward kernel bounds its loop by the
+    // causal mask only and applies the window as a per-element mask, so it computes the
+    // whole causal triangle of the sequence; its efficiency on that triangle's FLOPs.
+    // 0: as the 16-bit kernel (the band).
+    double fp8_backward_full_causal = 0;
+    bool Measured() const { return keys > 0; }
+  } window;
 };
 
 // The GPU's architecture, where a feature depends on it (MXFP8 needs Blackwell).

@@ -141,6 +141,11 @@ struct TrainingSpec {
   // keeps its weights only as TE's FP8 tensors, with no 16-bit copy beside them; the
   // optimizer casts its fp32 master weights straight to FP8. Read only when dtype is kFp8.
   bool fp8_param_gather = false;
+  // FP8 dot-product attention (Megatron-Core --fp8-dot-product-attention, Megatron-Bridge
+  // mixed_precision.fp8_dot_product_attention): Transformer Engine's fused attention runs
+  // in FP8. Costed as the 16-bit kernels except where the GPU's measurements say otherwise
+  // (GpuSpec::flash_attention.window.fp8_backward_full_causal). Read only when dtype is kFp8.
+  bool fp8_attention = false;
   MomentsDtype moments_dtype = MomentsDtype::kFp32;
   // fp32 master weights in the optimizer (mixed precision). false: the optimizer updates
   // the 16-bit parameters in place, its state only the moments (PyTorch's optimizers on

@@ -214,6 +214,11 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
                   "FP8 primary weights (training.fp8_param_gather) are cast from the fp32 master "
                   "weights: expected true with fp8_param_gather, found false");
   }
+  if (training.fp8_attention && training.dtype != Dtype::kFp8) {
+    return BadKey("training.fp8_attention",
+                  "FP8 attention runs under FP8 training: expected training.dtype fp8, found " +
+                      std::string(DtypeName(training.dtype)));
+  }
   if (training.cross_entropy_impl == CrossEntropyImpl::kTe && !training.cross_entropy_fusion) {
     return BadKey("training.cross_entropy_fusion_impl",
                   "te is a fused cross entropy: it needs training.cross_entropy_fusion true");

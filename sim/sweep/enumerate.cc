@@ -403,6 +403,11 @@ void AddGpuText(const GpuSpec& g, VariantText* t) {
   }
   t->Add("flash.backward_factor", fa.backward_factor, fa0.backward_factor);
   t->Add("flash.causal_factor", fa.causal_factor, fa0.causal_factor);
+  t->Add("flash.window.keys", fa.window.keys, fa0.window.keys);
+  t->Add("flash.window.forward", fa.window.forward, fa0.window.forward);
+  t->Add("flash.window.backward", fa.window.backward, fa0.window.backward);
+  t->Add("flash.window.fp8_backward_full_causal", fa.window.fp8_backward_full_causal,
+         fa0.window.fp8_backward_full_causal);
 }
 
 void AddLinksText(const ClusterSpec& k, VariantText* t) {
@@ -487,6 +492,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
       h = Fnv(h, "fp8|" + std::string(Fp8RecipeName(e.training.fp8_recipe)) + "|" +
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
+    if (e.training.dtype == Dtype::kFp8 && e.training.fp8_attention) h = Fnv(h, "fp8|attention");
     if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (!e.training.cross_entropy_fusion) h = Fnv(h, "ce|unfused");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTe) h = Fnv(h, "ce|te");

@@ -67,6 +67,12 @@ struct AttentionShape {
   bool causal = true;
   bool backward = false;
   double passes = 1;
+  // A sliding-window layer's kernel: a band of seq_kv keys per query (not causal), timed
+  // by the measured band efficiencies (AttentionEfficiency::Band). band_seq: the keys of
+  // the whole causal sequence the band lies in (an FP8 backward may compute all of it).
+  bool band = false;
+  double band_seq = 0;
+  bool fp8 = false;  // FP8 attention (TrainingSpec::fp8_attention)
   double Flops() const { return passes * 4 * batch_heads * seq_q * seq_kv * head_dim; }
   bool operator==(const AttentionShape&) const = default;
 };

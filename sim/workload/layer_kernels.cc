@@ -28,15 +28,21 @@ struct Linear {
 
 // The attention core of one rank: batch_heads heads of seq_q queries against seq_kv keys,
 // scores over qk_dim and context over v_dim elements per head; causal unless the keys are
-// a sliding window (a band, computed whole).
+// a sliding window (a band, computed whole). band_seq > 0: the fused kernel is such a
+// band, within a causal sequence of band_seq keys (AttentionShape::band).
 struct Core {
   double batch_heads, seq_q, seq_kv, qk_dim, v_dim;
   bool flash, causal;
+  double band_seq = 0;
+  bool fp8 = false;
 
   // The fused kernel counts 4 x head_dim FLOPs per score: the mean of qk_dim and v_dim.
   AttentionShape Fused(bool backward, double passes) const {
-    return AttentionShape{batch_heads, seq_q,    seq_kv, (qk_dim + v_dim) / 2,
-                          causal,      backward, passes};
+    AttentionShape a{batch_heads, seq_q, seq_kv, (qk_dim + v_dim) / 2, causal, backward, passes};
+    a.band = band_seq > 0;
+    a.band_seq = band_seq;
+    a.fp8 = fp8;
+    return a;
   }
   // Forward: scores S = Q K^T, context O = P V.
   void Fwd(KernelShapes* k) const {
@@ -156,9 +162,13 @@ AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   const double s = static_cast<double>(shape.seq);
   const double keys = static_cast<double>(shape.KeysPerQuery());
   const bool causal = keys == static_cast<double>(shape.KvSeq());
-  const Core core{batch_heads, s, keys, qk, v, shape.flash_attention, causal};
-  // Ring attention: the rank's queries against one chunk of keys (KvSeq / cp = seq).
-  const Core ring{batch_heads, s, std::min(s, keys), qk, v, shape.flash_attention, causal};
+  Core core{batch_heads, s, keys, qk, v, shape.flash_attention, causal};
+  core.band_seq = causal ? 0 : static_cast<double>(shape.KvSeq());
+  core.fp8 = shape.fp8_attention;
+  // Ring attention: the rank's queries against one chunk of keys (KvSeq / cp = seq); a
+  // windowed layer's blocks are timed by the curve (their per-block shapes approximate).
+  Core ring{batch_heads, s, std::min(s, keys), qk, v, shape.flash_attention, causal};
+  ring.fp8 = shape.fp8_attention;
   AttentionKernels a;
   PassKernels& b = a.block;
   for (const Linear& l : pre) AddFwd(&b.fwd, l);

@@ -17,6 +17,17 @@ double AttentionEfficiency::Forward(double seq) const {
   return efficiency[i - 1] + w * (efficiency[i] - efficiency[i - 1]);
 }
 
+double AttentionEfficiency::Band(double keys, bool backward) const {
+  const double factor = backward ? backward_factor : 1;
+  const double curve_keys = seq_lens.front();
+  if (band_keys <= 0 || keys >= curve_keys) return Forward(keys) * factor;
+  const double measured = backward ? band_backward : band_forward;
+  if (keys <= band_keys || band_keys >= curve_keys) return measured;
+  const double w =
+      (std::log2(keys) - std::log2(band_keys)) / (std::log2(curve_keys) - std::log2(band_keys));
+  return measured + w * (Forward(curve_keys) * factor - measured);
+}
+
 double AttentionEfficiency::HeadDimFactor(double head_dim) {
   constexpr double kSoftmaxFlopsPerDim = 20;  // 80 FLOP-equivalents per score / 4
   return (1 + kSoftmaxFlopsPerDim / 128) / (1 + kSoftmaxFlopsPerDim / head_dim);
@@ -126,8 +137,23 @@ double ShapeComputeModel::CastSeconds(const GemmShape& g) const {
          p_.fp8.cast_kernels * p_.kernel_overhead_s;
 }
 
+double ShapeComputeModel::BandSeconds(const AttentionShape& a) const {
+  const AttentionEfficiency& e = p_.attention;
+  const double head = AttentionEfficiency::HeadDimFactor(a.head_dim);
+  if (a.backward && a.fp8 && e.fp8_band_backward_causal > 0 && a.band_seq > a.seq_kv) {
+    // The causal triangle of band_seq keys: half the square, 2.5 forward passes.
+    AttentionShape triangle = a;
+    triangle.seq_kv = a.band_seq;
+    const double work = 1.25 * 0.5 * triangle.Flops();
+    return work / (p_.peak_flops_per_s * std::min(1.0, e.fp8_band_backward_causal * head));
+  }
+  const double work = a.backward ? 1.25 * a.Flops() : a.Flops();
+  return work / (p_.peak_flops_per_s * std::min(1.0, e.Band(a.seq_kv, a.backward) * head));
+}
+
 double ShapeComputeModel::AttentionSeconds(const AttentionShape& a) const {
   if (a.Flops() == 0) return 0;
+  if (a.band) return BandSeconds(a);
   const AttentionEfficiency& e = p_.attention;
   double efficiency = e.Forward(a.seq_kv) * AttentionEfficiency::HeadDimFactor(a.head_dim);
   double work = a.Flops();

@@ -23,10 +23,23 @@ struct AttentionEfficiency {
   std::vector<double> efficiency;  // one per seq_lens entry, in (0, 1]
   double backward_factor = 1;      // backward efficiency / forward efficiency
   double causal_factor = 1;        // causal efficiency / non-causal efficiency
+  // Sliding-window bands as measured (FlashAttentionSpec::Window): at band_keys keys per
+  // query, band_forward and band_backward at head_dim 128; band_keys 0: not measured.
+  // fp8_band_backward_causal > 0: an FP8 backward computes the whole causal triangle at
+  // this efficiency.
+  double band_keys = 0;
+  double band_forward = 0;
+  double band_backward = 0;
+  double fp8_band_backward_causal = 0;
 
   // Forward efficiency at head_dim 128: linear in log2(seq) between two points, the
   // nearest point outside them. Precondition: seq_lens not empty, seq > 0.
   double Forward(double seq) const;
+  // Efficiency at head_dim 128 of a band of `keys` keys per query (forward, or backward
+  // on 2.5 forward passes of FLOPs): without a measurement, the curve's (Forward, times
+  // backward_factor); with one, the measured value at keys <= band_keys, the curve's at
+  // keys >= seq_lens.front(), linear in log2(keys) between the two. Precondition as Forward.
+  double Band(double keys, bool backward) const;
   // Efficiency relative to head_dim 128: per score, the two GEMMs do 4 x head_dim
   // FLOPs on tensor cores and the online softmax about 5 scalar operations, each worth
   // 16 tensor-core FLOPs on A100 and H100 (FlashAttention-2, Sec. 3.1): 80 FLOP-
@@ -122,7 +135,9 @@ class ShapeComputeModel final : public ComputeModel {
   double CastSeconds(const GemmShape& g) const;
   // One fused attention kernel, by AttentionEfficiency; causal kernels do half the
   // work; a backward pass also recomputes the scores (2.5 forward passes of FLOPs per
-  // backward, which the program counts as 2).
+  // backward, which the program counts as 2). A band (AttentionShape::band) at
+  // AttentionEfficiency::Band; its FP8 backward, where fp8_band_backward_causal is
+  // measured, computes the causal triangle of band_seq keys at that efficiency.
   double AttentionSeconds(const AttentionShape& a) const;
 
  private:
@@ -138,6 +153,7 @@ class ShapeComputeModel final : public ComputeModel {
   double RateScale(const GemmShape& g) const;
   // One GEMM kernel (not launches_per_batch), its rate scaled by `rate_scale`.
   double KernelSeconds(const GemmShape& g, double rate_scale) const;
+  double BandSeconds(const AttentionShape& a) const;
   const ShapeModelParams p_;
 };
 

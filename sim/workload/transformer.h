@@ -65,6 +65,7 @@ struct LayerShape {
   // Fused attention (FlashAttention): the a*s*s score tensors are never stored, only the
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
+  bool fp8_attention = false;  // FP8 fused attention (TrainingSpec::fp8_attention)
   // The recomputation is XLA's (a JAX-style plan): jax.checkpoint re-runs the layer's
   // forward inside the backward loop body, where XLA's dead-code elimination drops what
   // the backward does not read. Under Recompute::kFull each block's last GEMM (the output

@@ -62,6 +62,26 @@ TEST(SlidingWindow, KernelIsABandOfWindowKeys) {
   EXPECT_TRUE(TransformerLayerKernels(m, s).attention.block.fwd.attention[0].causal);
 }
 
+// The band knows the causal sequence it lies in (an FP8 backward may compute all of it)
+// and whether it runs in FP8; full attention is no band, nor are ring attention's blocks.
+TEST(SlidingWindow, BandKernelKnowsItsSequenceAndPrecision) {
+  ModelSpec m = Small();
+  LayerShape s = Shape(1024, 128);
+  s.flash_attention = true;
+  s.fp8_attention = true;
+  const LayerKernels k = TransformerLayerKernels(m, s);
+  for (const KernelShapes* ks :
+       {&k.attention.block.fwd, &k.attention.block.dgrad, &k.attention.block.wgrad}) {
+    ASSERT_EQ(ks->attention.size(), 1u);
+    EXPECT_TRUE(ks->attention[0].band);
+    EXPECT_EQ(ks->attention[0].band_seq, 1024);
+    EXPECT_TRUE(ks->attention[0].fp8);
+  }
+  EXPECT_FALSE(k.attention.ring_fwd.attention[0].band);
+  s.window = 0;
+  EXPECT_FALSE(TransformerLayerKernels(m, s).attention.block.fwd.attention[0].band);
+}
+
 // Two layers, pattern 2: layer 0 windowed, layer 1 full. The step's model FLOPs drop by 3 x
 // (268,435,456 - 33,554,432) = 704,643,072 per sequence.
 TEST(SlidingWindow, ModelFlopsCountWindowedLayers) {

@@ -13,6 +13,7 @@
 #include "sim/sweep/planner.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/experiment_step.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -242,6 +243,43 @@ TEST(Fp8, Mxfp8OnlyOnBlackwell) {
   blackwell.replace(blackwell.find("dgx-h100"), 8, "gb200-nvl72");
   blackwell.replace(blackwell.find("nodes: 1"), 8, "nodes: 2");
   EXPECT_TRUE(LoadExperimentText(blackwell, kSource + "/workloads/experiments/test.yaml", {}).ok());
+}
+
+// GPT-OSS 120B on 64 GB200s, BF16, MBS 4: 5 micro-batches of 18 windowed layers (128
+// keys, head dim 64, 4 x 64 heads of 4096 queries: 34.36 GFLOP forward, 2.5x backward). At
+// cuDNN's measured band efficiency (gb200-nvl72.yaml: 0.0743 forward, 0.0839 backward, x
+// HeadDimFactor(64) 0.881, of 2.5 PFLOP/s) each takes 0.2100 + 0.4649 ms, at the whole
+// peak 0.0156 + 0.0390 ms: 90 x 0.6202 = 55.8 ms more a step (its compute is the critical
+// path; on the B200 row, whose gradient reduce-scatters are exposed, longer backward
+// compute hides some of them).
+TEST(SlidingWindow, MeasuredBandKernelsSlowGptOssOnGb200) {
+  const std::string path =
+      kSource + "/workloads/experiments/public-gb200-bridge-gpt-oss-120b-bf16.yaml";
+  const StepSummary measured = testing::ExperimentStep(path, {});
+  const StepSummary peak =
+      testing::ExperimentStep(path, {"cluster.gpu.flash_attention.window.forward=1",
+                                     "cluster.gpu.flash_attention.window.backward=1"});
+  const double more = measured.step_time_s - peak.step_time_s;
+  EXPECT_GT(more, 0.95 * 0.0558) << more;
+  EXPECT_LT(more, 1.05 * 0.0558) << more;
+}
+
+// GB200, MXFP8 with the recipe's FP8 attention: each windowed layer's backward computes
+// the causal triangle of all 4096 keys (1.25 x 2 x 549.76 GFLOP at 0.300 x 0.881 of 2.5
+// PFLOP/s: 2.080 ms) where the 16-bit band takes 0.465 ms: 90 x 1.615 = 145 ms more a step.
+// FP8 attention needs FP8 training.
+TEST(Fp8, AttentionBackwardOfAWindowComputesTheCausalTriangle) {
+  const std::string path = kSource + "/workloads/experiments/public-gb200-bridge-gpt-oss-120b.yaml";
+  const StepSummary fp8 = testing::ExperimentStep(path, {});
+  const StepSummary bf16 = testing::ExperimentStep(path, {"training.fp8_attention=false"});
+  const double more = fp8.step_time_s - bf16.step_time_s;
+  EXPECT_GT(more, 0.95 * 0.145) << more;
+  EXPECT_LT(more, 1.05 * 0.145) << more;
+  const std::string error = testing::ExperimentLoadError(
+      kSource + "/workloads/experiments/public-b200-bridge-gpt-oss-120b.yaml",
+      {"training.fp8_attention=true"});
+  EXPECT_NE(error.find("training.fp8_attention"), std::string::npos) << error;
+  EXPECT_NE(error.find("found bf16"), std::string::npos) << error;
 }
 
 TEST(NvlinkDomain, SpansTraysOnOneSwitch) {

@@ -911,20 +911,22 @@ TEST(MegatronFlags, GradientDtype) {
   EXPECT_TRUE(run.warnings.empty());
 }
 
-// FP8 primary weights, bf16 Adam moments and activation offloading are mapped.
+// FP8 primary weights, FP8 attention, bf16 Adam moments and activation offloading are mapped.
 TEST(MegatronFlags, MemorySavings) {
   MegatronImport run = Import(std::string(kSmall) +
                               "--fp8-format hybrid --fp8-param-gather "
+                              "--fp8-dot-product-attention "
                               "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
                               "--exp-avg-sq-dtype bf16 --cpu-offloading "
                               "--cpu-offloading-num-layers 3");
   EXPECT_TRUE(run.training.fp8_param_gather);
+  EXPECT_TRUE(run.training.fp8_attention);
   EXPECT_EQ(run.training.moments_dtype, MomentsDtype::kBf16);
   EXPECT_EQ(run.plan.cpu_offload_layers, 3);
   EXPECT_TRUE(run.not_modelled.empty());
   const std::string yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
-  for (const char* line : {"\n  fp8_param_gather: true\n", "\n  moments_dtype: bf16\n",
-                           "\n  cpu_offload_layers: 3\n"}) {
+  for (const char* line : {"\n  fp8_param_gather: true\n", "\n  fp8_attention: true\n",
+                           "\n  moments_dtype: bf16\n", "\n  cpu_offload_layers: 3\n"}) {
     EXPECT_NE(yaml.find(line), std::string::npos) << line << yaml;
   }
   // One bf16 moment only: not modelled, kept fp32.

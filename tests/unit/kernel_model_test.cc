@@ -132,6 +132,70 @@ TEST(ShapeComputeModel, FlashAttentionByTheMeasuredCurve) {
                    1.25 * flops / (312e12 * 0.54));
 }
 
+// A measured band (FlashAttentionSpec::Window) at 128 keys: its value at and below 128, the
+// curve's from its first point (1024) on, linear in log2 between: 362 keys is 1.5 of the 3
+// octaves from 128 to 1024 (2^8.5 = 362.04).
+TEST(AttentionEfficiency, BandIsMeasuredBelowTheCurve) {
+  AttentionEfficiency e;
+  e.seq_lens = {1024, 4096};
+  e.efficiency = {0.5, 0.7};
+  e.backward_factor = 0.8;
+  EXPECT_DOUBLE_EQ(e.Band(128, false), 0.5);  // not measured: the curve, clamped
+  EXPECT_DOUBLE_EQ(e.Band(128, true), 0.4);
+  e.band_keys = 128;
+  e.band_forward = 0.1;
+  e.band_backward = 0.2;
+  EXPECT_DOUBLE_EQ(e.Band(128, false), 0.1);
+  EXPECT_DOUBLE_EQ(e.Band(64, true), 0.2);
+  EXPECT_DOUBLE_EQ(e.Band(2048, false), 0.6);
+  EXPECT_DOUBLE_EQ(e.Band(1024, true), 0.4);
+  EXPECT_NEAR(e.Band(std::pow(2.0, 8.5), false), 0.1 + 0.5 * (0.5 - 0.1), 1e-12);
+  EXPECT_NEAR(e.Band(std::pow(2.0, 8.5), true), 0.2 + 0.5 * (0.4 - 0.2), 1e-12);
+}
+
+// GPT-OSS's windowed layer on a GB200 (2.5 PFLOP/s) with the measurement of
+// topologies/gb200-nvl72.yaml: 256 heads (MBS 4 x 64) of 4096 queries against 128 keys at
+// head dim 64 take cuDNN's measured 0.210 ms forward and 0.465 ms backward; without the
+// measurement the curve's 512 point times them 5.9x and 4.4x faster.
+TEST(ShapeComputeModel, BandKernelsAtTheMeasuredEfficiency) {
+  ShapeModelParams p;
+  p.peak_flops_per_s = 2500e12;
+  p.attention.seq_lens = {512, 4096};
+  p.attention.efficiency = {0.435, 0.597};
+  p.attention.backward_factor = 0.84;
+  AttentionShape fwd{256, 4096, 128, 64, false, false, 1};
+  fwd.band = true;
+  fwd.band_seq = 4096;
+  AttentionShape bwd = fwd;
+  bwd.backward = true;
+  bwd.passes = 2;
+  const double head = AttentionEfficiency::HeadDimFactor(64);
+  const double flops = 4.0 * 256 * 4096 * 128 * 64;  // 34,359,738,368
+  const ShapeComputeModel curve(p);
+  EXPECT_DOUBLE_EQ(curve.AttentionSeconds(fwd), flops / (2500e12 * 0.435 * head));
+  EXPECT_DOUBLE_EQ(curve.AttentionSeconds(bwd), 2.5 * flops / (2500e12 * 0.435 * 0.84 * head));
+  p.attention.band_keys = 128;
+  p.attention.band_forward = 0.0743;
+  p.attention.band_backward = 0.0839;
+  p.attention.fp8_band_backward_causal = 0.300;
+  const ShapeComputeModel measured(p);
+  EXPECT_NEAR(measured.AttentionSeconds(fwd), 0.210e-3, 0.001e-3);
+  EXPECT_NEAR(measured.AttentionSeconds(bwd), 0.465e-3, 0.001e-3);
+  // FP8 attention: the backward computes the causal triangle of all 4096 keys (0.5 x 32
+  // times the band's FLOPs) at 0.300: cuDNN's measured 2.080 ms MXFP8 backward.
+  AttentionShape fp8 = bwd;
+  fp8.fp8 = true;
+  EXPECT_DOUBLE_EQ(measured.AttentionSeconds(fp8),
+                   2.5 * 0.5 * 32 * flops / (2500e12 * 0.300 * head));
+  EXPECT_NEAR(measured.AttentionSeconds(fp8), 2.080e-3, 0.001e-3);
+  // Its forward is the band's; a full-attention kernel never a band.
+  AttentionShape fp8_fwd = fwd;
+  fp8_fwd.fp8 = true;
+  EXPECT_DOUBLE_EQ(measured.AttentionSeconds(fp8_fwd), measured.AttentionSeconds(fwd));
+  const AttentionShape full{256, 4096, 4096, 64, true, false, 1};
+  EXPECT_DOUBLE_EQ(measured.AttentionSeconds(full), curve.AttentionSeconds(full));
+}
+
 TEST(ShapeComputeModel, AnOpAddsItsKernelsBytesAndLaunches) {
   ShapeModelParams p = FourSms();
   p.hbm_bytes_per_s = 1e12;
