@@ -37,7 +37,8 @@
 //   training: --bf16 | --fp16 | --fp8-format (dtype), --optimizer adam|sgd,
 //     grad_accum_dtype fp32 (Megatron's main_grad; same with --grad-reduce-in-bf16),
 //     flash_attention from --use-flash-attn or --attention-backend flash|fused|auto,
-//     fp8_param_gather from --fp8-param-gather, moments_dtype bf16 from
+//     fp8_param_gather from --fp8-param-gather, fp8_attention from
+//     --fp8-dot-product-attention (with --fp8-format), moments_dtype bf16 from
 //     --use-precision-aware-optimizer with --exp-avg-dtype and --exp-avg-sq-dtype bf16;
 //     plan.cpu_offload_layers from --cpu-offloading --cpu-offloading-num-layers.
 // Flags read and checked against what meshsim models, warned when they differ:
