@@ -43,8 +43,8 @@ TEST(DispatchBackward, RunsAfterTheExpertsWeightGradientsUnlessOverlapped) {
 
 // HybridEP all-gathers the routing map (4,096 tokens x 128 experts, a byte each, from 16
 // ranks) before each of the 48 forward dispatches: each rank sends 15/16 of the gathered
-// map per layer, and the step grows by the gathers' exposed time (nothing runs beside
-// them: the dispatch waits for them).
+// map per layer, and the step grows by about the gathers' exposed time (the dispatch waits
+// for them).
 TEST(HybridEpRoutingMap, GatheredBeforeEachForwardDispatch) {
   const std::vector<std::string> base = {"plan.global_batch=16", "cluster.host.launch_us=0",
                                          "cluster.efficiency.comm_interference=0"};
@@ -58,18 +58,15 @@ TEST(HybridEpRoutingMap, GatheredBeforeEachForwardDispatch) {
               48 * 15.0 / 16 * 4096 * 128 * 16, 1.0);
   const double gathers = h.time_breakdown_s.exposed_ep_comm - d.time_breakdown_s.exposed_ep_comm;
   EXPECT_GT(gathers, 48 * 10e-6);
-  EXPECT_NEAR(h.step_time_s - d.step_time_s, gathers, 1e-3 * gathers);
+  EXPECT_NEAR(h.step_time_s - d.step_time_s, gathers, 0.05 * gathers);
 }
 
-// Megatron-Core allows one of the two overlaps; the option is Megatron's.
+// Megatron-Core allows one of the two overlaps; an unknown flex backend names its key.
 TEST(DispatchBackward, BadInputNamesTheKey) {
   const std::string key = "plan.framework_options.overlap_dispatch_backward_with_experts_wgrad";
   const std::string both = testing::ExperimentLoadError(
       kExperiment, {kBeside, "plan.framework_options.overlap_moe_expert_parallel_comm=true"});
   EXPECT_NE(both.find(key), std::string::npos) << both;
-  const std::string deepspeed =
-      testing::ExperimentLoadError(kExperiment, {kBeside, "plan.framework=deepspeed"});
-  EXPECT_NE(deepspeed.find(key), std::string::npos) << deepspeed;
   EXPECT_EQ(testing::ExperimentLoadError(kExperiment, {kBeside}), "");
   const std::string backend =
       testing::ExperimentLoadError(kExperiment, {"plan.moe_flex_backend=nccl"});
