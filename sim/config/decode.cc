@@ -77,6 +77,8 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   flag("fused_grouped_mlp", Framework::kMegatron, &o->fused_grouped_mlp);
   flag("overlap_moe_expert_parallel_comm", Framework::kMegatron,
        &o->overlap_moe_expert_parallel_comm);
+  flag("overlap_dispatch_backward_with_experts_wgrad", Framework::kMegatron,
+       &o->overlap_dispatch_backward_with_experts_wgrad);
   owned_by("moe_flex_dispatcher_num_sms", Framework::kMegatron);
   r.GetInt("moe_flex_dispatcher_num_sms", &o->moe_flex_dispatcher_num_sms);
   count("reduce_bucket_size", Framework::kDeepSpeed, &o->reduce_bucket_size, false);
@@ -177,6 +179,10 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetEnum<MoeDispatcher>("moe_dispatcher",
                            {{"alltoall", MoeDispatcher::kAllToAll}, {"flex", MoeDispatcher::kFlex}},
                            &p.moe_dispatcher);
+  r.GetEnum<MoeFlexBackend>(
+      "moe_flex_backend",
+      {{"deepep", MoeFlexBackend::kDeepEp}, {"hybridep", MoeFlexBackend::kHybridEp}},
+      &p.moe_flex_backend);
   r.GetEnum<MoeGroupedGemm>("moe_grouped_gemm",
                             {{"te", MoeGroupedGemm::kTe},
                              {"gmm", MoeGroupedGemm::kGmm},

@@ -228,6 +228,7 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
   }
   if (p.cpu_offload_layers > 0) o << "  cpu_offload_layers: " << p.cpu_offload_layers << "\n";
   if (p.moe_dispatcher == MoeDispatcher::kFlex) o << "  moe_dispatcher: flex\n";
+  if (p.moe_flex_backend == MoeFlexBackend::kHybridEp) o << "  moe_flex_backend: hybridep\n";
   if (p.moe_capacity_factor > 0) {
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.15g", p.moe_capacity_factor);
@@ -269,6 +270,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"plan.dp_bucket_mb", "--ddp-bucket-size"},
       {"plan.moe_capacity_factor", "--moe-expert-capacity-factor"},
       {"plan.moe_dispatcher", "--moe-token-dispatcher-type"},
+      {"plan.moe_flex_backend", "--moe-flex-dispatcher-backend"},
       {"model.layers", "--num-layers"},
       {"model.hidden", "--hidden-size"},
       {"model.heads", "--num-attention-heads"},

@@ -100,6 +100,7 @@ const std::vector<FlagInfo> kTable = {
     {"--overlap-grad-reduce", kSwitch, kMapped, ""},
     {"--ddp-bucket-size", kOne, kMapped, ""},
     {"--moe-token-dispatcher-type", kOne, kMapped, ""},
+    {"--moe-flex-dispatcher-backend", kOne, kMapped, ""},
     {"--moe-grouped-gemm", kSwitch, kMapped, ""},
     {"--moe-expert-capacity-factor", kOne, kMapped, ""},
     // ---- (a) mapped: training ----
@@ -317,7 +318,6 @@ const std::vector<FlagInfo> kTable = {
     {"--cuda-graph-scope", kList, kMapped, ""},
     {"--cuda-graph-modules", kList, kNoEffect, ""},
     {"--moe-deepep-num-sms", kOne, kNoEffect, ""},
-    {"--moe-flex-dispatcher-backend", kOne, kNoEffect, ""},
     {"--moe-enable-deepep", kSwitch, kNoEffect, ""},  // with --moe-token-dispatcher-type flex
     {"--align-grad-reduce", kSwitch, kNoEffect, ""},
     {"--no-align-grad-reduce", kSwitch, kNoEffect, ""},

@@ -164,6 +164,10 @@ void DecodeMoePlan(const Args& a, MegatronImport* out) {
         "(--moe-token-dispatcher-type alltoall)");
   }
   if (dispatcher == "flex") p.moe_dispatcher = MoeDispatcher::kFlex;
+  // Megatron-Core's moe_flex_dispatcher_backend (default deepep).
+  if (a.Choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep"}, "deepep") == "hybridep") {
+    p.moe_flex_backend = MoeFlexBackend::kHybridEp;
+  }
   const int local = std::max(1, m.experts / p.ep);
   if (local > 1 && !a.Flag("--moe-grouped-gemm")) {
     out->not_modelled.push_back(

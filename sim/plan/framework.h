@@ -54,6 +54,14 @@ struct FrameworkOptions {
   // compute (sim/schedule/ep_overlap.cc). Needs ep > 1, no full recomputation, and with
   // pipelining the interleaved schedule with overlapped sends and receives.
   bool overlap_moe_expert_parallel_comm = false;
+  // Megatron-Core overlap_dispatch_backward_with_experts_wgrad (default False;
+  // model_parallel_config.py, NVIDIA/Megatron-LM PR #3795 @ 97e36aab): the routed experts'
+  // weight gradients run on a side stream after their input gradients, so the gradient of
+  // the token dispatch (a combine) overlaps them. Off, Transformer Engine's GroupedLinear
+  // backward computes the weight gradients before it returns the input gradient
+  // (grouped_linear.py `_GroupedLinear.backward` @ d0067d0), and the dispatch's gradient
+  // starts after them. Excludes overlap_moe_expert_parallel_comm (as Megatron-Core checks).
+  bool overlap_dispatch_backward_with_experts_wgrad = false;
   // Megatron-Core moe_flex_dispatcher_num_sms (moe_hybridep_num_sms / moe_deepep_num_sms,
   // routed to it in TransformerConfig.__post_init__; megatron/core/transformer/
   // transformer_config.py @ NVIDIA/Megatron-LM d98e8a6): the SMs the flex dispatcher's

@@ -77,6 +77,10 @@ struct PlanSpec {
   double moe_capacity_factor = 0.0;
   // The MoE token dispatcher (transformer.h MoeDispatcher): its permutation kernels.
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The library behind the flex dispatcher (Megatron-Core moe_flex_dispatcher_backend,
+  // default "deepep"): with HybridEP each forward dispatch first all-gathers the routing
+  // map over the EP group (sim/schedule/moe_blocks.cc).
+  MoeFlexBackend moe_flex_backend = MoeFlexBackend::kDeepEp;
   // The library of the routed experts' GEMMs (transformer.h MoeGroupedGemm).
   MoeGroupedGemm moe_grouped_gemm = MoeGroupedGemm::kTe;
   // How tokens pick their experts (core/expert_routing.h MoeRouting): where the flex

@@ -232,6 +232,13 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
   if (p.framework_options.overlap_moe_expert_parallel_comm) {
     if (Status s = CheckEpOverlap(p); !s.ok()) return s;
   }
+  // Megatron-Core: the two overlaps exclude each other (transformer_config.py @ d98e8a6).
+  if (p.framework_options.overlap_dispatch_backward_with_experts_wgrad &&
+      p.framework_options.overlap_moe_expert_parallel_comm) {
+    return BadKey("plan.framework_options.overlap_dispatch_backward_with_experts_wgrad",
+                  "expected false with plan.framework_options.overlap_moe_expert_parallel_comm "
+                  "(Megatron-Core allows one of the two), found true");
+  }
   if (p.moe_skew < 1) {
     return BadKey("plan.moe_skew", "expected a factor >= 1, found " + std::to_string(p.moe_skew));
   }

@@ -65,6 +65,18 @@ OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, int layer, int m
                     c.dispatch_bytes, layer, mb, blocking);
 }
 
+// The routing map is a byte per (token, expert) (torch.bool); all_gather_into_tensor's
+// output, in nccl-tests' convention, is the EP group's maps together.
+OpId StepBuilder::RoutingMapGather(RankState& st, const MoeCost& c, int layer, int mb) {
+  if (p_.ep == 1 || p_.moe_dispatcher != MoeDispatcher::kFlex ||
+      p_.moe_flex_backend != MoeFlexBackend::kHybridEp) {
+    return kNoOp;
+  }
+  const double bytes = c.tokens * m_.experts * static_cast<double>(st.ep_group.size());
+  return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllGather, st.ep_group,
+                    bytes, layer, mb, /*blocking=*/false);
+}
+
 void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeCost c = MoeFor(st);
   const MoeShapeIds ids = MoeShapesFor(st);
@@ -89,9 +101,11 @@ OpId StepBuilder::MoeRouterForward(RankState& st, const MoeCost& c, const MoeSha
       KernelWork{c.router.fwd_flops, c.router.fwd_bytes, c.router.fwd_kernels, ids.router.fwd},
       layer, mb, recompute ? c.router.fwd_flops : 0);
   EndGraph(st, t_.cuda_graphs.moe_router);
+  const OpId gathered = RoutingMapGather(st, c, layer, mb);
   // The dispatcher copies the token counts per expert to the host and synchronises on them
-  // before it dispatches (DispatchSync).
-  st.host.Sync(prog_, {routed}, layer, mb);
+  // before it dispatches (DispatchSync); HybridEP's counts come from its routing map's
+  // all-gather.
+  st.host.Sync(prog_, {routed, gathered}, layer, mb);
   return routed;
 }
 
@@ -119,12 +133,17 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
     EpCollective(st, c, layer, mb);  // gradient of combine
   }
   MoeExpertsDgrad(st, c, ids, layer, mb);
+  // The gradient of the dispatch (a combine): after the experts' weight gradients, which
+  // Transformer Engine's GroupedLinear computes before it returns the input gradient, or
+  // beside them with Megatron-Core's overlap_dispatch_backward_with_experts_wgrad
+  // (plan/framework.h).
+  const bool beside_wgrad =
+      p_.framework_options.overlap_dispatch_backward_with_experts_wgrad && p_.ep > 1;
   std::optional<OpId> back;
-  if (p_.ep > 1) {  // gradient of dispatch, while the experts' weight gradients run
-    back = EpCollective(st, c, layer, mb, /*blocking=*/false);
-  }
+  if (beside_wgrad) back = EpCollective(st, c, layer, mb, /*blocking=*/false);
   MoeExpertsWgrad(st, c, ids, layer, mb);
   if (back) st.wait.push_back(*back);
+  if (p_.ep > 1 && !beside_wgrad) EpCollective(st, c, layer, mb);
   MoeRouterBackward(st, c, ids, layer, mb);
 }
 

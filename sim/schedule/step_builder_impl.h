@@ -235,6 +235,9 @@ class StepBuilder {
   // One expert-parallel dispatch or combine (or their gradients) of `c`'s tokens, as the
   // plan's dispatcher sends them.
   OpId EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking = true);
+  // HybridEP's all-gather of the routing map before a forward dispatch, on the EP stream
+  // (not blocking: the dispatch after it on that stream waits); kNoOp for other dispatchers.
+  OpId RoutingMapGather(RankState& st, const MoeCost& c, int layer, int mb);
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
   double MoeTransient(const RankState& st) const;

@@ -1081,6 +1081,13 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
   EXPECT_EQ(flex.plan.moe_dispatcher, MoeDispatcher::kFlex);
   EXPECT_EQ(flex.model.moe_router_num_groups, 4);
   EXPECT_EQ(flex.model.moe_router_group_topk, 2);
+  EXPECT_EQ(flex.plan.moe_flex_backend, MoeFlexBackend::kDeepEp);  // Megatron-Core's default
+  const MegatronImport hybridep =
+      Import(matching + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep");
+  EXPECT_EQ(hybridep.plan.moe_flex_backend, MoeFlexBackend::kHybridEp);
+  EXPECT_NE(
+      MegatronExperimentYaml(hybridep, "x", "c.yaml", 1, 0).find("moe_flex_backend: hybridep\n"),
+      std::string::npos);
   struct Case {
     std::string args;
     std::string named;
