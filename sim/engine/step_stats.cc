@@ -273,8 +273,14 @@ void WalkOp(const Program& program, const ReplayResult& replay, OpId id, int ran
   if (e > b && (stream != Stream::kHost || HeldBack(program, replay, id))) {
     const Activity a = ActivityOf(program, id, stream);
     std::vector<Edge>& run = walk.edges[static_cast<int>(stream)];
-    run.push_back(MakeEdge(b, true, a));
-    run.push_back(MakeEdge(e, false, a));
+    // An op that starts as the one before it on its stream ends, with the same activity,
+    // extends that one's span: the end and start at one instant would account for no time.
+    if (!run.empty() && run.back() == MakeEdge(b, false, a)) {
+      run.back() = MakeEdge(e, false, a);
+    } else {
+      run.push_back(MakeEdge(b, true, a));
+      run.push_back(MakeEdge(e, false, a));
+    }
   }
   if (IsCompute(r)) {
     if (stream != Stream::kCompute) return;
