@@ -8,9 +8,13 @@ set -uo pipefail
 bin=$(realpath "$1")
 shift
 cd "$(dirname "$0")/.."
+# (The summary goes through a file: the status of a pipeline inside $(...) is lost, and
+# every run read exit=0.)
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for e in workloads/experiments/*.yaml; do
-  h=$("$bin" run "$e" --no-trace -q --reproducible --summary - "$@" 2>/dev/null | md5sum |
-    cut -d' ' -f1)
-  code=${PIPESTATUS[0]}
+  "$bin" run "$e" --no-trace -q --reproducible --summary - "$@" >"$out" 2>/dev/null
+  code=$?
+  h=$(md5sum <"$out" | cut -d' ' -f1)
   echo "$h exit=$code $e"
 done

@@ -18,9 +18,6 @@ enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kHost, kActivityC
 // of an op it needs from the program's ReplayRecord and OpInfo arrays rather than build
 // whole Ops (Program::op).
 bool IsCompute(const ReplayRecord& r) { return r.kind() == ReplayRecord::Kind::kCompute; }
-bool IsComm(const ReplayRecord& r) {
-  return r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo;
-}
 
 // The activity of op `id` on `stream` (a memory op's counts for nothing).
 Activity ActivityOf(const Program& p, OpId id, Stream stream) {
@@ -67,8 +64,9 @@ using StreamEdges = std::array<std::vector<Edge>, kStreamCount>;
 // taking at each instant the highest-priority activity under way.
 RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t step_end) {
   // Compute and TP streams carry most edges; the others are sorted into one run, so the
-  // merge below picks among three cursors at most.
-  std::vector<Edge> others;
+  // merge below picks among three cursors at most. (A buffer per thread, reused.)
+  thread_local std::vector<Edge> others;
+  others.clear();
   for (int st = 0; st < kStreamCount; ++st) {
     assert(std::is_sorted(streams[st].begin(), streams[st].end()));
     const Stream stream = static_cast<Stream>(st);
@@ -199,42 +197,6 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member, double ra
 
 namespace {
 
-// Runs fn(id) on each of `rank`'s ops on the streams where keep(stream), in op id order:
-// the program's order, in which per-rank sums were always taken (floating-point sums
-// depend on their order). Each stream lists its ops in id order already.
-template <typename Keep, typename Fn>
-void ForEachInIdOrder(const Program& p, int rank, Keep keep, Fn fn) {
-  std::array<StreamRange::Iterator, kStreamCount> next;
-  int open = 0;
-  for (int st = 0; st < kStreamCount; ++st) {
-    const StreamRange q = p.StreamOps(rank, static_cast<Stream>(st));
-    if (q.empty() || !keep(static_cast<Stream>(st))) continue;
-    next[open++] = q.begin();
-  }
-  const StreamRange::Iterator end;
-  while (open > 0) {
-    int k = 0;
-    for (int i = 1; i < open; ++i) {
-      if (*next[i] < *next[k]) k = i;
-    }
-    fn(*next[k]);
-    if (++next[k] == end) next[k] = next[--open];
-  }
-}
-
-// End of the last forward/backward kernel of each rank, ps.
-std::vector<int64_t> LastPassEnds(const Program& program, const ReplayResult& replay) {
-  std::vector<int64_t> last(program.Ranks(), 0);
-  for (int r = 0; r < program.Ranks(); ++r) {
-    for (OpId id : program.StreamOps(r, Stream::kCompute)) {
-      if (IsCompute(program.Records()[id]) && program.Info(id).tag != Tag::kOptimizerStep) {
-        last[r] = std::max(last[r], replay.end[id].picoseconds());
-      }
-    }
-  }
-  return last;
-}
-
 // Whether host op `id` held a GPU op back: one of the ops it launched started as it ended.
 // Other host time (the host running ahead, or launching ops that then wait for other
 // ranks) is no host-bound time.
@@ -243,59 +205,6 @@ bool HeldBack(const Program& program, const ReplayResult& replay, OpId id) {
     if (replay.start[*d] == replay.end[id]) return true;
   }
   return false;
-}
-
-// Fills `edges` with `rank`'s busy intervals, per stream (of the host's, the launches that
-// held a GPU op back).
-void CollectEdges(const Program& program, const ReplayResult& replay, int rank,
-                  StreamEdges& edges) {
-  for (int st = 0; st < kStreamCount; ++st) {
-    std::vector<Edge>& run = edges[st];
-    run.clear();
-    const auto stream = static_cast<Stream>(st);
-    for (OpId id : program.StreamOps(rank, stream)) {
-      if (program.Records()[id].kind() == ReplayRecord::Kind::kMemory) continue;
-      const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
-      if (e <= b) continue;
-      if (stream == Stream::kHost && !HeldBack(program, replay, id)) continue;
-      const Activity a = ActivityOf(program, id, stream);
-      run.push_back(MakeEdge(b, true, a));
-      run.push_back(MakeEdge(e, false, a));
-    }
-  }
-}
-
-// One rank's FLOPs, bytes sent and interference, added to `stats`.
-// `rank_reach`: ExpertRankReach(program).
-void CountWork(const Program& program, const ReplayResult& replay, int rank, double rank_reach,
-               RankStats& stats) {
-  int64_t slowed[2] = {0, 0};  // compute and optimizer kernels' extra time, ps
-  for (OpId id : program.StreamOps(rank, Stream::kCompute)) {
-    const ReplayRecord& r = program.Records()[id];
-    if (!IsCompute(r)) continue;
-    if (replay.interference_on) {
-      slowed[program.Info(id).tag == Tag::kOptimizerStep] +=
-          replay.Interference(program, id).picoseconds();
-    }
-    const OpWork& w = program.works()[r.ref];  // a compute op's ref is its work
-    stats.model_flops += w.work.flops - w.recompute_flops;
-    stats.recompute_flops += w.recompute_flops;
-  }
-  for (int c = 0; c < kCommClassCount; ++c) {
-    const auto in_class = [c](Stream s) { return static_cast<int>(CommClassOf(s)) == c; };
-    ForEachInIdOrder(program, rank, in_class, [&](OpId id) {
-      const ReplayRecord& r = program.Records()[id];
-      if (!IsComm(r)) return;
-      const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
-      const auto& group = program.groups()[comm.group];
-      stats.sent_bytes[c] += SentBytes(comm.op, static_cast<int>(group.size()), comm.bytes,
-                                       group.front() == rank, rank_reach);
-    });
-  }
-  TimeBreakdown& b = stats.breakdown;
-  b.compute_s -= static_cast<double>(slowed[0]) * 1e-12;
-  b.optimizer_s -= static_cast<double>(slowed[1]) * 1e-12;
-  b.interference_s = static_cast<double>(slowed[0] + slowed[1]) * 1e-12;
 }
 
 // The reach of the expert dispatches' members (RankReach; their groups are the plan's
@@ -310,10 +219,111 @@ double ExpertRankReach(const Program& program) {
   return 0;
 }
 
+// Per rank, from one walk over the ops in id order: the end of its last forward/backward
+// kernel (ps; 0: none) and its last op (kNoOp: none).
+struct RankEnds {
+  std::vector<int64_t> last_pass_end;
+  std::vector<OpId> last_op;
+};
+
+RankEnds ScanRankEnds(const Program& program, const ReplayResult& replay) {
+  RankEnds ends;
+  ends.last_pass_end.assign(program.Ranks(), 0);
+  ends.last_op.assign(program.Ranks(), kNoOp);
+  const ReplayRecord* records = program.Records();
+  const size_t n = program.OpCount();
+  constexpr auto kComputeQueue = static_cast<uint32_t>(Stream::kCompute);
+  for (size_t id = 0; id < n; ++id) {
+    const ReplayRecord& r = records[id];
+    const int rank = r.rank();
+    ends.last_op[rank] = static_cast<OpId>(id);
+    if (IsCompute(r) && r.queue % kStreamCount == kComputeQueue &&
+        program.Info(static_cast<OpId>(id)).tag != Tag::kOptimizerStep) {
+      int64_t& last = ends.last_pass_end[rank];
+      last = std::max(last, replay.end[id].picoseconds());
+    }
+  }
+  return ends;
+}
+
+// What the analysis gathers of one rank while it walks the rank's ops: its busy intervals
+// per stream (of the host's, the launches that held a GPU op back) and the sums of its work.
+struct RankWalk {
+  StreamEdges edges;
+  double model_flops = 0;
+  double recompute_flops = 0;
+  std::array<double, kCommClassCount> sent_bytes{};
+  int64_t slowed[2] = {0, 0};  // compute and optimizer kernels' extra time, ps
+
+  void Clear() {
+    for (std::vector<Edge>& run : edges) run.clear();
+    model_flops = recompute_flops = 0;
+    sent_bytes = {};
+    slowed[0] = slowed[1] = 0;
+  }
+};
+
+// Adds op `id` (of `rank`) to the rank's walk.
+void WalkOp(const Program& program, const ReplayResult& replay, OpId id, int rank,
+            double rank_reach, RankWalk& walk) {
+  const ReplayRecord& r = program.Records()[id];
+  if (r.kind() == ReplayRecord::Kind::kMemory) return;
+  const auto stream = static_cast<Stream>(r.queue % kStreamCount);
+  const int64_t b = replay.start[id].picoseconds(), e = replay.end[id].picoseconds();
+  if (e > b && (stream != Stream::kHost || HeldBack(program, replay, id))) {
+    const Activity a = ActivityOf(program, id, stream);
+    std::vector<Edge>& run = walk.edges[static_cast<int>(stream)];
+    // An op that starts as the one before it on its stream ends, with the same activity,
+    // extends that one's span: the end and start at one instant would account for no time.
+    if (!run.empty() && run.back() == MakeEdge(b, false, a)) {
+      run.back() = MakeEdge(e, false, a);
+    } else {
+      run.push_back(MakeEdge(b, true, a));
+      run.push_back(MakeEdge(e, false, a));
+    }
+  }
+  if (IsCompute(r)) {
+    if (stream != Stream::kCompute) return;
+    if (replay.interference_on) {
+      walk.slowed[program.Info(id).tag == Tag::kOptimizerStep] +=
+          replay.Interference(program, id).picoseconds();
+    }
+    const OpWork& w = program.works()[r.ref];  // a compute op's ref is its work
+    walk.model_flops += w.work.flops - w.recompute_flops;
+    walk.recompute_flops += w.recompute_flops;
+    return;
+  }
+  const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
+  const auto& group = program.groups()[comm.group];
+  walk.sent_bytes[static_cast<int>(CommClassOf(stream))] += SentBytes(
+      comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank, rank_reach);
+}
+
+// The rank's stats from its walk: the sweep of its intervals, then its work.
+RankStats FinishRank(const RankWalk& walk, int64_t pipeline_end, int64_t step_end) {
+  RankStats stats = SweepRank(walk.edges, pipeline_end, step_end);
+  stats.model_flops = walk.model_flops;
+  stats.recompute_flops = walk.recompute_flops;
+  for (int c = 0; c < kCommClassCount; ++c) stats.sent_bytes[c] = walk.sent_bytes[c];
+  TimeBreakdown& b = stats.breakdown;
+  b.compute_s -= static_cast<double>(walk.slowed[0]) * 1e-12;
+  b.optimizer_s -= static_cast<double>(walk.slowed[1]) * 1e-12;
+  b.interference_s = static_cast<double>(walk.slowed[0] + walk.slowed[1]) * 1e-12;
+  return stats;
+}
+
 }  // namespace
 
-// Each analysed rank in turn: its edges (in arrays kept per thread and reused, like the
-// replay's records: a sweep analyses thousands of steps), their sweep, its work.
+// Two walks over the ops in id order, which read the program's and the replay's arrays
+// front to back: the first finds each rank's last pass end and last op, the second
+// gathers each analysed rank's intervals and work and sweeps a rank once its last op has
+// passed. A rank's ops in id order are its program's order, in which its sums were always
+// taken (floating-point sums depend on their order), and each stream's ops in id order are
+// its queue's. Ranks whose ops interleave (a pipeline stage's in full replay,
+// Program::InterleaveRanks) are walked together, each with its own RankWalk: as many at a
+// time as interleave, from a pool kept per thread and reused (a sweep analyses thousands
+// of steps). A walk over one rank's ops at a time instead read one cache line per op once
+// the stage's ops interleaved (8-11 % of a GPT-1T full replay).
 StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
                       const std::vector<int>& which) {
   StepStats stats;
@@ -322,21 +332,57 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   if (analysed.empty()) {
     for (int r = 0; r < ranks; ++r) analysed.push_back(r);
   }
-  const std::vector<int64_t> last_pass_end = LastPassEnds(program, replay);
+  const RankEnds ends = ScanRankEnds(program, replay);
+  const std::vector<int64_t>& last_pass_end = ends.last_pass_end;
   const int64_t pipeline_end = *std::max_element(last_pass_end.begin(), last_pass_end.end());
   stats.critical_rank = static_cast<int>(
       std::max_element(last_pass_end.begin(), last_pass_end.end()) - last_pass_end.begin());
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
-  thread_local StreamEdges edges;
+  const int64_t step_end = replay.step_time.picoseconds();
   const double rank_reach = ExpertRankReach(program);
-  double idle_sum = 0;
-  for (int r : analysed) {
-    CollectEdges(program, replay, r, edges);
-    stats.ranks[r] = SweepRank(edges, pipeline_end, replay.step_time.picoseconds());
-    CountWork(program, replay, r, rank_reach, stats.ranks[r]);
-    idle_sum += stats.ranks[r].pipeline_idle_s;
+
+  // Per rank: its walk's index in the pool while its ops are walked (-1: none yet),
+  // kDone after; kSkip: not analysed.
+  constexpr int kNone = -1, kDone = -2, kSkip = -3;
+  std::vector<int> walk_of(ranks, kSkip);
+  for (int r : analysed) walk_of[r] = kNone;
+  thread_local std::vector<RankWalk> pool;
+  std::vector<int> free_walks;
+  size_t used = 0;
+  const ReplayRecord* records = program.Records();
+  const size_t n = program.OpCount();
+  for (size_t id = 0; id < n; ++id) {
+    const int rank = records[id].rank();
+    int& w = walk_of[rank];
+    if (w < 0) {
+      if (w != kNone) continue;
+      if (!free_walks.empty()) {
+        w = free_walks.back();
+        free_walks.pop_back();
+      } else {
+        if (used == pool.size()) pool.emplace_back();
+        w = static_cast<int>(used++);
+      }
+      pool[w].Clear();
+    }
+    WalkOp(program, replay, static_cast<OpId>(id), rank, rank_reach, pool[w]);
+    if (id == ends.last_op[rank]) {
+      stats.ranks[rank] = FinishRank(pool[w], pipeline_end, step_end);
+      free_walks.push_back(w);
+      w = kDone;
+    }
   }
+  // Analysed ranks without ops: idle throughout.
+  for (int r : analysed) {
+    if (walk_of[r] != kNone) continue;
+    if (used == pool.size()) pool.emplace_back();
+    pool[used].Clear();
+    stats.ranks[r] = FinishRank(pool[used], pipeline_end, step_end);
+    walk_of[r] = kDone;
+  }
+  double idle_sum = 0;
+  for (int r : analysed) idle_sum += stats.ranks[r].pipeline_idle_s;
   if (pipeline_end > 0) {
     stats.bubble_fraction = idle_sum / static_cast<double>(analysed.size()) / stats.pipeline_end_s;
   }

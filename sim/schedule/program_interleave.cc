@@ -9,6 +9,8 @@
 // slower on GPT-1T at 3,072 GPUs: the replay then finds a collective's parts apart.)
 #include <algorithm>
 #include <cassert>
+#include <iterator>
+#include <utility>
 #include <vector>
 
 #include "sim/core/huge_pages.h"
@@ -49,6 +51,10 @@ class Layout {
       ++spans_[r].count;
     }
     if (prev >= 0) spans_[prev].dependents_end = records[ops].dependents;
+    for (int r = 0; r < ranks; ++r) {
+      if (spans_[r].count > 0) by_begin_.emplace_back(spans_[r].begin, r);
+    }
+    std::sort(by_begin_.begin(), by_begin_.end());
     return true;
   }
 
@@ -78,6 +84,14 @@ class Layout {
   }
   bool LastOfRank(OpId old, int rank) const {
     return old + 1 == spans_[rank].begin + spans_[rank].count;
+  }
+
+  // The rank whose ops held old id `old` (which some rank held). O(log ranks).
+  int RankOfOld(OpId old) const {
+    auto it =
+        std::upper_bound(by_begin_.begin(), by_begin_.end(), old,
+                         [](OpId id, const std::pair<uint32_t, int>& s) { return id < s.first; });
+    return std::prev(it)->second;
   }
 
   // Whether every block's ranks held, before, the ids the block holds after: then the
@@ -146,7 +160,8 @@ class Layout {
     blocks_.push_back(block);
   }
 
-  std::vector<RankSpan> spans_;  // per rank
+  std::vector<RankSpan> spans_;                     // per rank
+  std::vector<std::pair<uint32_t, int>> by_begin_;  // (old first id, rank), ranks with ops
   std::vector<std::vector<int>> blocks_;
   uint32_t next_ = 0;
 };
@@ -175,55 +190,17 @@ uint32_t RelayLists(const Layout& layout, ReplayRecord* records, const OpId* lis
   return at;
 }
 
-// The dependents lists laid out again in new id order, renumbered. Blocks that keep their
-// ids (Layout::BlocksInPlace) keep their lists' span too: each block's lists are rewritten
-// where they are, through a buffer, instead of into a new array (fresh pages cost more
-// than the copy on this VM).
+// The dependents lists laid out again in new id order, renumbered, into a new array (for
+// a layout whose blocks do not keep their ids; MoveBlocks does the others').
 void RelayDependents(const Layout& layout, ReplayRecord* records, std::vector<OpId>& dependents) {
   std::vector<OpId> old;
-  if (!layout.BlocksInPlace()) {
-    old.swap(dependents);
-    ReserveHuge(dependents, old.size());
-    dependents.resize(old.size());
-    const uint32_t end = RelayLists(layout, records, old.data(), 0, dependents.data(), 0,
-                                    [&](auto fn) { layout.ForEachInNewOrder(fn); });
-    assert(end == dependents.size());
-    (void)end;
-    return;
-  }
-  for (size_t b = 0; b < layout.BlockCount(); ++b) {
-    const RankSpan& first = layout.Span(layout.Block(b).front());
-    const uint32_t base = first.block_base;
-    const uint32_t begin = records[base].dependents;
-    const uint32_t end = records[base + layout.Block(b).size() * first.count].dependents;
-    old.assign(dependents.begin() + begin, dependents.begin() + end);
-    const uint32_t written = RelayLists(layout, records, old.data(), begin, dependents.data(),
-                                        begin, [&](auto fn) { layout.ForEachOfBlock(b, fn); });
-    assert(written == end);
-    (void)written;
-  }
-}
-
-// Moves records and infos from old ids to new ids, block by block through a buffer:
-// for blocks that keep their ids (Layout::BlocksInPlace), which the step builder's
-// pipeline stages do. Reads a block's ranks side by side, writes in order.
-void PermuteBlocks(const Layout& layout, std::vector<ReplayRecord>& records,
-                   std::vector<OpInfo>& infos) {
-  std::vector<ReplayRecord> old_records;
-  std::vector<OpInfo> old_infos;
-  for (size_t b = 0; b < layout.BlockCount(); ++b) {
-    const std::vector<int>& block = layout.Block(b);
-    if (block.size() < 2) continue;
-    const uint32_t base = layout.Span(block.front()).block_base;
-    const size_t size = block.size() * layout.Span(block.front()).count;
-    old_records.assign(records.begin() + base, records.begin() + base + size);
-    old_infos.assign(infos.begin() + base, infos.begin() + base + size);
-    uint32_t dst = base;
-    layout.ForEachOfBlock(b, [&](OpId old) {
-      records[dst] = old_records[old - base];
-      infos[dst++] = old_infos[old - base];
-    });
-  }
+  old.swap(dependents);
+  ReserveHuge(dependents, old.size());
+  dependents.resize(old.size());
+  const uint32_t end = RelayLists(layout, records, old.data(), 0, dependents.data(), 0,
+                                  [&](auto fn) { layout.ForEachInNewOrder(fn); });
+  assert(end == dependents.size());
+  (void)end;
 }
 
 // Moves records and infos from old ids to new ids, one permutation cycle at a time.
@@ -250,27 +227,103 @@ void Permute(const Layout& layout, std::vector<ReplayRecord>& records, std::vect
   }
 }
 
+// New collective ids in the order of first parts in new id order: `to` per old id
+// (kNoOp: no part seen yet).
+class CommOrder {
+ public:
+  explicit CommOrder(size_t comms) : to_(comms, kNoOp) {}
+  uint32_t Of(uint32_t old) {
+    uint32_t& t = to_[old];
+    if (t == kNoOp) t = next_++;
+    return t;
+  }
+  // Moves each collective to its new id, those without parts last, one permutation cycle
+  // at a time (in place: a new array would be fresh pages); each keeps its parts list.
+  void Apply(std::vector<Comm>& comms) {
+    for (uint32_t& t : to_) {
+      if (t == kNoOp) t = next_++;
+    }
+    for (size_t start = 0; start < comms.size(); ++start) {
+      while (to_[start] != start) {
+        const uint32_t dst = to_[start];
+        std::swap(comms[start], comms[dst]);
+        std::swap(to_[start], to_[dst]);
+      }
+    }
+  }
+
+ private:
+  std::vector<uint32_t> to_;
+  uint32_t next_ = 0;
+};
+
+bool IsPart(const ReplayRecord& r) {
+  return r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo;
+}
+
 // Renumbers the collectives in the order of their first part in the (new) records, those
 // without parts last; each keeps its parts list. Its parts then find it beside the
 // collectives they run with.
 void RenumberComms(std::vector<ReplayRecord>& records, size_t ops, std::vector<Comm>& comms) {
-  std::vector<uint32_t> to(comms.size(), kNoOp);
-  uint32_t next = 0;
+  CommOrder order(comms.size());
   for (size_t id = 0; id < ops; ++id) {
     ReplayRecord& r = records[id];
-    if (r.kind() != ReplayRecord::Kind::kShared && r.kind() != ReplayRecord::Kind::kSolo) continue;
-    if (to[r.ref] == kNoOp) to[r.ref] = next++;
-    r.ref = to[r.ref];
+    if (IsPart(r)) r.ref = order.Of(r.ref);
   }
-  for (uint32_t& t : to) {
-    if (t == kNoOp) t = next++;
-  }
-  for (size_t start = 0; start < comms.size(); ++start) {
-    while (to[start] != start) {
-      const uint32_t dst = to[start];
-      std::swap(comms[start], comms[dst]);
-      std::swap(to[start], to[dst]);
-    }
+  order.Apply(comms);
+}
+
+// The renumbering of a layout whose blocks keep their ids (Layout::BlocksInPlace), which
+// the step builder's pipeline stages do, in one walk per block in new id order: each op's
+// record (its dependents list's start, next op in queue and collective renumbered) and
+// info move to their new id, and its dependents list, renumbered, to the list's new place.
+// A block's records, infos and lists are copied to buffers first and read from there. The
+// walk reads a block's ranks side by side and writes in order; one walk instead of one for
+// the lists, one for the queues, one for the moves and one for the collectives.
+void MoveBlocks(const Layout& layout, std::vector<ReplayRecord>& records,
+                std::vector<OpInfo>& infos, std::vector<OpId>& dependents, CommOrder& comms) {
+  std::vector<ReplayRecord> old_records;
+  std::vector<OpInfo> old_infos;
+  std::vector<OpId> old_lists;
+  for (size_t b = 0; b < layout.BlockCount(); ++b) {
+    const std::vector<int>& block = layout.Block(b);
+    const RankSpan& first = layout.Span(block.front());
+    const uint32_t base = first.block_base;
+    const uint32_t size = static_cast<uint32_t>(block.size()) * first.count;
+    // The next block's first record (or the one past the last op) is still where it was.
+    const uint32_t lists_begin = records[base].dependents;
+    const uint32_t lists_end = records[base + size].dependents;
+    old_records.assign(records.begin() + base, records.begin() + base + size);
+    old_infos.assign(infos.begin() + base, infos.begin() + base + size);
+    old_lists.assign(dependents.begin() + lists_begin, dependents.begin() + lists_end);
+    uint32_t dst = base, at = lists_begin;
+    layout.ForEachOfBlock(b, [&](OpId old) {
+      ReplayRecord r = old_records[old - base];
+      const int rank = r.rank();
+      const uint32_t begin = r.dependents;
+      const uint32_t end = layout.LastOfRank(old, rank) ? layout.DependentsEnd(rank)
+                                                        : old_records[old + 1 - base].dependents;
+      r.dependents = at;
+      for (uint32_t i = begin; i < end; ++i) {
+        const OpId d = old_lists[i - lists_begin];
+        // Most dependents are the rank's own: no need to find their rank.
+        int of = rank;
+        if (!layout.Holds(rank, d)) {
+          if (d - base < size) {
+            of = old_records[d - base].rank();
+          } else {
+            of = d >= base + size ? records[d].rank() : layout.RankOfOld(d);
+          }
+        }
+        dependents[at++] = layout.NewId(d, of);
+      }
+      // The next op of a queue is the same rank's.
+      if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, rank);
+      if (IsPart(r)) r.ref = comms.Of(r.ref);
+      records[dst] = r;
+      infos[dst++] = old_infos[old - base];
+    });
+    assert(at == lists_end);
   }
 }
 
@@ -282,22 +335,24 @@ bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   Layout layout;
   if (!layout.Measure(records_.data(), n, ranks_) || !layout.Place(groups)) return false;
   const auto new_id = [&](OpId old) { return layout.NewId(old, records_[old].rank()); };
-  RelayDependents(layout, records_.data(), dependents_);
   for (OpId& part : parts_) part = new_id(part);
   for (OpId& head : stream_heads_) {
     if (head != kNoOp) head = new_id(head);
   }
-  for (size_t id = 0; id < n; ++id) {
-    ReplayRecord& r = records_[id];
-    // The next op of a queue is the same rank's.
-    if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, r.rank());
-  }
   if (layout.BlocksInPlace()) {
-    PermuteBlocks(layout, records_, infos_);
+    CommOrder comms(comms_.size());
+    MoveBlocks(layout, records_, infos_, dependents_, comms);
+    comms.Apply(comms_);
   } else {
+    RelayDependents(layout, records_.data(), dependents_);
+    for (size_t id = 0; id < n; ++id) {
+      ReplayRecord& r = records_[id];
+      // The next op of a queue is the same rank's.
+      if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, r.rank());
+    }
     Permute(layout, records_, infos_);
+    RenumberComms(records_, n, comms_);
   }
-  RenumberComms(records_, n, comms_);
   records_[n].dependents = static_cast<uint32_t>(dependents_.size());
   return true;
 }

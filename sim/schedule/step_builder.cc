@@ -93,12 +93,12 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   }
   prog_.Finalize();
   // A pipeline stage's ranks run alike at about the same time: their ops side by side, where
-  // a stage's ops (~44 bytes each with their times) fit a last-level cache or so. The step
-  // analysis then walks one rank's ops through lines its stage shares, which stay cached;
-  // past that, each of its ops is a miss. Measured (user CPU s, this shared VM): GPT-1T
-  // full replay alpha-beta at 16,384 GPUs (690 k ops a stage) 15.4-21.4 -> 13.1, at 3,072
-  // (129 k) 1.5-2.1 either way (within the noise); public-b200-bridge-qwen3-235b-a22b
-  // (2.9 M ops a stage) 3.7 -> 13 if it were interleaved.
+  // a stage's ops (~44 bytes each with their times) fit a last-level cache or so. Measured
+  // (user CPU s, this shared VM): GPT-1T full replay alpha-beta at 16,384 GPUs (690 k ops a
+  // stage) 15.4-21.4 -> 13.1, at 3,072 (129 k) 1.5-2.1 either way (within the noise);
+  // public-b200-bridge-qwen3-235b-a22b (2.9 M ops a stage) 3.7 -> 13 if it were interleaved
+  // while the step analysis walked each rank's ops, and still 3.3-3.5 -> 4.0 since it walks
+  // the ops in id order (AnalyzeStep): past this size the renumbering and the replay lose.
   constexpr size_t kMaxInterleavedStageOps = size_t{1} << 20;
   const int stages = mesh_.Degree(Axis::kPp);
   if (prog_.OpCount() / stages <= kMaxInterleavedStageOps) {

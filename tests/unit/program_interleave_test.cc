@@ -3,6 +3,7 @@
 // order, and a replay of either layout gives the same times and the same step summary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -286,6 +287,80 @@ TEST(ProgramInterleave, AStepProgramSummarizesAsRankAfterRank) {
   const std::string b = SummaryText(e.value(), mesh, std::move(built));
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(a, b);
+}
+
+// The per-rank stats of two analyses, bit for bit.
+void ExpectSameStats(const StepStats& a, const StepStats& b) {
+  EXPECT_EQ(a.pipeline_end_s, b.pipeline_end_s);
+  EXPECT_EQ(a.bubble_fraction, b.bubble_fraction);
+  EXPECT_EQ(a.critical_rank, b.critical_rank);
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    const RankStats &x = a.ranks[r], &y = b.ranks[r];
+    EXPECT_EQ(x.compute_busy_s, y.compute_busy_s) << "rank " << r;
+    EXPECT_EQ(x.comm_busy_s, y.comm_busy_s) << "rank " << r;
+    EXPECT_EQ(x.pipeline_idle_s, y.pipeline_idle_s) << "rank " << r;
+    EXPECT_EQ(x.sent_bytes, y.sent_bytes) << "rank " << r;
+    EXPECT_EQ(x.model_flops, y.model_flops) << "rank " << r;
+    EXPECT_EQ(x.recompute_flops, y.recompute_flops) << "rank " << r;
+    const TimeBreakdown &p = x.breakdown, &q = y.breakdown;
+    EXPECT_EQ(p.compute_s, q.compute_s) << "rank " << r;
+    EXPECT_EQ(p.interference_s, q.interference_s) << "rank " << r;
+    EXPECT_EQ(p.exposed_tp_s, q.exposed_tp_s) << "rank " << r;
+    EXPECT_EQ(p.exposed_pp_s, q.exposed_pp_s) << "rank " << r;
+    EXPECT_EQ(p.exposed_dp_s, q.exposed_dp_s) << "rank " << r;
+    EXPECT_EQ(p.bubble_s, q.bubble_s) << "rank " << r;
+    EXPECT_EQ(p.optimizer_s, q.optimizer_s) << "rank " << r;
+  }
+}
+
+// AnalyzeStep walks the ops in id order, the ranks of a stage side by side once they
+// interleave: a subset of the ranks, listed out of order and one of them twice, gives
+// each rank the stats of the rank-after-rank layout, and the other ranks none.
+TEST(ProgramInterleave, AnalysesASubsetOfRanksAsRankAfterRank) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  const Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
+  ASSERT_NE(built.Records()[0].rank(), built.Records()[1].rank());  // interleaved
+  const Program linear = RankAfterRank(built);
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const ReplayResult a = Replay(linear, compute, network);
+  const ReplayResult b = Replay(built, compute, network);
+  ASSERT_TRUE(a.completed && b.completed) << a.stall << b.stall;
+  const std::vector<int> some = {mesh.Size() - 1, 2, 0, 5, 2};
+  const StepStats x = AnalyzeStep(linear, a, some), y = AnalyzeStep(built, b, some);
+  ExpectSameStats(x, y);
+  EXPECT_GT(y.ranks[5].compute_busy_s, 0);
+  EXPECT_EQ(y.ranks[1].compute_busy_s, 0);  // not analysed
+  ExpectSameStats(AnalyzeStep(linear, a), AnalyzeStep(built, b));
+}
+
+// An analysed rank without ops (BuildStepProgram emitted one pipeline) is idle throughout.
+TEST(ProgramInterleave, AnalysesARankWithoutOpsAsIdle) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  const std::vector<int> pipeline = mesh.Pipeline(0);
+  const Program p =
+      BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh, pipeline);
+  int idle = 0;
+  while (std::find(pipeline.begin(), pipeline.end(), idle) != pipeline.end()) ++idle;
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const ReplayResult r = Replay(p, compute, network);
+  ASSERT_TRUE(r.completed) << r.stall;
+  std::vector<int> analysed = pipeline;
+  analysed.push_back(idle);
+  const StepStats stats = AnalyzeStep(p, r, analysed);
+  const RankStats& s = stats.ranks[idle];
+  EXPECT_EQ(s.compute_busy_s, 0);
+  EXPECT_DOUBLE_EQ(s.breakdown.bubble_s, r.step_time.seconds());
+  EXPECT_EQ(s.pipeline_idle_s, stats.pipeline_end_s);
+  EXPECT_GT(stats.ranks[pipeline.front()].compute_busy_s, 0);
 }
 
 }  // namespace
