@@ -276,7 +276,8 @@ void DecodeGemmTable(YamlReader& e, EfficiencySpec* eff) {
 }
 
 // comm_interference: one number for every kind, or {all_reduce, all_gather,
-// reduce_scatter, all_to_all, p2p}; each >= 0.
+// reduce_scatter, all_to_all, p2p}; each >= 0, a fixed slowdown. Kinds not given keep
+// their defaults (CommInterference: the NCCL collectives' from their kernels' SMs).
 void DecodeInterference(YamlReader& e, CommInterference* ci) {
   const auto check = [](YamlReader& r, const std::string& key, double v) {
     if (!(v >= 0)) {
@@ -298,6 +299,7 @@ void DecodeInterference(YamlReader& e, CommInterference* ci) {
                                                    {"all_to_all", &ci->all_to_all},
                                                    {"p2p", &ci->p2p}};
   for (const auto& [key, value] : kinds) {
+    if (!m.Has(key)) continue;  // the default (CommInterference): kFromKernel or a number
     m.GetDouble(key, value);
     check(m, key, *value);
   }

@@ -50,10 +50,13 @@ class Replayer {
     for (size_t q = 0; q < queues_.size(); ++q) queues_[q].head = p.StreamHead(q);
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
+    assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == p.comms().size());
+    for (float s : options.comm_slowdown) interference_ = interference_ || s > 0;
     result_.interference_on = interference_;
     if (interference_) {
       running_.assign(p.Ranks(), RunningCompute());
       in_flight_.assign(p.Ranks(), {});
+      held_.assign(p.Ranks(), 0);
     }
     current_.assign(p.Ranks(), {});
     record_curve_.assign(p.Ranks(), 0);
@@ -173,15 +176,25 @@ class Replayer {
   double SlowdownOf(uint32_t rank) const {
     double s = 0;
     for (int k = 0; k < kCommOpCount; ++k) s += in_flight_[rank][k] * options_.comm_interference[k];
+    if (held_[rank] != 0) s += static_cast<double>(held_[rank]) * kHeldUnit;
     return s;
   }
 
-  // A communication op of kind `op` starts (delta 1) or ends (-1) on `rank`: the compute
-  // op running there, if any, continues at the new rate from now on.
-  void CommChanges(uint32_t rank, CommOp op, int delta) {
-    const int k = static_cast<int>(op);
-    if (!interference_ || options_.comm_interference[k] == 0) return;
-    in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
+  // Collective `comm` starts (delta 1) or ends (-1) on `rank`: the compute op running
+  // there, if any, continues at the new rate from now on. A slowdown of its own
+  // (ReplayOptions::comm_slowdown) is summed in whole kHeldUnits, so that its start and end
+  // cancel exactly; else its kind is counted.
+  void CommChanges(uint32_t rank, int32_t comm, int delta) {
+    if (!interference_) return;
+    const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[comm];
+    if (own >= 0) {
+      if (own == 0) return;
+      held_[rank] += delta * std::llround(own / kHeldUnit);
+    } else {
+      const int k = static_cast<int>(p_.comms()[comm].op);
+      if (options_.comm_interference[k] == 0) return;
+      in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
+    }
     RunningCompute& rc = running_[rank];
     if (rc.op == kNone) return;
     const double s = SlowdownOf(rank);
@@ -198,11 +211,11 @@ class Replayer {
     const Comm& c = p_.comms()[op.ref];
     static const std::vector<std::vector<int>> kNoMirrors;
     const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    CommChanges(op.queue / kStreamCount, c.op, 1);
+    CommChanges(op.queue / kStreamCount, static_cast<int32_t>(op.ref), 1);
     network_.Start(
         sim_, c.op, p_.groups()[c.group], c.bytes,
         [this, id] {
-          CommChanges(ops_[id].queue / kStreamCount, p_.comms()[ops_[id].ref].op, -1);
+          CommChanges(ops_[id].queue / kStreamCount, static_cast<int32_t>(ops_[id].ref), -1);
           Finish(id);
           Drain();
         },
@@ -217,7 +230,7 @@ class Replayer {
     for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
     if (interference_) {
       for (const OpId* i = begin; i != end; ++i) {
-        CommChanges(ops_[*i].queue / kStreamCount, c.op, 1);
+        CommChanges(ops_[*i].queue / kStreamCount, comm, 1);
       }
     }
     static const std::vector<std::vector<int>> kNoMirrors;
@@ -233,7 +246,7 @@ class Replayer {
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) __builtin_prefetch(&ops_[*i]);
     for (const OpId* i = begin; i != end; ++i) {
-      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, c.op, -1);
+      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, comm, -1);
       Finish(*i);
     }
     Drain();
@@ -301,11 +314,14 @@ class Replayer {
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
   std::vector<std::array<double, kMemCategoryCount>> current_;
-  // Interference (ReplayOptions::comm_interference): per rank, the compute op running on
-  // it (RunningCompute), and the communication ops in flight by kind.
+  // Interference (ReplayOptions::comm_interference, comm_slowdown): per rank, the compute
+  // op running on it (RunningCompute), the communication ops in flight by kind, and the
+  // sum of the own slowdowns of those in flight that have one, in kHeldUnits.
+  static constexpr double kHeldUnit = 1e-12;
   bool interference_ = false;
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
+  std::vector<int64_t> held_;
   // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
   // ReplayResult::work_times in the end.
   std::vector<SimTime> work_times_;

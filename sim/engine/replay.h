@@ -31,6 +31,10 @@ struct ReplayOptions {
   // rank, its running compute op progresses at 1 / (1 + the sum of their values). All
   // zero: no interference (and no bookkeeping).
   std::array<double, kCommOpCount> comm_interference{};
+  // Per collective of the program (index into Program::comms()): the slowdown its kernel
+  // causes, in place of its kind's comm_interference value; < 0: its kind's value. Empty:
+  // every collective takes its kind's (CommSlowdowns, kernel_interference.h, fills it).
+  std::vector<float> comm_slowdown;
   // Per program group: the groups that run the same collectives at the same time without
   // being replayed (symmetric copies); the network carries their traffic too. Empty: none.
   std::vector<std::vector<std::vector<int>>> mirrors;
@@ -54,7 +58,8 @@ struct ReplayResult {
   std::vector<SimTime> start;        // per op: when it began running (collectives: all arrived)
   std::vector<SimTime> end;          // per op: when it finished
   std::vector<DeviceMemory> memory;  // per rank
-  // Compute-communication interference (ReplayOptions::comm_interference): whether it was
+  // Compute-communication interference (ReplayOptions::comm_interference and
+  // comm_slowdown): whether it was
   // modelled, and what ComputeTime needs: per entry of the program's works its
   // ComputeModel time (-1 ps where no compute op has it), and per rank its compute
   // slowdown (ReplayOptions::compute_slowdown; empty: all 1).

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/engine/expert_mirrors.h"
+#include "sim/engine/kernel_interference.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
 #include "sim/plan/run_routing.h"
@@ -189,15 +190,19 @@ ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& op
   if (!full) ro.mirrors = Mirrors(mesh, program, is_simulated);
   const CommInterference& ci = e.cluster.efficiency.comm_interference;
   if (!ci.Off()) {
+    // Kinds whose slowdown follows each collective's kernel (kFromKernel) get theirs from
+    // comm_slowdown; their per-kind value is unused.
     for (int op = 0; op < kCommOpCount; ++op) {
-      ro.comm_interference[op] = ci.Of(static_cast<CommOp>(op));
+      ro.comm_interference[op] = std::max(0.0, ci.Of(static_cast<CommOp>(op)));
     }
+    ro.comm_slowdown =
+        CommSlowdowns(e.cluster.NetworkView(), NcclOptions{e.plan.allreduce_algorithm}, program);
     // The flex dispatcher's kernels hold the SMs the plan gives them (FrameworkOptions::
     // moe_flex_dispatcher_num_sms); the compute beside them runs on the others.
     const double sms = e.plan.framework_options.moe_flex_dispatcher_num_sms;
     if (sms > 0) {
       ro.comm_interference[static_cast<int>(CommOp::kExpertDispatch)] =
-          sms / (e.cluster.gpu.sms - sms);
+          CommInterference::OfHeldSms(sms, e.cluster.gpu.sms);
     }
   }
   if (!e.cluster.what_if.stragglers.empty()) {

@@ -118,13 +118,24 @@ struct GemmMeasurement {
 // on it (NCCL kernels take SMs and HBM bandwidth): a compute op progresses at
 // 1 / (1 + sum of the slowdowns of the communication ops in flight on its GPU).
 // 0 everywhere: no interference.
+//
+// An NCCL all-reduce, all-gather or reduce-scatter holds one CTA, so one SM, per channel
+// it runs on (NcclChoice::channels); by default (kFromKernel) the compute beside it runs on
+// the other SMs: slowdown channels / (gpu.sms - channels), OfHeldSms. A number >= 0 is a
+// fixed slowdown for every collective of that kind (a user's override). The all-to-all and
+// point-to-point transfers keep fixed defaults: the 18.9 % mean compute slowdown measured
+// with overlapped collectives by Lee et al., arXiv 2507.03114 (kStudyMean), and an estimate
+// of a send/recv kernel's one or two SMs (README "Compute–communication interference").
 struct CommInterference {
-  double all_reduce = 0.19;
-  double all_gather = 0.19;
-  double reduce_scatter = 0.19;
-  double all_to_all = 0.19;
+  static constexpr double kFromKernel = -1;  // the slowdown of the kernel's SMs (OfHeldSms)
+  static constexpr double kStudyMean = 0.19;
+  double all_reduce = kFromKernel;
+  double all_gather = kFromKernel;
+  double reduce_scatter = kFromKernel;
+  double all_to_all = kStudyMean;
   double p2p = 0.02;  // send/recv of pipeline stages and ring attention's K/V shifts
 
+  // The entry of `op`'s kind (kFromKernel or a slowdown >= 0).
   double Of(CommOp op) const {
     switch (op) {
       case CommOp::kAllReduce:
@@ -144,6 +155,13 @@ struct CommInterference {
   }
   bool Off() const {
     return all_reduce == 0 && all_gather == 0 && reduce_scatter == 0 && all_to_all == 0 && p2p == 0;
+  }
+  // The slowdown of compute on a GPU of `gpu_sms` SMs while a kernel holds `held_sms` of
+  // them: the compute runs on the rest, held / (gpu_sms - held) (at most `held` where the
+  // kernel would leave fewer than one SM).
+  static double OfHeldSms(double held_sms, int gpu_sms) {
+    const double rest = gpu_sms - held_sms;
+    return held_sms / (rest < 1 ? 1 : rest);
   }
 };
 
