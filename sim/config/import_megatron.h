@@ -25,7 +25,8 @@
 //     --world-size (meshsim's own flag) or the CLI's --nodes; --micro-batch-size (1),
 //     --global-batch-size (micro*dp), --sequence-parallel, --recompute-granularity
 //     full|selective, --recompute-activations (selective) or --checkpoint-activations
-//     (full), --recompute-method and --recompute-num-layers (meshsim recomputes whole
+//     (full), --recompute-modules (plan.recompute_modules: core_attn, layernorm, moe_act,
+//     mlp; moe, shared_experts and mla_up_proj reported as not modelled), --recompute-method and --recompute-num-layers (meshsim recomputes whole
 //     layers), --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N)
 //     chunks) or --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer
 //     (zero 1), --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
@@ -44,7 +45,7 @@
 // Flags read and checked against what meshsim models, warned when they differ:
 //   --expert-tensor-parallel-size (default tp; meshsim: 1), --moe-token-dispatcher-type
 //   (default allgather; meshsim: alltoall), --moe-grouped-gemm (meshsim: grouped),
-//   --cp-comm-type (meshsim: p2p), --recompute-modules (meshsim: core_attn),
+//   --cp-comm-type (meshsim: p2p),
 //   --fp8-recipe (delayed, tensorwise), --num-distributed-optimizer-instances (1),
 //   --cuda-graph-impl (none), --optimizer (adam, sgd), --fp16 without
 //   --accumulate-allreduce-grads-in-fp32.
