@@ -26,10 +26,11 @@
 //     --global-batch-size (micro*dp), --sequence-parallel, --recompute-granularity
 //     full|selective, --recompute-activations (selective) or --checkpoint-activations
 //     (full), --recompute-modules (plan.recompute_modules: core_attn, layernorm, moe_act,
-//     mlp; moe, shared_experts and mla_up_proj reported as not modelled), --recompute-method and --recompute-num-layers (meshsim recomputes whole
-//     layers), --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N)
-//     chunks) or --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer
-//     (zero 1), --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
+//     mlp; moe, shared_experts and mla_up_proj reported as not modelled), --recompute-method and
+//     --recompute-num-layers (meshsim recomputes whole layers),
+//     --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N) chunks) or
+//     --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer (zero 1),
+//     --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
 //     --use-torch-fsdp2 (zero 3; 2 with --torch-fsdp2-no-reshard-after-forward),
 //     --[no-]overlap-p2p-communication (interleaved only, as Megatron), dp_bucket_mb from
 //     --overlap-grad-reduce and --ddp-bucket-size, --overlap-param-gather (with the

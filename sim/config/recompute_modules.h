@@ -11,8 +11,7 @@
 namespace meshsim {
 
 // The modules meshsim models, each with its flag.
-inline const std::vector<std::pair<std::string, bool RecomputeModules::*>>&
-RecomputeModuleNames() {
+inline const std::vector<std::pair<std::string, bool RecomputeModules::*>>& RecomputeModuleNames() {
   static const std::vector<std::pair<std::string, bool RecomputeModules::*>> names = {
       {"core_attn", &RecomputeModules::core_attn},
       {"layernorm", &RecomputeModules::layernorm},

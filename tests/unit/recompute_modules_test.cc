@@ -96,7 +96,8 @@ TEST(RecomputeModules, MlpKeepsItsInputAndRerunsItsForward) {
   ModelSpec moe = SmallMoe();
   moe.shared_experts = 1;
   const MoeCost mc = MoeLayerCost(moe, s, 1);
-  EXPECT_DOUBLE_EQ(mc.shared.stored_act_bytes, MoeLayerCost(moe, NoRecompute(), 1).shared.stored_act_bytes);
+  EXPECT_DOUBLE_EQ(mc.shared.stored_act_bytes,
+                   MoeLayerCost(moe, NoRecompute(), 1).shared.stored_act_bytes);
   EXPECT_EQ(mc.shared.recompute_kernels, 0);
   EXPECT_TRUE(MoeLayerKernels(moe, s, 1).shared.recompute.Empty());
 }
@@ -153,11 +154,11 @@ struct Run {
 };
 
 Run Replay(const Experiment& e) {
-  const auto sim = Simulate(
-      e, SimulationOptions{},
-      Models{std::make_unique<FlopsAndBytesComputeModel>(), std::make_unique<testing::FreeNetwork>()});
+  const auto sim = Simulate(e, SimulationOptions{},
+                            Models{std::make_unique<FlopsAndBytesComputeModel>(),
+                                   std::make_unique<testing::FreeNetwork>()});
   EXPECT_TRUE(sim->replay.completed) << sim->replay.stall;
-  return {static_cast<double>(sim->replay.step_time.Picoseconds()),
+  return {static_cast<double>(sim->replay.step_time.picoseconds()),
           sim->replay.memory[0].peak_bytes, EstimatePeakMemory(e).Total(),
           sim->stats.ranks[0].recompute_flops};
 }
@@ -187,7 +188,7 @@ void ExpectModuleCosts(const ModelSpec& m, bool RecomputeModules::*flag, double 
   const Run base = Replay(OneGpu(m, RecomputeModules{}));
   const Run run = Replay(OneGpu(m, with));
   const double ops = 2.0 * m.layers;
-  EXPECT_NEAR(run.step_ps - base.step_ps, ops * op_ps, ops);
+  EXPECT_NEAR(run.step_ps - base.step_ps, ops * op_ps, 2 * ops);  // whole ps per op
   EXPECT_DOUBLE_EQ(run.recompute_flops - base.recompute_flops, ops * op_flops);
   EXPECT_NEAR(base.peak - run.peak, (m.layers - 1) * saved, 1e-9 * base.peak);
   EXPECT_NEAR(base.bound - run.bound, (m.layers - 1) * saved, 1e-9 * base.bound);
