@@ -336,6 +336,29 @@ MoePermutation AlltoAllPermutation(double sent, double received, double tokens,
 
 MoePermutation FlexPermutation(double received) { return MoePermutation{2 * received, 2}; }
 
+namespace {
+
+// RecomputeModules::layernorm: the pre-MLP norm's output (`norm_out` bytes) is dropped and
+// re-run from its kept input: one norm kernel reading the input and writing the output.
+void SetNormRecompute(double norm_out, BlockCost* router) {
+  router->stored_act_bytes -= norm_out;
+  router->transient_act_bytes = norm_out;
+  router->recompute_bytes = 2 * norm_out;
+  router->recompute_kernels = 1;
+}
+
+// RecomputeModules::moe_act: FC2's input, the activation's output (`act_out` bytes), is
+// dropped and the activation re-run from FC1's kept output, moving `traffic` bytes as in
+// forward.
+void SetActivationRecompute(double act_out, double traffic, BlockCost* experts) {
+  experts->stored_act_bytes -= act_out;
+  experts->transient_act_bytes = act_out;
+  experts->recompute_bytes = traffic;
+  experts->recompute_kernels = 1;
+}
+
+}  // namespace
+
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
   const Dims d = DimsOf(m, shape);
   MoeCost c;
@@ -350,15 +373,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.router.fwd_flops = 2 * c.tokens * h * m.experts;
   c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
   c.router.stored_act_bytes = (2 * d.elt + 1) * d.s * d.b * h / sp_split + 4 * c.tokens * m.experts;
-  if (shape.RecomputesLayernorm()) {
-    // The pre-MLP norm's output (RecomputeModules::layernorm) is dropped and re-run from
-    // its kept input: one norm kernel reading the input and writing the output.
-    const double norm_out = d.elt * d.s * d.b * h / sp_split;
-    c.router.stored_act_bytes -= norm_out;
-    c.router.transient_act_bytes = norm_out;
-    c.router.recompute_bytes = 2 * norm_out;
-    c.router.recompute_kernels = 1;
-  }
+  if (shape.RecomputesLayernorm()) SetNormRecompute(d.elt * d.s * d.b * h / sp_split, &c.router);
   const double dim = static_cast<double>(m.ExpertDim());
   if (m.moe_latent_size > 0) {
     // LatentMoE: the hidden -> latent and latent -> hidden projections, with the router,
@@ -394,13 +409,8 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
                                            f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.RecomputesMoeAct()) {
-    // RecomputeModules::moe_act: FC2's input (the activation's output) is dropped and the
-    // activation re-run from FC1's kept output, reading and writing what it did forward.
-    const double act_out = received * f * d.gemm_in;
-    c.experts.stored_act_bytes -= act_out;
-    c.experts.transient_act_bytes = act_out;
-    c.experts.recompute_bytes = received * (mats == 3 ? 3 : 2) * f * d.elt;
-    c.experts.recompute_kernels = 1;
+    SetActivationRecompute(received * f * d.gemm_in, received * (mats == 3 ? 3 : 2) * f * d.elt,
+                           &c.experts);
   }
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
