@@ -9,6 +9,7 @@
 
 #include "sim/config/decode_checks.h"
 #include "sim/config/decode_jax.h"
+#include "sim/config/recompute_modules.h"
 #include "sim/plan/plan_names.h"
 
 namespace meshsim::config {
@@ -145,6 +146,34 @@ void DecodeCudaGraphs(YamlReader& r, CudaGraphScope* g) {
   }
 }
 
+// plan.recompute_modules: a list of the modules selective recomputation re-runs
+// (config/recompute_modules.h); only with recompute selective.
+void DecodeRecomputeModules(YamlReader& r, PlanSpec* p) {
+  r.Skip("recompute_modules");
+  if (!r.Has("recompute_modules")) return;
+  const YAML::Node n = r.Child("recompute_modules");
+  const std::string key = r.KeyPath("recompute_modules");
+  if (!n.IsSequence()) {
+    Fail(r.sources(), n, key, "expected a list of module names, found " + Describe(n));
+  }
+  if (p->recompute != Recompute::kSelective) {
+    Fail(r.sources(), n, key,
+         "valid only with recompute selective, found recompute " +
+             NameOf(RecomputeNames(), p->recompute));
+  }
+  p->recompute_modules = NoRecomputeModules();
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string item = key + "[" + std::to_string(i) + "]";
+    if (n[i].IsScalar() && SetRecomputeModule(n[i].Scalar(), &p->recompute_modules)) continue;
+    const auto& other = UnmodelledRecomputeModules();
+    const bool known =
+        n[i].IsScalar() && std::find(other.begin(), other.end(), n[i].Scalar()) != other.end();
+    Fail(r.sources(), n[i], item,
+         std::string(known ? "not modelled: " : "") +
+             "expected one of core_attn | layernorm | moe_act | mlp, found " + Describe(n[i]));
+  }
+}
+
 }  // namespace
 
 PlanSpec DecodePlan(YamlReader& r) {
@@ -158,6 +187,7 @@ PlanSpec DecodePlan(YamlReader& r) {
   r.GetInt("zero", &p.zero);
   r.GetBool("sequence_parallel", &p.sequence_parallel);
   r.GetEnum<Recompute>("recompute", RecomputeNames(), &p.recompute);
+  DecodeRecomputeModules(r, &p);
   r.GetInt("cpu_offload_layers", &p.cpu_offload_layers);
   r.GetEnum<ScheduleKind>("schedule", ScheduleNames(), &p.schedule);
   r.GetInt("virtual_stages", &p.virtual_stages);

@@ -13,6 +13,7 @@
 #include "sim/config/import_hf.h"
 #include "sim/config/megatron_args.h"
 #include "sim/config/megatron_decoders.h"
+#include "sim/config/recompute_modules.h"
 #include "sim/hw/cluster_spec.h"
 #include "sim/plan/plan_names.h"
 #include "sim/plan/stages.h"
@@ -212,8 +213,10 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
     << "  ep: " << p.ep << "\n"
     << "  zero: " << p.zero << "\n"
     << "  sequence_parallel: " << (p.sequence_parallel ? "true" : "false") << "\n"
-    << "  recompute: " << recompute << "\n"
-    << "  schedule: " << schedule << "\n"
+    << "  recompute: " << recompute << "\n";
+  if (p.recompute == Recompute::kSelective && !(p.recompute_modules == RecomputeModules{}))
+    o << "  recompute_modules: " << RecomputeModulesText(p.recompute_modules) << "\n";
+  o << "  schedule: " << schedule << "\n"
     << "  virtual_stages: " << p.virtual_stages << "\n";
   if (!p.stage_layers.empty()) o << "  stage_layers: " << ListText(p.stage_layers) << "\n";
   o << "  micro_batch: " << p.micro_batch << "\n"
@@ -286,6 +289,7 @@ std::string MegatronFlagOf(const std::string& key) {
       {"training.dtype", "--bf16/--fp16/--fp8-format"},
       {"training.fp8_recipe", "--fp8-recipe"},
       {"plan.cpu_offload_layers", "--cpu-offloading-num-layers"},
+      {"plan.recompute_modules", "--recompute-modules"},
   };
   // plan.stage_layers[3] -> plan.stage_layers
   auto it = kFlags.find(key.substr(0, key.find('[')));

@@ -25,10 +25,12 @@
 //     --world-size (meshsim's own flag) or the CLI's --nodes; --micro-batch-size (1),
 //     --global-batch-size (micro*dp), --sequence-parallel, --recompute-granularity
 //     full|selective, --recompute-activations (selective) or --checkpoint-activations
-//     (full), --recompute-method and --recompute-num-layers (meshsim recomputes whole
-//     layers), --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N)
-//     chunks) or --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer
-//     (zero 1), --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
+//     (full), --recompute-modules (plan.recompute_modules: core_attn, layernorm, moe_act,
+//     mlp; moe, shared_experts and mla_up_proj reported as not modelled), --recompute-method and
+//     --recompute-num-layers (meshsim recomputes whole layers),
+//     --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N) chunks) or
+//     --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer (zero 1),
+//     --use-megatron-fsdp with --data-parallel-sharding-strategy (zero 0-3),
 //     --use-torch-fsdp2 (zero 3; 2 with --torch-fsdp2-no-reshard-after-forward),
 //     --[no-]overlap-p2p-communication (interleaved only, as Megatron), dp_bucket_mb from
 //     --overlap-grad-reduce and --ddp-bucket-size, --overlap-param-gather (with the
@@ -44,7 +46,7 @@
 // Flags read and checked against what meshsim models, warned when they differ:
 //   --expert-tensor-parallel-size (default tp; meshsim: 1), --moe-token-dispatcher-type
 //   (default allgather; meshsim: alltoall), --moe-grouped-gemm (meshsim: grouped),
-//   --cp-comm-type (meshsim: p2p), --recompute-modules (meshsim: core_attn),
+//   --cp-comm-type (meshsim: p2p),
 //   --fp8-recipe (delayed, tensorwise), --num-distributed-optimizer-instances (1),
 //   --cuda-graph-impl (none), --optimizer (adam, sgd), --fp16 without
 //   --accumulate-allreduce-grads-in-fp32.

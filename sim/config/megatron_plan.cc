@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/config/megatron_decoders.h"
+#include "sim/config/recompute_modules.h"
 #include "sim/plan/plan_names.h"
 
 namespace meshsim::megatron_internal {
@@ -17,6 +18,25 @@ void DecodeOffload(const Args& a, MegatronImport* out) {
   out->plan.cpu_offload_layers = a.Int32("--cpu-offloading-num-layers", 0, 0);
   out->notes.push_back("cpu_offload_layers " + std::to_string(out->plan.cpu_offload_layers) +
                        ": --cpu-offloading --cpu-offloading-num-layers");
+}
+
+// --recompute-modules (with selective granularity; Megatron's default core_attn): the
+// modules meshsim models map to plan.recompute_modules, the others are reported.
+void DecodeRecomputeModules(const Args& a, MegatronImport* out) {
+  if (!a.Has("--recompute-modules")) return;
+  PlanSpec& p = out->plan;
+  p.recompute_modules = NoRecomputeModules();
+  std::vector<std::string> skipped;
+  for (const std::string& m : a.List("--recompute-modules")) {
+    if (!SetRecomputeModule(m, &p.recompute_modules)) skipped.push_back(m);
+  }
+  out->notes.push_back("recompute_modules " + RecomputeModulesText(p.recompute_modules) +
+                       ": --recompute-modules");
+  for (const std::string& m : skipped) {
+    out->not_modelled.push_back("--recompute-modules " + m +
+                                " is not modelled: meshsim recomputes core_attn, layernorm, "
+                                "moe_act and mlp; its activations are kept");
+  }
 }
 
 void DecodeRecompute(const Args& a, MegatronImport* out) {
@@ -35,13 +55,7 @@ void DecodeRecompute(const Args& a, MegatronImport* out) {
   p.recompute = granularity == "full"        ? Recompute::kFull
                 : granularity == "selective" ? Recompute::kSelective
                                              : Recompute::kNone;
-  const std::vector<std::string> modules = a.List("--recompute-modules");
-  if (p.recompute == Recompute::kSelective && !modules.empty() &&
-      modules != std::vector<std::string>{"core_attn"}) {
-    out->not_modelled.push_back("--recompute-modules " + a.String("--recompute-modules", "") +
-                                " is not modelled: meshsim's selective recomputation re-runs "
-                                "the attention core only (core_attn, Megatron's default)");
-  }
+  if (p.recompute == Recompute::kSelective) DecodeRecomputeModules(a, out);
   const std::string method =
       a.Has("--recompute-method") ? a.Choice("--recompute-method", {"uniform", "block"}, "") : "";
   const int layers = a.Int32("--recompute-num-layers", 1, 1);

@@ -30,6 +30,9 @@ struct PlanSpec {
   int zero = 0;  // 0 none, 1 optimizer states, 2 + gradients, 3 + parameters
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  // Under recompute selective, the modules re-run (transformer.h RecomputeModules;
+  // plan.recompute_modules); default core_attn.
+  RecomputeModules recompute_modules;
   // Activation offloading to host memory (Megatron-Core --cpu-offloading with
   // --cpu-offloading-num-layers, run by Transformer Engine's cpu_offload): the stored
   // activations of the model's first cpu_offload_layers layers are copied to the host

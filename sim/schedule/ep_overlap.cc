@@ -73,6 +73,7 @@ void StepBuilder::MergedLayers(RankState& st, int f_layer, int f_mb, int b_layer
   const MoeShapeIds ids = MoeShapesFor(st);
   const CudaGraphScope& graphs = t_.cuda_graphs;
   const double transient = BeginLayerBackward(st, b_layer, b_mb);
+  ElementwiseRecompute(st, c.router, b_layer, b_mb);  // selective layernorm (moe_blocks.cc)
   const OpId b_combine = EpCollective(st, c, b_layer, b_mb, /*blocking=*/false);
   // Forward pre-dispatch: attention, the router, the shared experts; then the dispatch.
   AwaitCombine(st);
@@ -86,6 +87,7 @@ void StepBuilder::MergedLayers(RankState& st, int f_layer, int f_mb, int b_layer
   // Backward mlp: the routed experts' input and weight gradients, then the dispatch's
   // gradient.
   st.wait.push_back(b_combine);
+  ElementwiseRecompute(st, c.experts, b_layer, b_mb);  // selective moe_act
   MoeExpertsDgrad(st, c, ids, b_layer, b_mb);
   MoeExpertsWgrad(st, c, ids, b_layer, b_mb);
   const OpId b_dispatch = EpCollective(st, c, b_layer, b_mb, /*blocking=*/false);

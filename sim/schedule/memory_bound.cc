@@ -97,7 +97,8 @@ class StageMemory {
     }
     m.stored += moe_->router.stored_act_bytes + moe_->experts.stored_act_bytes;
     if (model.shared_experts > 0) m.stored += moe_->shared.stored_act_bytes;
-    m.transient += moe_->experts.transient_act_bytes + moe_->shared.transient_act_bytes;
+    m.transient += moe_->router.transient_act_bytes + moe_->experts.transient_act_bytes +
+                   moe_->shared.transient_act_bytes;
     return m;
   }
 

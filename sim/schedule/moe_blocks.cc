@@ -50,7 +50,8 @@ int StepBuilder::ExpertGemmLaunches() const {
 
 double StepBuilder::MoeTransient(const RankState& st) const {
   const MoeCost c = MoeFor(st);
-  return c.experts.transient_act_bytes + c.shared.transient_act_bytes;
+  return c.router.transient_act_bytes + c.experts.transient_act_bytes +
+         c.shared.transient_act_bytes;
 }
 
 OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking) {
@@ -125,13 +126,25 @@ void StepBuilder::SharedExpertsForward(RankState& st, const MoeCost& c, const Mo
                recompute);
 }
 
+// A selective recomputation's element-wise re-run (RecomputeModules layernorm, moe_act):
+// its kernels on the compute stream, before the backward that reads what it restores.
+void StepBuilder::ElementwiseRecompute(RankState& st, const BlockCost& b, int layer, int mb) {
+  if (b.recompute_kernels == 0 || p_.recompute != Recompute::kSelective) return;
+  Compute(st, Tag::kMlpRecompute, KernelWork{0, b.recompute_bytes, b.recompute_kernels}, layer, mb);
+}
+
 void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   const MoeCost c = MoeFor(st);
   const MoeShapeIds ids = MoeShapesFor(st);
+  // The pre-MLP norm's output is restored when the block's output gradient arrives
+  // (CheckpointWithoutOutput's hook on the MoE layer's output).
+  ElementwiseRecompute(st, c.router, layer, mb);
   SharedExpertsBackward(st, c, ids, layer, mb);
   if (p_.ep > 1) {
     EpCollective(st, c, layer, mb);  // gradient of combine
   }
+  // The activation's output is restored before FC2's backward (its hook on FC2's output).
+  ElementwiseRecompute(st, c.experts, layer, mb);
   MoeExpertsDgrad(st, c, ids, layer, mb);
   // The gradient of the dispatch (a combine): after the experts' weight gradients, which
   // Transformer Engine's GroupedLinear computes before it returns the input gradient, or

@@ -16,6 +16,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.tp = p.tp;
   s.sequence_parallel = p.sequence_parallel && p.tp > 1;
   s.recompute = p.recompute;
+  s.recompute_modules = p.recompute_modules;
   s.dtype = t.dtype;
   s.flash_attention = t.flash_attention;
   s.fp8_attention = t.dtype == Dtype::kFp8 && t.fp8_attention;

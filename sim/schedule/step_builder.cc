@@ -437,6 +437,12 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
     MoeBackward(st, layer, mb);
   } else if (m_.HasDenseMlp(layer)) {
     BeginGraph(st, t_.cuda_graphs.mlp);
+    // Selective recomputation of the MLP (RecomputeModules::mlp): its forward, with its
+    // TP collectives, re-run just before its backward.
+    if (shape_.RecomputesMlp()) {
+      BlockForward(st, layer_.mlp, mlp_ids_, Tag::kMlpRecompute, layer, mb, true,
+                   {!ParallelBlock(layer), true});
+    }
     BlockBackward(st, layer_.mlp, mlp_ids_, Tag::kMlpBwd, Tag::kMlpWgrad, layer, mb,
                   {true, !ParallelBlock(layer)});
     EndGraph(st, t_.cuda_graphs.mlp);

@@ -240,6 +240,7 @@ class StepBuilder {
   OpId RoutingMapGather(RankState& st, const MoeCost& c, int layer, int mb);
   void MoeForward(RankState& st, int layer, int mb, bool recompute);
   void MoeBackward(RankState& st, int layer, int mb);
+  void ElementwiseRecompute(RankState& st, const BlockCost& b, int layer, int mb);
   double MoeTransient(const RankState& st) const;
   int ExpertLaunches(int kernels, int gemm_slots, bool forward) const;
   int ExpertGemmLaunches() const;

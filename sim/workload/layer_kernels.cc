@@ -87,8 +87,9 @@ void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad());
 
 // An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
 // `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
+// `whole`: backward re-runs the forward (full recomputation; selective with mlp).
 PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
-                Recompute recompute, bool xla_remat) {
+                bool whole, bool xla_remat) {
   const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
   PassKernels p;
   for (const Linear& l : {fc1, fc2}) {
@@ -98,8 +99,8 @@ PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, do
     p.dgrad.gemms.insert(p.dgrad.gemms.begin(), d);  // backward runs FC2's first
     p.wgrad.gemms.insert(p.wgrad.gemms.begin(), w);
   }
-  if (recompute == Recompute::kFull) p.recompute = p.fwd;
-  if (recompute == Recompute::kFull && xla_remat) p.recompute.gemms.pop_back();  // FC2
+  if (whole) p.recompute = p.fwd;
+  if (whole && xla_remat) p.recompute.gemms.pop_back();  // FC2
   return p;
 }
 
@@ -180,7 +181,7 @@ AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   AddWgrad(&b.wgrad, proj);
   core.BwdSecond(&b.wgrad);
   for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&b.wgrad, *l);
-  if (RecomputesAttentionCore(shape.recompute)) core.Fwd(&b.recompute);
+  if (RecomputesAttentionCore(shape.recompute, shape.recompute_modules)) core.Fwd(&b.recompute);
   if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
   if (shape.recompute == Recompute::kFull && shape.xla_remat) b.recompute.gemms.pop_back();
   for (const Linear& l : pre) AddFwd(&a.edge_fwd, l);
@@ -203,7 +204,8 @@ LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape
   k.attention = Attention(m, shape);
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
   k.mlp = Mlp(tokens, static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
-              m.FfnMatrices(), shape.tp, 1, shape.recompute, shape.xla_remat);
+              m.FfnMatrices(), shape.tp, 1,
+              shape.recompute == Recompute::kFull || shape.RecomputesMlp(), shape.xla_remat);
   return k;
 }
 
@@ -226,7 +228,7 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   const double local_experts = static_cast<double>(m.experts) / ep;
   const double received = tokens * m.top_k * load;
   k.experts = Mlp(received / local_experts, dim, static_cast<double>(m.ExpertFfnHidden()),
-                  m.FfnMatrices(), 1, local_experts, shape.recompute, false);
+                  m.FfnMatrices(), 1, local_experts, shape.recompute == Recompute::kFull, false);
   // A JAX-style plan's experts run as one grouped-matmul kernel (megablox), as do those
   // of TE's fused grouped MLP and of torch._grouped_mm; otherwise one GEMM per expert.
   if (!shape.xla_remat && !shape.OneKernelPerExpertGemm())
@@ -236,7 +238,9 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();
-    k.shared = TransformerLayerKernels(dense, shape).mlp;
+    LayerShape shared = shape;
+    shared.recompute_modules.mlp = false;  // as MoeLayerCost
+    k.shared = TransformerLayerKernels(dense, shared).mlp;
   }
   return k;
 }

@@ -144,6 +144,17 @@ void SetFullRecompute(const Dims& d, double sp_split, double attn_none, double m
   --mlp.recompute_kernels;
 }
 
+// RecomputeModules::mlp: the checkpointed MLP keeps its input (the residual stream, split
+// by sequence parallelism) and, outside the checkpoint, the residual add's dropout mask;
+// backward re-runs the block's forward and re-materialises the rest.
+void SetMlpRecompute(const Dims& d, double sp_split, double mlp_none, BlockCost* mlp) {
+  mlp->stored_act_bytes = d.s * d.b * d.h * (d.elt + 1) / sp_split;
+  mlp->transient_act_bytes = mlp_none - mlp->stored_act_bytes;
+  mlp->recompute_flops = mlp->fwd_flops;
+  mlp->recompute_bytes = mlp->fwd_bytes;
+  mlp->recompute_kernels = mlp->fwd_kernels;
+}
+
 }  // namespace
 
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
@@ -192,12 +203,16 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
       mlp.stored_act_bytes = mlp_none;
       break;
     case Recompute::kSelective:
-      at.stored_act_bytes = attn_none - aa.core / d.t;
-      at.transient_act_bytes = aa.core / d.t;
-      at.recompute_flops = core_flops / d.t;
-      at.recompute_bytes = core_bytes;
-      at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
+      at.stored_act_bytes = attn_none;
+      if (shape.recompute_modules.core_attn) {
+        at.stored_act_bytes -= aa.core / d.t;
+        at.transient_act_bytes = aa.core / d.t;
+        at.recompute_flops = core_flops / d.t;
+        at.recompute_bytes = core_bytes;
+        at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
+      }
       mlp.stored_act_bytes = mlp_none;
+      if (shape.RecomputesMlp()) SetMlpRecompute(d, sp_split, mlp_none, &mlp);
       break;
     case Recompute::kProjections:
       SetProjectionsActivations(d, sp_split, aa.core / d.t, &c);
@@ -321,6 +336,29 @@ MoePermutation AlltoAllPermutation(double sent, double received, double tokens,
 
 MoePermutation FlexPermutation(double received) { return MoePermutation{2 * received, 2}; }
 
+namespace {
+
+// RecomputeModules::layernorm: the pre-MLP norm's output (`norm_out` bytes) is dropped and
+// re-run from its kept input: one norm kernel reading the input and writing the output.
+void SetNormRecompute(double norm_out, BlockCost* router) {
+  router->stored_act_bytes -= norm_out;
+  router->transient_act_bytes = norm_out;
+  router->recompute_bytes = 2 * norm_out;
+  router->recompute_kernels = 1;
+}
+
+// RecomputeModules::moe_act: FC2's input, the activation's output (`act_out` bytes), is
+// dropped and the activation re-run from FC1's kept output, moving `traffic` bytes as in
+// forward.
+void SetActivationRecompute(double act_out, double traffic, BlockCost* experts) {
+  experts->stored_act_bytes -= act_out;
+  experts->transient_act_bytes = act_out;
+  experts->recompute_bytes = traffic;
+  experts->recompute_kernels = 1;
+}
+
+}  // namespace
+
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
   const Dims d = DimsOf(m, shape);
   MoeCost c;
@@ -335,6 +373,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   c.router.fwd_flops = 2 * c.tokens * h * m.experts;
   c.router.fwd_bytes = kElementwiseTrafficSbh * d.s * d.b * h / sp_split;
   c.router.stored_act_bytes = (2 * d.elt + 1) * d.s * d.b * h / sp_split + 4 * c.tokens * m.experts;
+  if (shape.RecomputesLayernorm()) SetNormRecompute(d.elt * d.s * d.b * h / sp_split, &c.router);
   const double dim = static_cast<double>(m.ExpertDim());
   if (m.moe_latent_size > 0) {
     // LatentMoE: the hidden -> latent and latent -> hidden projections, with the router,
@@ -369,6 +408,10 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   // FP8: the permuted input and FC2's input are saved in FP8.
   c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
                                            f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
+  if (shape.RecomputesMoeAct()) {
+    SetActivationRecompute(received * f * d.gemm_in, received * (mats == 3 ? 3 : 2) * f * d.elt,
+                           &c.experts);
+  }
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;
@@ -382,7 +425,9 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();
-    c.shared = TransformerLayerCost(dense, shape).mlp;
+    LayerShape shared = shape;
+    shared.recompute_modules.mlp = false;  // Megatron's shared_experts (not modelled)
+    c.shared = TransformerLayerCost(dense, shared).mlp;
   }
   c.expert_params = static_cast<double>(m.experts) / ep * ExpertParams(m);
   const double dense = h * m.experts + m.shared_experts * SharedExpertParams(m);

@@ -52,9 +52,39 @@ enum class MoeFlexBackend { kDeepEp, kHybridEp };
 //    H200), so timed at the grouped_gemm library's rate (GemmShape::gmm_rate).
 enum class MoeGroupedGemm { kTe, kGmm, kTorchMm };
 
-// Whether backward re-runs the attention core (selective and projections).
-inline bool RecomputesAttentionCore(Recompute r) {
-  return r == Recompute::kSelective || r == Recompute::kProjections;
+// The modules Recompute::kSelective re-runs before their backward: Megatron-Core's
+// --recompute-modules (TransformerConfig.recompute_modules, megatron/core/transformer/
+// transformer_config.py; the layer and expert code that reads it: transformer_layer.py,
+// moe/experts.py @ NVIDIA/Megatron-LM main, 2026). Each drops what it would have stored
+// and re-materialises it, as working memory of its layer's backward, just before the
+// backward that reads it:
+//  - core_attn (Megatron's default): the attention core; drops its softmax, dropout mask
+//    and output (flash attention: the softmax statistics).
+//  - layernorm: the norms that are their own kernel (CheckpointWithoutOutput): with
+//    Transformer Engine's layer specs only a MoE layer's pre-MLP norm; the attention's and
+//    a dense MLP's norms are fused into the next GEMM (TELayerNormColumnParallelLinear,
+//    their norm module an IdentityOp, which Megatron skips). Drops the norm's output (the
+//    router's and dispatcher's input), keeps its input; re-runs one norm kernel.
+//  - moe_act: the routed experts' activation (SwiGLU / GeLU); drops its output, FC2's
+//    input (under FP8 Megatron makes FC2 save that original input, set_save_original_input,
+//    and drops it too), keeps FC1's output; re-runs the activation kernel before FC2's
+//    backward.
+//  - mlp: a dense MLP block whole (not a MoE layer's: Megatron's `moe`); keeps the block's
+//    input (and the dropout mask of the residual add after it), re-runs its forward,
+//    its TP collectives included, before its backward.
+// Not modelled (config/import report them): moe (the whole MoE block), shared_experts,
+// mla_up_proj.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool moe_act = false;
+  bool mlp = false;
+  bool operator==(const RecomputeModules&) const = default;
+};
+
+// Whether backward re-runs the attention core (selective with core_attn, and projections).
+inline bool RecomputesAttentionCore(Recompute r, const RecomputeModules& m) {
+  return (r == Recompute::kSelective && m.core_attn) || r == Recompute::kProjections;
 }
 
 // What one rank computes: the local slice of one micro-batch.
@@ -64,6 +94,7 @@ struct LayerShape {
   int tp = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  RecomputeModules recompute_modules;  // under Recompute::kSelective
   Dtype dtype = Dtype::kBf16;
   int64_t kv_seq = 0;  // keys each query attends to (seq_len); 0: same as seq
   // Sliding-window layer: each query attends to this many keys (counted as a full band,
@@ -96,6 +127,15 @@ struct LayerShape {
     return fused_grouped_mlp || grouped_gemm == MoeGroupedGemm::kTorchMm;
   }
 
+  // Selective recomputation of one module (RecomputeModules).
+  bool RecomputesLayernorm() const {
+    return recompute == Recompute::kSelective && recompute_modules.layernorm;
+  }
+  bool RecomputesMoeAct() const {
+    return recompute == Recompute::kSelective && recompute_modules.moe_act;
+  }
+  bool RecomputesMlp() const { return recompute == Recompute::kSelective && recompute_modules.mlp; }
+
   int64_t KvSeq() const { return kv_seq > 0 ? kv_seq : seq; }
   int64_t KeysPerQuery() const { return window > 0 && window < KvSeq() ? window : KvSeq(); }
 };
@@ -107,7 +147,7 @@ struct BlockCost {
   int recompute_kernels = 0;   // kernels re-run in backward
   double fwd_flops = 0;        // matmul FLOPs of the forward pass
   double fwd_bytes = 0;        // HBM traffic of the element-wise kernels of the forward pass
-  double recompute_flops = 0;  // FLOPs re-run in backward (selective: attention core; full: all)
+  double recompute_flops = 0;  // FLOPs re-run in backward (selective: its modules; full: all)
   double recompute_bytes = 0;
   double stored_act_bytes = 0;     // kept from forward until this block's backward
   double transient_act_bytes = 0;  // re-materialised during backward, freed at its end

@@ -1098,8 +1098,8 @@ TEST(MegatronFlags, CheckedFlagsWarnWhereTheyDiffer) {
       {moe, "the allgather token dispatcher (Megatron's default"},
       {moe, "no --moe-grouped-gemm"},
       {matching + "--expert-tensor-parallel-size 2", "--expert-tensor-parallel-size 2"},
-      {std::string(kSmall) + "--recompute-activations --recompute-modules core_attn mlp",
-       "--recompute-modules core_attn mlp"},
+      {std::string(kSmall) + "--recompute-activations --recompute-modules core_attn moe",
+       "--recompute-modules moe"},
       {std::regex_replace(kSmall, std::regex("--world-size 8"), "--world-size 16") +
            "--context-parallel-size 2 --cp-comm-type a2a",
        "--cp-comm-type a2a"},

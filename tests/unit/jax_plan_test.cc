@@ -219,7 +219,7 @@ TEST(JaxPlanRemat, FullRecomputationDropsTheDeadTailAndTheReGather) {
 TEST(JaxPlanRemat, RecomputedFlopsLeaveOutTheLastGemms) {
   const Result<Experiment> e = Load(1, kTwoByFour);
   ASSERT_TRUE(e.ok()) << e.error().ToString();
-  LayerShape shape{4096, 1, 4, true, Recompute::kFull};
+  LayerShape shape{4096, 1, 4, true, Recompute::kFull, {}};
   const LayerCost torch = TransformerLayerCost(e.value().model, shape);
   shape.xla_remat = true;
   const LayerCost xla = TransformerLayerCost(e.value().model, shape);

@@ -103,7 +103,7 @@ class KorthikantiActivations : public ::testing::TestWithParam<Dims> {
     return m;
   }
   double Bytes(bool sp, Recompute rc, int t = 8) const {
-    LayerShape shape{2048, 1, t, sp, rc, Dtype::kFp16};
+    LayerShape shape{2048, 1, t, sp, rc, {}, Dtype::kFp16};
     return StoredActivationBytesPerLayer(Model(), shape);
   }
   double sbh() const { return 2048.0 * GetParam().h; }

@@ -139,8 +139,10 @@ TEST(MemorySavings, NoMasterWeightsInReplayedPeak) {
 // et al.'s per-layer bytes with flash attention), and the memory bound by as much.
 TEST(MemorySavings, OffloadedLayersLeaveThePeak) {
   Experiment e = OneGpu();
-  const double layer = StoredActivationBytesPerLayer(
-      e.model, LayerShape{.seq = e.model.seq_len, .micro_batch = 1, .flash_attention = true});
+  const double layer = StoredActivationBytesPerLayer(e.model, LayerShape{.seq = e.model.seq_len,
+                                                                         .micro_batch = 1,
+                                                                         .recompute_modules = {},
+                                                                         .flash_attention = true});
   ASSERT_GT(layer, 0);
   const double peak = ReplayPeak(e);
   const double bound = EstimatePeakMemory(e).Total();

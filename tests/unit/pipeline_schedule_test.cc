@@ -92,7 +92,8 @@ double PeakActivations(const ReplayResult& r, int rank) {
 
 double ActivationsPerMicroBatchOnStage(const Experiment& e, int layers_on_stage) {
   LayerShape shape{e.model.seq_len,          e.plan.micro_batch, e.plan.tp,
-                   e.plan.sequence_parallel, e.plan.recompute,   e.training.dtype};
+                   e.plan.sequence_parallel, e.plan.recompute,   e.plan.recompute_modules,
+                   e.training.dtype};
   return layers_on_stage * StoredActivationBytesPerLayer(e.model, shape);
 }
 
