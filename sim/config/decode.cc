@@ -147,7 +147,9 @@ void DecodeCudaGraphs(YamlReader& r, CudaGraphScope* g) {
 }
 
 // plan.recompute_modules: a list of the modules selective recomputation re-runs
-// (config/recompute_modules.h); only with recompute selective.
+// (config/recompute_modules.h). Read whatever plan.recompute says and used only under
+// selective (as Megatron-Core), so that `--set plan.recompute=full` and sweeps over
+// recompute run on an experiment that names its modules.
 void DecodeRecomputeModules(YamlReader& r, PlanSpec* p) {
   r.Skip("recompute_modules");
   if (!r.Has("recompute_modules")) return;
@@ -155,11 +157,6 @@ void DecodeRecomputeModules(YamlReader& r, PlanSpec* p) {
   const std::string key = r.KeyPath("recompute_modules");
   if (!n.IsSequence()) {
     Fail(r.sources(), n, key, "expected a list of module names, found " + Describe(n));
-  }
-  if (p->recompute != Recompute::kSelective) {
-    Fail(r.sources(), n, key,
-         "valid only with recompute selective, found recompute " +
-             NameOf(RecomputeNames(), p->recompute));
   }
   p->recompute_modules = NoRecomputeModules();
   for (size_t i = 0; i < n.size(); ++i) {
