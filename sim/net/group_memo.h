@@ -5,7 +5,10 @@
 // An open-addressing table (linear probing, at most half full) keyed by (where the group
 // is stored, op, bytes). An entry keeps the group's members, up to kInline of them in the
 // entry itself, and serves only if they match: a group stored again at the same place may
-// differ, and then its value is replaced.
+// differ, and then its value is replaced. An entry is one cache line (64 bytes, aligned):
+// a full replay's lookups land all over a table of megabytes, and a hit then costs one
+// miss, not the two of an entry straddling lines (80 bytes, as it was: 5-8 % of a full
+// replay on the cost model, nearly all in that load).
 #pragma once
 
 #include <algorithm>
@@ -51,16 +54,22 @@ class GroupMemo {
   }
 
  private:
-  static constexpr size_t kInline = 8;
-  struct Entry {
+  static constexpr size_t kLine = 64;
+  static constexpr size_t kKeyBytes = sizeof(const int*) + sizeof(double) + 2 * sizeof(uint32_t);
+  // As many members as fill the line (a sendrecv's 2 at least); 8 if the value is larger.
+  static constexpr size_t kInline = kKeyBytes + sizeof(Value) + 2 * sizeof(int) <= kLine
+                                        ? (kLine - kKeyBytes - sizeof(Value)) / sizeof(int)
+                                        : 8;
+  struct alignas(kLine) Entry {
     const int* data = nullptr;  // null: empty
     double bytes = 0;
     uint32_t size = 0;
     CommOp op = CommOp::kAllReduce;
+    Value value{};
     // The members, or (more than kInline) members[0] is where they start in spill_.
     int members[kInline] = {};
-    Value value{};
   };
+  static_assert(kInline == 8 || sizeof(Entry) == kLine, "an entry is one cache line");
   // The entry of this key, or the empty one where it would go.
   size_t Slot(CommOp op, const int* data, double bytes) const {
     const uint64_t key = reinterpret_cast<uintptr_t>(data) ^

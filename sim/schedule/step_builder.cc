@@ -109,16 +109,21 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   return std::move(prog_);
 }
 
-int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
-                              double bytes) {
+int32_t StepBuilder::GroupId(RankState& st, const std::vector<int>& group) {
   // The TP group takes most collectives: look it up once per rank.
-  int32_t g;
   if (&group == &st.tp_group) {
     if (st.tp_group_id < 0) st.tp_group_id = prog_.AddGroup(group);
-    g = st.tp_group_id;
-  } else {
-    g = prog_.AddGroup(group);
+    return st.tp_group_id;
   }
+  return prog_.AddGroup(group);
+}
+
+int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
+                              double bytes) {
+  return NextComm(st, ch, op, GroupId(st, group), bytes);
+}
+
+int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, int32_t g, double bytes) {
   const uint32_t key = ChannelKey(g, ch);
   auto it =
       std::find_if(st.seq.begin(), st.seq.end(), [key](const auto& s) { return s.first == key; });
@@ -156,6 +161,11 @@ void StepBuilder::Memory(RankState& st, MemCategory c, double bytes) {
 OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
                              const std::vector<int>& group, double bytes, int layer, int mb,
                              bool blocking) {
+  return Collective(st, stream, ch, tag, op, GroupId(st, group), bytes, layer, mb, blocking);
+}
+
+OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
+                             int32_t group, double bytes, int layer, int mb, bool blocking) {
   const int32_t c = NextComm(st, ch, op, group, bytes);
   const OpId id = prog_.AddCommPart(st.rank, stream, c, tag, layer, mb);
   st.host.Issue(prog_, id, 1, layer, mb);  // one NCCL kernel
@@ -231,11 +241,9 @@ void StepBuilder::PrepareBucket(RankState& st, double bytes) {
 void StepBuilder::PipelineRecv(RankState& st, bool forward, int chunk, int mb) {
   const int vs = VirtualStage(chunk, st.stage);
   if (forward ? IsFirst(vs) : IsLast(vs)) return;
-  const int peer_stage = forward ? (st.stage + p_.pp - 1) % p_.pp : (st.stage + 1) % p_.pp;
-  const Coords& c = mesh_.CoordsOf(st.rank);
-  const std::vector<int> group{mesh_.RankOf(c.tp, c.cp, c.dp, peer_stage), st.rank};
   const Channel ch = forward ? Channel::kPpActivation : Channel::kPpGradient;
-  const int32_t comm = NextComm(st, ch, CommOp::kSendRecv, group, PipelineBytes());
+  const int32_t comm =
+      NextComm(st, ch, CommOp::kSendRecv, PipelineGroup(st, false, forward), PipelineBytes());
   const OpId id = prog_.AddCommPart(st.rank, forward ? Stream::kRecvPrev : Stream::kRecvNext, comm,
                                     forward ? Tag::kPpActivation : Tag::kPpGradient, -1, mb);
   st.host.Issue(prog_, id, 1, -1, mb);
@@ -252,13 +260,25 @@ void StepBuilder::PipelineRecv(RankState& st, bool forward, int chunk, int mb) {
 void StepBuilder::PipelineSend(RankState& st, bool forward, int chunk, int mb) {
   const int vs = VirtualStage(chunk, st.stage);
   if (forward ? IsLast(vs) : IsFirst(vs)) return;
-  const int peer_stage = forward ? (st.stage + 1) % p_.pp : (st.stage + p_.pp - 1) % p_.pp;
-  const Coords& c = mesh_.CoordsOf(st.rank);
-  const std::vector<int> group{st.rank, mesh_.RankOf(c.tp, c.cp, c.dp, peer_stage)};
   Collective(st, forward ? Stream::kSendNext : Stream::kSendPrev,
              forward ? Channel::kPpActivation : Channel::kPpGradient,
-             forward ? Tag::kPpActivation : Tag::kPpGradient, CommOp::kSendRecv, group,
-             PipelineBytes(), -1, mb, /*blocking=*/!p_.overlap_p2p);
+             forward ? Tag::kPpActivation : Tag::kPpGradient, CommOp::kSendRecv,
+             PipelineGroup(st, true, forward), PipelineBytes(), -1, mb,
+             /*blocking=*/!p_.overlap_p2p);
+}
+
+// Registered on first use (as each transfer did before): the same program indices, and no
+// group built and hashed per transfer.
+int32_t StepBuilder::PipelineGroup(RankState& st, bool send, bool forward) {
+  int32_t& id = st.pp_group_id[(send ? 2 : 0) + (forward ? 1 : 0)];
+  if (id < 0) {
+    const bool next = send == forward;  // the peer is the next stage
+    const int peer_stage = next ? (st.stage + 1) % p_.pp : (st.stage + p_.pp - 1) % p_.pp;
+    const Coords& c = mesh_.CoordsOf(st.rank);
+    const int peer = mesh_.RankOf(c.tp, c.cp, c.dp, peer_stage);
+    id = prog_.AddGroup(send ? std::vector<int>{st.rank, peer} : std::vector<int>{peer, st.rank});
+  }
+  return id;
 }
 
 // Activation (or gradient) tensor passed between stages by one rank: s*b*h / t. Under

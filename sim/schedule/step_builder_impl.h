@@ -96,7 +96,10 @@ class StepBuilder {
     // tp_group in reverse order: a ring shift on it passes data the other way round
     // (tp_overlap.cc, XLA's bidirectional collective matmul); empty when not used.
     std::vector<int> tp_group_back;
-    int32_t tp_group_id = -1;          // tp_group's program index, once registered
+    int32_t tp_group_id = -1;  // tp_group's program index, once registered
+    // The program indices of its pipeline transfer groups, once registered (PipelineGroup):
+    // [send * 2 + forward]; a rank sends and receives over them once per micro-batch.
+    int32_t pp_group_id[4] = {-1, -1, -1, -1};
     std::optional<OpId> last_compute;  // latest op on the compute stream
     // EP overlap (ep_overlap.cc): the forward combine of the merged step's last MoE layer,
     // which the forward's next compute (not the backward's) waits for.
@@ -137,8 +140,11 @@ class StepBuilder {
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
   PassShapeIds AddPassShapes(const PassKernels& k);
   void AddLayerShapes();
+  // The group's program index (the TP group's looked up once per rank).
+  int32_t GroupId(RankState& st, const std::vector<int>& group);
   int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                    double bytes);
+  int32_t NextComm(RankState& st, Channel ch, CommOp op, int32_t group, double bytes);
   // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels).
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
                int launches = -1);
@@ -146,6 +152,8 @@ class StepBuilder {
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
                   const std::vector<int>& group, double bytes, int layer, int mb,
                   bool blocking = true);
+  OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op, int32_t group,
+                  double bytes, int layer, int mb, bool blocking = true);
   void GatherParams(RankState& st, double params, int layer, int mb, bool backward);
   void ReleaseParams(RankState& st, double params, int layer, bool backward);
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
@@ -153,6 +161,9 @@ class StepBuilder {
   void PrepareBucket(RankState& st, double bytes);
   void PipelineRecv(RankState& st, bool forward, int chunk, int mb);
   void PipelineSend(RankState& st, bool forward, int chunk, int mb);
+  // The program index of the rank's sendrecv group to (`send`) or from its peer stage in
+  // the forward or backward direction, registered on first use.
+  int32_t PipelineGroup(RankState& st, bool send, bool forward);
   double PipelineBytes() const;
   double LogitActBytes() const;
   KernelWork LogitsWork(bool backward = false) const;

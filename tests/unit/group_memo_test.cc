@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/net/collective.h"
 #include "sim/net/flow_plan.h"
 
 namespace meshsim {
@@ -67,6 +68,32 @@ TEST(GroupPlanMemo, LargeGroupsAndManyKeysKeepTheirPlans) {
   }
   groups[1999].back() += 1;  // 20 members: compared where they spill
   EXPECT_EQ(Lookup(memo, CommOp::kReduceScatter, groups[1999], 4096), nullptr);
+}
+
+// The cost model's memo keeps fewer members inline (its value is larger, the entry one
+// cache line): groups on both sides of that limit keep their values and are compared.
+TEST(GroupCostMemo, GroupsOfEverySizeKeepTheirCosts) {
+  GroupMemo<CollectiveCost> memo;
+  std::vector<std::vector<int>> groups;
+  for (int g = 0; g < 2000; ++g) {
+    std::vector<int> members;
+    for (int i = 0; i < 1 + g % 12; ++i) members.push_back(g * 12 + i);
+    groups.push_back(members);
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    memo.Store(CommOp::kAllReduce, groups[g], 1e6,
+               CollectiveCost{SimTime::Microseconds(static_cast<double>(g)), 1.0 * g, 2.0 * g});
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const CollectiveCost* c = memo.Find(CommOp::kAllReduce, groups[g], 1e6);
+    ASSERT_NE(c, nullptr) << g;
+    EXPECT_EQ(c->intra_node_bytes, 1.0 * g);
+    EXPECT_EQ(c->inter_node_bytes, 2.0 * g);
+  }
+  for (size_t g : {3u, 4u, 5u, 11u}) {  // 4, 5, 6 and 12 members
+    groups[g].back() += 1;
+    EXPECT_EQ(memo.Find(CommOp::kAllReduce, groups[g], 1e6), nullptr) << g;
+  }
 }
 
 }  // namespace
