@@ -7,22 +7,11 @@
 #include "sim/engine/simulation.h"
 #include "sim/engine/step_stats.h"
 #include "sim/report/step_summary.h"
+#include "tests/unit/fixed_time_network.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
 namespace {
-
-// Every collective and transfer takes 4 us.
-class FourMicrosecondNetwork final : public Network {
- public:
-  void Start(Simulator& sim, CommOp, std::span<const int>, double, std::function<void()> done,
-             std::span<const std::vector<int>>) override {
-    sim.Schedule(SimTime::Microseconds(4), std::move(done));
-  }
-  std::vector<LinkUsage> Usage(double) const override { return {}; }
-  double IntraNodeBytes() const override { return 0; }
-  double InterNodeBytes() const override { return 0; }
-};
 
 // On each of `ranks` ranks: kernel A (2 us), then an all-reduce over all the ranks on the
 // TP stream (4 us) beside kernel B (10 us). FlopsOnlyComputeModel: 1 us per 1e9 FLOPs.
@@ -47,7 +36,7 @@ Overlap AllReduceBesideKernel(int ranks) {
 
 ReplayResult ReplayWith(const Program& p, double all_reduce_slowdown) {
   testing::FlopsOnlyComputeModel compute;
-  FourMicrosecondNetwork network;
+  FixedTimeNetwork network{SimTime::Microseconds(4)};  // every collective 4 us
   ReplayOptions options;
   options.comm_interference[static_cast<int>(CommOp::kAllReduce)] = all_reduce_slowdown;
   return Replay(p, compute, network, options);

@@ -9,6 +9,7 @@
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
 #include "sim/report/step_summary.h"
+#include "tests/unit/fixed_time_network.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -76,18 +77,6 @@ TEST(KernelInterference, ExplicitNumbersAreFixedPerKind) {
   EXPECT_EQ(s[t.cross_ring], -1.0f);
 }
 
-// Every collective takes 4 us.
-class FourMicrosecondNetwork final : public Network {
- public:
-  void Start(Simulator& sim, CommOp, std::span<const int>, double, std::function<void()> done,
-             std::span<const std::vector<int>>) override {
-    sim.Schedule(SimTime::Microseconds(4), std::move(done));
-  }
-  std::vector<LinkUsage> Usage(double) const override { return {}; }
-  double IntraNodeBytes() const override { return 0; }
-  double InterNodeBytes() const override { return 0; }
-};
-
 // Rank 0: kernel A (2 us), then an all-reduce (4 us) beside kernel B (10 us).
 struct Beside {
   Program program{1};
@@ -107,7 +96,7 @@ Beside AllReduceBesideKernel() {
 
 SimTime InterferenceWith(const Beside& o, const ReplayOptions& options) {
   testing::FlopsOnlyComputeModel compute;
-  FourMicrosecondNetwork network;
+  FixedTimeNetwork network{SimTime::Microseconds(4)};  // every collective 4 us
   const ReplayResult r = Replay(o.program, compute, network, options);
   EXPECT_TRUE(r.completed) << r.stall;
   return r.Interference(o.program, o.b);
