@@ -3,20 +3,11 @@
 #include <map>
 #include <tuple>
 
-#include "sim/net/flow_phases.h"
-
 namespace meshsim {
 namespace {
 
 bool NcclCollective(CommOp op) {
   return op == CommOp::kAllReduce || op == CommOp::kAllGather || op == CommOp::kReduceScatter;
-}
-
-GroupShape ShapeOf(const ClusterSpec& cluster, const std::vector<int>& gpus) {
-  const auto nodes = GpusByNode(cluster, gpus);
-  GroupShape s{static_cast<int>(gpus.size()), static_cast<int>(nodes.size()), 0};
-  for (const auto& local : nodes) s.per_node = std::max<int>(s.per_node, local.size());
-  return s;
 }
 
 }  // namespace
@@ -42,7 +33,7 @@ std::vector<float> CommSlowdowns(const ClusterSpec& cluster, const NcclOptions& 
       continue;
     }
     GroupShape& g = shapes[c.group];
-    if (g.ranks == 0) g = ShapeOf(cluster, program.groups()[c.group]);
+    if (g.ranks == 0) g = GroupShapeOf(cluster.gpus_per_node, program.groups()[c.group]);
     if (g.ranks < 2 || !(c.bytes > 0)) {
       out[i] = 0;
       continue;

@@ -30,38 +30,6 @@ double AlphaBetaCollectiveModel::NicBpsPerGpu(int per_node) const {
   return cluster_.inter_node.gbps_per_nic * 1e9 * cluster_.NicEfficiency() * nics / per_node;
 }
 
-GroupShape AlphaBetaCollectiveModel::ShapeOf(std::span<const int> gpus) const {
-  // Called for every collective of a replay. Small groups (TP, CP, pipeline pairs) count
-  // members per node in a table on the stack; large ones sort their nodes.
-  GroupShape s;
-  s.ranks = static_cast<int>(gpus.size());
-  const int per = cluster_.gpus_per_node;
-  if (gpus.size() <= 16) {
-    std::array<int, 16> node, count;
-    for (int g : gpus) {
-      int j = 0;
-      while (j < s.nodes && node[j] != g / per) ++j;
-      if (j == s.nodes) {
-        node[s.nodes] = g / per;
-        count[s.nodes++] = 0;
-      }
-      s.per_node = std::max(s.per_node, ++count[j]);
-    }
-    return s;
-  }
-  std::vector<int> nodes(gpus.size());
-  for (size_t i = 0; i < gpus.size(); ++i) nodes[i] = gpus[i] / per;
-  std::sort(nodes.begin(), nodes.end());
-  for (size_t i = 0; i < nodes.size();) {
-    size_t j = i;
-    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
-    ++s.nodes;
-    s.per_node = std::max(s.per_node, static_cast<int>(j - i));
-    i = j;
-  }
-  return s;
-}
-
 CollectiveCost AlphaBetaCollectiveModel::SendRecv(std::span<const int> gpus, double bytes) const {
   assert(gpus.size() == 2);
   const bool remote = gpus[0] / cluster_.gpus_per_node != gpus[1] / cluster_.gpus_per_node;
@@ -79,7 +47,7 @@ CollectiveCost AlphaBetaCollectiveModel::SendRecv(std::span<const int> gpus, dou
 
 CollectiveCost AlphaBetaCollectiveModel::RingShift(std::span<const int> gpus, double bytes) const {
   // One ring step: every member sends `bytes` to its successor, all at once.
-  const GroupShape s = ShapeOf(gpus);
+  const GroupShape s = GroupShapeOf(cluster_.gpus_per_node, gpus);
   const bool crosses = s.nodes > 1;
   const double bw = crosses ? NicBpsPerGpu(s.per_node) : NvlinkBps();
   CollectiveCost cost;
@@ -205,11 +173,11 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
     case CommOp::kRingShift:
       return RingShift(gpus, bytes);
     case CommOp::kAllToAll:
-      return AllToAll(ShapeOf(gpus), bytes);
+      return AllToAll(GroupShapeOf(cluster_.gpus_per_node, gpus), bytes);
     case CommOp::kExpertDispatch:
       return ExpertDispatch(gpus, bytes);
     default:
-      return Tuned(op, ShapeOf(gpus), bytes);
+      return Tuned(op, GroupShapeOf(cluster_.gpus_per_node, gpus), bytes);
   }
 }
 

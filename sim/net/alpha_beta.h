@@ -38,7 +38,6 @@ class AlphaBetaCollectiveModel final : public CollectiveModel {
   CollectiveCost Cost(CommOp op, std::span<const int> gpus, double bytes) const override;
 
  private:
-  GroupShape ShapeOf(std::span<const int> gpus) const;
   CollectiveCost SendRecv(std::span<const int> gpus, double bytes) const;
   CollectiveCost RingShift(std::span<const int> gpus, double bytes) const;
   CollectiveCost AllToAll(const GroupShape& s, double bytes) const;

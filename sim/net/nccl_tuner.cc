@@ -1,16 +1,49 @@
 #include "sim/net/nccl_tuner.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "sim/hw/nics.h"
 
 namespace meshsim {
+
+GroupShape GroupShapeOf(int gpus_per_node, std::span<const int> gpus) {
+  GroupShape s;
+  s.ranks = static_cast<int>(gpus.size());
+  const int per = gpus_per_node;
+  if (gpus.size() <= 16) {
+    std::array<int, 16> node, count;
+    for (int g : gpus) {
+      int j = 0;
+      while (j < s.nodes && node[j] != g / per) ++j;
+      if (j == s.nodes) {
+        node[s.nodes] = g / per;
+        count[s.nodes++] = 0;
+      }
+      s.per_node = std::max(s.per_node, ++count[j]);
+    }
+    return s;
+  }
+  std::vector<int> nodes(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) nodes[i] = gpus[i] / per;
+  std::sort(nodes.begin(), nodes.end());
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    ++s.nodes;
+    s.per_node = std::max(s.per_node, static_cast<int>(j - i));
+    i = j;
+  }
+  return s;
+}
+
 namespace {
 
 // NCCL's indices: algorithms tree 0, ring 1; protocols LL 0, LL128 1, Simple 2.

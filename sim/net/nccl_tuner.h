@@ -98,6 +98,8 @@
 // NVLink latencies).
 #pragma once
 
+#include <span>
+
 #include "sim/core/collective_kinds.h"
 #include "sim/hw/cluster_spec.h"
 
@@ -109,6 +111,11 @@ struct GroupShape {
   int nodes = 0;     // nodes the group touches
   int per_node = 0;  // most ranks of the group on one node
 };
+
+// The shape of the group of `gpus` (global GPU ids; node = id / gpus_per_node). Called for
+// every collective of a replay: small groups (TP, CP, pipeline pairs) count members per
+// node in a table on the stack, large ones sort their nodes. O(n log n).
+GroupShape GroupShapeOf(int gpus_per_node, std::span<const int> gpus);
 
 // How NCCL runs one collective and what the tuner model says it costs.
 struct NcclChoice {

@@ -1,24 +1,10 @@
 #include "sim/report/dp_comm.h"
 
 #include <algorithm>
-#include <map>
 
 #include "sim/net/nccl_tuner.h"
 
 namespace meshsim {
-namespace {
-
-GroupShape ShapeOf(const std::vector<int>& gpus, int gpus_per_node) {
-  std::map<int, int> per_node;
-  for (int g : gpus) ++per_node[g / gpus_per_node];
-  GroupShape s;
-  s.ranks = static_cast<int>(gpus.size());
-  s.nodes = static_cast<int>(per_node.size());
-  for (const auto& [node, n] : per_node) s.per_node = std::max(s.per_node, n);
-  return s;
-}
-
-}  // namespace
 
 DpCommSummary SummarizeDpComm(const Simulation& sim, int rank) {
   const Experiment& e = sim.experiment;
@@ -36,7 +22,7 @@ DpCommSummary SummarizeDpComm(const Simulation& sim, int rank) {
       const std::vector<int>& group = prog.groups()[comm.group];
       if (group.size() >= 2 && comm.bytes > 0) {
         const NcclChoice c =
-            tuner.Choose(comm.op, ShapeOf(group, e.cluster.gpus_per_node), comm.bytes,
+            tuner.Choose(comm.op, GroupShapeOf(e.cluster.gpus_per_node, group), comm.bytes,
                          e.plan.allreduce_algorithm, NcclProtocol::kAuto);
         latency = std::min(busy, c.launch_s + c.hops_s);
       }

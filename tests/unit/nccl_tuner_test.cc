@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <vector>
+
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -434,6 +437,34 @@ TEST(NcclTuner, ForcedNvls) {
       t.Choose(CommOp::kAllReduce, node, 4 << 20, AllReduceAlgorithm::kAuto, NcclProtocol::kLL128)
           .algorithm,
       AllReduceAlgorithm::kRing);
+}
+
+// GroupShapeOf counts nodes and the most ranks on one: small groups through a table on the
+// stack, groups of more than 16 by sorting, both against a count by hand.
+TEST(GroupShapeOf, CountsNodesAndTheFullestNodeOfSmallAndLargeGroups) {
+  const std::vector<int> tp = {8, 9, 10, 11};  // 4 GPUs of node 1
+  GroupShape g = GroupShapeOf(8, tp);
+  EXPECT_EQ(g.ranks, 4);
+  EXPECT_EQ(g.nodes, 1);
+  EXPECT_EQ(g.per_node, 4);
+  const std::vector<int> pair = {3, 77};  // nodes 0 and 9
+  g = GroupShapeOf(8, pair);
+  EXPECT_EQ(g.nodes, 2);
+  EXPECT_EQ(g.per_node, 1);
+  // 20 GPUs: 2 on each of nodes 0..7, then 4 on node 9, listed out of node order.
+  std::vector<int> dp;
+  for (int n = 7; n >= 0; --n) dp.insert(dp.end(), {8 * n, 8 * n + 4});
+  dp.insert(dp.end(), {72, 73, 74, 75});
+  g = GroupShapeOf(8, dp);
+  EXPECT_EQ(g.ranks, 20);
+  EXPECT_EQ(g.nodes, 9);
+  EXPECT_EQ(g.per_node, 4);
+  // The same 16 GPUs on 16 nodes either side of the two paths' border.
+  std::vector<int> spread;
+  for (int n = 0; n < 17; ++n) spread.push_back(8 * n + 1);
+  EXPECT_EQ(GroupShapeOf(8, std::span(spread).first(16)).nodes, 16);
+  EXPECT_EQ(GroupShapeOf(8, spread).nodes, 17);
+  EXPECT_EQ(GroupShapeOf(8, spread).per_node, 1);
 }
 
 }  // namespace
