@@ -110,10 +110,8 @@ FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
 
 NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus,
                                             double bytes) const {
-  const auto nodes = GpusByNode(cluster_, gpus);
-  GroupShape shape{static_cast<int>(gpus.size()), static_cast<int>(nodes.size()), 0};
-  for (const auto& local : nodes) shape.per_node = std::max<int>(shape.per_node, local.size());
-  return tuner_.Choose(op, shape, bytes, nccl_.algorithm, nccl_.protocol);
+  return tuner_.Choose(op, GroupShapeOf(cluster_.gpus_per_node, gpus), bytes, nccl_.algorithm,
+                       nccl_.protocol);
 }
 
 std::vector<Phase> FlowCollectiveNetwork::PhasesOf(CommOp op, std::span<const int> gpus,
