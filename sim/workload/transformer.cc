@@ -425,6 +425,24 @@ ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, doub
   return x;
 }
 
+// Adds ExpertElementwise's kernels to the MoE block. The clamped copy is what the
+// activation saves (FC1's output stays for the clamp's backward); under moe_act's
+// recomputation the checkpointed function is bias_act_func whole, so the clamp is re-run
+// with it and its copy is working memory of the backward instead.
+void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCost* c) {
+  c->extra_fwd_bytes = x.fwd_bytes;
+  c->extra_bwd_bytes = x.bwd_bytes;
+  c->extra_fwd_kernels = x.fwd_kernels;
+  c->extra_bwd_kernels = x.bwd_kernels;
+  if (!shape.RecomputesMoeAct()) {
+    c->experts.stored_act_bytes += x.clamp_copy;
+    return;
+  }
+  c->experts.transient_act_bytes += x.clamp_copy;
+  c->experts.recompute_bytes += x.clamp_bytes;
+  c->experts.recompute_kernels += x.clamp_kernels;
+}
+
 }  // namespace
 
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
@@ -476,24 +494,11 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   // FP8: the permuted input and FC2's input are saved in FP8.
   c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
                                            f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
-  const ExpertExtras extra = ExpertElementwise(m, shape, received, local_experts, d.elt);
-  c.extra_fwd_bytes = extra.fwd_bytes;
-  c.extra_bwd_bytes = extra.bwd_bytes;
-  c.extra_fwd_kernels = extra.fwd_kernels;
-  c.extra_bwd_kernels = extra.bwd_kernels;
-  // The clamped copy is what the activation saves; FC1's output stays for the clamp's
-  // backward.
-  c.experts.stored_act_bytes += extra.clamp_copy;
   if (shape.RecomputesMoeAct()) {
     SetActivationRecompute(received * f * d.gemm_in, received * (mats == 3 ? 3 : 2) * f * d.elt,
                            &c.experts);
-    // The checkpointed function is bias_act_func whole: the clamp is re-run with it, and
-    // its copy is dropped with the activation's output.
-    c.experts.stored_act_bytes -= extra.clamp_copy;
-    c.experts.transient_act_bytes += extra.clamp_copy;
-    c.experts.recompute_bytes += extra.clamp_bytes;
-    c.experts.recompute_kernels += extra.clamp_kernels;
   }
+  AddExpertElementwise(ExpertElementwise(m, shape, received, local_experts, d.elt), shape, &c);
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;
