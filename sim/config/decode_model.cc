@@ -109,6 +109,19 @@ void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+// GPT-OSS's routed experts: their biases and the clamp of their gated activation.
+void DecodeExpertKeys(YamlReader& r, ModelSpec* m) {
+  r.GetBool("expert_bias", &m->expert_bias);
+  r.GetDouble("glu_clamp", &m->glu_clamp);
+}
+
+void CheckGluClamp(YamlReader& r, const ModelSpec& m) {
+  if (m.glu_clamp < 0) {
+    FailKey(r, "glu_clamp",
+            "expected a clamp limit > 0, or 0 for none, found " + Describe(r.Child("glu_clamp")));
+  }
+}
+
 // Head sizes, Multi-head Latent Attention and sliding windows.
 void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt64("head_dim", &m->head_dim);
@@ -146,6 +159,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   r.GetInt("shared_experts", &m.shared_experts);
   r.GetInt("moe_every", &m.moe_every);
   r.GetInt("dense_layers", &m.dense_layers);
+  DecodeExpertKeys(r, &m);
   DecodeAttentionKeys(r, &m);
   DecodeHybridKeys(r, &m);
   r.Finish();
@@ -160,6 +174,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   RequireAtLeast(r, "shared_experts", m.shared_experts, 0);
   RequireAtLeast(r, "moe_every", m.moe_every, 1);
   RequireAtLeast(r, "dense_layers", m.dense_layers, 0);
+  CheckGluClamp(r, m);
   RequireAtLeast(r, "head_dim", m.head_dim, 0);
   RequireAtLeast(r, "v_head_dim", m.v_head_dim, 0);
   RequireAtLeast(r, "q_lora_rank", m.q_lora_rank, 0);

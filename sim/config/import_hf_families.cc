@@ -116,6 +116,10 @@ void DecodeGptOss(const Fields& f, ModelSpec* m, HfImport* out) {
   m->top_k = f.Has("num_experts_per_tok") ? f.Int32("num_experts_per_tok", 1)
                                           : f.Int32("experts_per_token", 1);
   m->moe_ffn_hidden = m->ffn_hidden;
+  // Every expert's gate_up_proj and down_proj have biases (GptOssExperts), and the gated
+  // activation clamps at swiglu_limit (transformers models/gpt_oss).
+  m->expert_bias = true;
+  m->glu_clamp = f.NumberOr("swiglu_limit", 0);
   const double h = static_cast<double>(m->hidden);
   const double per_layer = m->experts * (static_cast<double>(m->ffn_hidden) * 2 + h) + m->experts +
                            static_cast<double>(m->heads);

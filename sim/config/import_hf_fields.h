@@ -78,6 +78,14 @@ class Fields {
     if (!v.is_boolean()) Fail(key, "expected true or false, found " + Describe(v));
     return v.get<bool>();
   }
+  // A number (integer or not) >= 0; `fallback` when absent.
+  double NumberOr(const std::string& key, double fallback) const {
+    if (!Has(key)) return fallback;
+    const json& v = At(key);
+    if (!v.is_number() || v.get<double>() < 0)
+      Fail(key, "expected a number >= 0, found " + Describe(v));
+    return v.get<double>();
+  }
   std::string StringOr(const std::string& key, const std::string& fallback) const {
     if (!Has(key)) return fallback;
     const json& v = At(key);

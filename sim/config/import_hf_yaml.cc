@@ -85,6 +85,8 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   o << indent << "moe_ffn_hidden: " << m.moe_ffn_hidden << "\n";
   if (m.experts > 0) o << indent << "shared_experts: " << m.shared_experts << "\n";
   if (m.moe_latent_size > 0) o << indent << "moe_latent_size: " << m.moe_latent_size << "\n";
+  if (m.expert_bias) o << indent << "expert_bias: true\n";
+  if (m.glu_clamp > 0) o << indent << "glu_clamp: " << m.glu_clamp << "\n";
   if (m.experts > 0 && !m.IsHybrid()) {
     o << indent << "moe_every: " << m.moe_every << "\n";
     o << indent << "dense_layers: " << m.dense_layers << "\n";

@@ -110,13 +110,16 @@ OpId StepBuilder::MoeRouterForward(RankState& st, const MoeCost& c, const MoeSha
   return routed;
 }
 
+// With the element-wise kernels of expert biases and a clamped GLU (MoeCost::extra_*),
+// forward here, their backward with the input gradients.
 void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                     int layer, int mb, bool recompute) {
+  const int kernels = c.experts.fwd_kernels + c.extra_fwd_kernels;
   Compute(st, recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
-                     c.experts.fwd_kernels, ids.experts.fwd},
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
+                     kernels, ids.experts.fwd},
           layer, mb, recompute ? c.experts.fwd_flops : 0,
-          ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/true));
+          ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true));
 }
 
 void StepBuilder::SharedExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
@@ -167,14 +170,15 @@ void StepBuilder::SharedExpertsBackward(RankState& st, const MoeCost& c, const M
   Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
 }
 
-// The routed experts' input gradients, with the inverse permutations.
+// The routed experts' input gradients, with the inverse permutations and the backward of
+// the expert biases' and clamped GLU's element-wise kernels.
 void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                   int layer, int mb) {
+  const int kernels = c.experts.fwd_kernels + c.extra_bwd_kernels;
   Compute(st, Tag::kMoeExpertsBwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes,
-                     c.experts.fwd_kernels, ids.experts.dgrad},
-          layer, mb, 0,
-          ExpertLaunches(c.experts.fwd_kernels, c.experts.weight_kernels, /*forward=*/false));
+          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
+                     kernels, ids.experts.dgrad},
+          layer, mb, 0, ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/false));
 }
 
 void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,

@@ -24,6 +24,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.moe_dispatcher = p.moe_dispatcher;
   s.fused_grouped_mlp = p.framework_options.fused_grouped_mlp;
   s.grouped_gemm = p.moe_grouped_gemm;
+  s.megatron = p.framework == Framework::kMegatron;
   return s;
 }
 

@@ -343,6 +343,8 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("mtp_layers", m.mtp_layers, 0);
   add("moe_latent_size", m.moe_latent_size, 0);
   add("parallel_block", m.parallel_block ? 1 : 0, 0);
+  add("expert_bias", m.expert_bias ? 1 : 0, 0);
+  if (m.glu_clamp > 0) t += "glu_clamp=" + std::to_string(m.glu_clamp) + ";";
   if (m.IsHybrid()) {
     t += "layer_pattern=" + m.layer_pattern + ";";
     add("mamba_heads", m.mamba_heads, -1);

@@ -56,6 +56,14 @@ struct ModelSpec {
   // after combine (each hidden x latent), experts of latent x moe_ffn_hidden, tokens sent
   // as latents. Router and shared experts stay on hidden. 0: experts on hidden.
   int64_t moe_latent_size = 0;
+  // GPT-OSS's routed experts (HF GptOssExperts; Megatron-Bridge models/gpt_oss/
+  // gpt_oss_bridge.py @ v0.4.1: add_bias_linear, activation_func_clamp_value 7.0):
+  // expert_bias, FC1 and FC2 of every routed expert carry a bias; glu_clamp > 0, the gated
+  // activation clamps its gate half from above and its linear half to +-glu_clamp (HF
+  // `swiglu_limit`). Costed as the element-wise kernels Megatron-Core runs for them
+  // (ExpertElementwise, transformer.cc); their parameters are not counted.
+  bool expert_bias = false;
+  double glu_clamp = 0;
 
   // Attention head sizes. head_dim 0: hidden / heads (then hidden must be a multiple of
   // heads); Qwen3 and GPT-OSS set it apart from hidden / heads. v_head_dim 0: head_dim.

@@ -1,5 +1,6 @@
 #include "sim/workload/transformer.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -357,6 +358,91 @@ void SetActivationRecompute(double act_out, double traffic, BlockCost* experts) 
   experts->recompute_kernels = 1;
 }
 
+// The element-wise work Megatron-Core's TEGroupedMLP adds for a model with expert biases
+// or a clamped GLU (GPT-OSS), per rank and micro-batch (megatron/core/transformer/moe/
+// experts.py and fusions/fused_bias_geglu.py @ NVIDIA/Megatron-LM core_v0.17.0, the
+// Megatron-Core of the 26.04 containers; Megatron-Bridge docs/releases/software-versions.md
+// @ 067f987d). Byte counts are per element of `received` x width, `e` bytes an activation
+// element, booleans 1 byte.
+struct ExpertExtras {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+  double clamp_bytes = 0;  // the clamp's forward: re-run by moe_act's recomputation
+  int clamp_kernels = 0;
+  double clamp_copy = 0;  // the clamped copy of FC1's output that the activation saves
+};
+
+ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, double received,
+                               double local_experts, double e) {
+  ExpertExtras x;
+  if (!shape.megatron || shape.fused_grouped_mlp || shape.grouped_gemm != MoeGroupedGemm::kTe)
+    return x;
+  const double f = static_cast<double>(m.ExpertFfnHidden());
+  if (m.glu_clamp > 0) {
+    // weighted_bias_quick_geglu_impl with clamp_value: x_glu.clamp(max=c) and
+    // x_linear.clamp(-c, c) on the two halves of FC1's output and torch.cat of the two, as
+    // eager PyTorch ops before the fused activation: each reads and writes its elements
+    // (f per token each clamp, 2f the cat). Backward (PyTorch's clamp_backward,
+    // torch/csrc/autograd/FunctionsManual.cpp @ pytorch/pytorch 002ca671): the one-sided
+    // clamp where(self <= c, grad, 0) (a compare writing bools, then where), the two-sided
+    // where((self >= -c).logical_and_(self <= c), grad, 0) (two compares, the and, where),
+    // and torch.chunk's backward, a cat of the two halves' gradients (2f).
+    x.clamp_bytes = received * f * 8 * e;
+    x.clamp_kernels = 3;
+    x.fwd_bytes += x.clamp_bytes;
+    x.fwd_kernels += x.clamp_kernels;
+    const double one_sided = (e + 1) + (1 + 2 * e);
+    const double two_sided = 2 * (e + 1) + 3 + (1 + 2 * e);
+    x.bwd_bytes += received * f * (one_sided + two_sided + 4 * e);
+    x.bwd_kernels += 2 + 4 + 1;
+    x.clamp_copy = received * 2 * f * e;
+  }
+  if (m.expert_bias) {
+    // FC1's bias is GroupedLinear's (skip_bias_add false): the cuBLAS epilogue adds it and
+    // the weight-gradient GEMM's reduces its gradient (TransformerEngine
+    // pytorch/module/grouped_linear.py @ 71bbefb, TE 2.14 of the 26.04 container): no
+    // kernel. FC2's is returned (skip_bias_add true) and added by _apply_bias: per local
+    // expert t + b * p (the bias scaled by the token's routing probability, a [tokens, 1]
+    // column), torch.cat of the experts' results, .to() the activation dtype. The
+    // probabilities are fp32 with the flex dispatcher (token_dispatcher.py: DeepEP and
+    // HybridEP take float32 probs and upcast them), else the router's dtype (bf16: GPT-OSS
+    // sets no moe_router_dtype), so b * p and what follows are q = max(e, p) bytes wide.
+    const double w = static_cast<double>(m.ExpertDim());
+    const double p = shape.moe_dispatcher == MoeDispatcher::kFlex ? 4.0 : e;
+    const double q = std::max(e, p);
+    const bool cast = q > e;
+    // Forward: b * p writes q; t + (b * p) reads e + q, writes q; cat reads and writes q;
+    // the cast reads q and writes e.
+    x.fwd_bytes += received * w * (q + (e + 2 * q) + 2 * q + (cast ? q + e : 0));
+    x.fwd_kernels += static_cast<int>(2 * local_experts) + 1 + (cast ? 1 : 0);
+    // Backward (autograd): the cast's backward (e to q) and, per expert, the add's gradient
+    // cast back to t's dtype; the split's backward, a cat of t's gradients (e); the mul's
+    // two gradients, grad * p and grad * b, each written at q and summed to the bias'
+    // [w] and the probabilities' [tokens, 1] (read again).
+    x.bwd_bytes += received * w * ((cast ? 2 * (e + q) : 0) + 2 * e + 6 * q);
+    x.bwd_kernels += static_cast<int>((4 + (cast ? 1 : 0)) * local_experts) + 1 + (cast ? 1 : 0);
+  }
+  return x;
+}
+
+// Adds ExpertElementwise's kernels to the MoE block. The clamped copy is what the
+// activation saves (FC1's output stays for the clamp's backward); under moe_act's
+// recomputation the checkpointed function is bias_act_func whole, so the clamp is re-run
+// with it and its copy is working memory of the backward instead.
+void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCost* c) {
+  c->extra_fwd_bytes = x.fwd_bytes;
+  c->extra_bwd_bytes = x.bwd_bytes;
+  c->extra_fwd_kernels = x.fwd_kernels;
+  c->extra_bwd_kernels = x.bwd_kernels;
+  if (!shape.RecomputesMoeAct()) {
+    c->experts.stored_act_bytes += x.clamp_copy;
+    return;
+  }
+  c->experts.transient_act_bytes += x.clamp_copy;
+  c->experts.recompute_bytes += x.clamp_bytes;
+  c->experts.recompute_kernels += x.clamp_kernels;
+}
+
 }  // namespace
 
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
@@ -412,6 +498,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
     SetActivationRecompute(received * f * d.gemm_in, received * (mats == 3 ? 3 : 2) * f * d.elt,
                            &c.experts);
   }
+  AddExpertElementwise(ExpertElementwise(m, shape, received, local_experts, d.elt), shape, &c);
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;

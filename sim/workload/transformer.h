@@ -120,6 +120,10 @@ struct LayerShape {
   bool fused_grouped_mlp = false;
   // The library of the experts' GEMMs (MoeGroupedGemm); fused_grouped_mlp is TE's.
   MoeGroupedGemm grouped_gemm = MoeGroupedGemm::kTe;
+  // The layers are Megatron-Core's modules (plan.framework megatron): the routed experts
+  // are its TEGroupedMLP, whose expert biases and clamped GLU add element-wise kernels
+  // (MoeCost::extra_*).
+  bool megatron = false;
 
   // Each of the experts' GEMMs (FC1, FC2 and their backward) is one kernel over all local
   // experts: TE's fused grouped MLP or torch._grouped_mm. Otherwise one GEMM per expert.
@@ -187,7 +191,12 @@ struct MoeCost {
   double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
   double token_bytes = 0;     // the rank's tokens once: tokens * hidden (DeepEP's input)
   double expert_params = 0;   // routed-expert parameters held by this rank
-  double dense_params = 0;    // router + shared experts + norm, per TP rank
+  // The routed experts' element-wise kernels for expert biases and a clamped GLU
+  // (ExpertElementwise in transformer.cc; 0 without them): HBM bytes and kernels of the
+  // forward, and of their autograd backward, which runs in the input-gradient op.
+  double extra_fwd_bytes = 0, extra_bwd_bytes = 0;
+  int extra_fwd_kernels = 0, extra_bwd_kernels = 0;
+  double dense_params = 0;  // router + shared experts + norm, per TP rank
 };
 // `load` scales the routed tokens this rank's experts process (1 = balanced).
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load = 1.0);
