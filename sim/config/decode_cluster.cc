@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include "sim/config/decode.h"
 #include "sim/config/decode_checks.h"
@@ -101,6 +102,31 @@ void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
   f.Finish();
 }
 
+// fused_grouped_mlp: {experts, tokens_per_expert, hidden, ffn, efficiency: {fc1_forward,
+// fc2_forward, fc2_dgrad, fc1_dgrad, fc1_wgrad, fc2_wgrad}}: measured fused grouped MLP.
+void DecodeFusedGroupedMlp(YamlReader f, FusedGroupedMlpSpec* spec) {
+  for (const auto& [key, value] : {std::pair<const char*, double*>{"experts", &spec->experts},
+                                   {"tokens_per_expert", &spec->tokens_per_expert},
+                                   {"hidden", &spec->hidden},
+                                   {"ffn", &spec->ffn}}) {
+    f.GetDouble(key, value, true);
+    RequirePositive(f, key, *value);
+  }
+  YamlReader e = f.Map("efficiency");
+  using K = FusedGroupedMlpSpec;
+  for (const auto& [key, kernel] : {std::pair<const char*, K::Kernel>{"fc1_forward", K::kFc1Fwd},
+                                    {"fc2_forward", K::kFc2Fwd},
+                                    {"fc2_dgrad", K::kFc2Dgrad},
+                                    {"fc1_dgrad", K::kFc1Dgrad},
+                                    {"fc1_wgrad", K::kFc1Wgrad},
+                                    {"fc2_wgrad", K::kFc2Wgrad}}) {
+    e.GetDouble(key, &spec->efficiency[kernel], true);
+    RequireFraction(e, key, spec->efficiency[kernel]);
+  }
+  e.Finish();
+  f.Finish();
+}
+
 void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   g.GetString("kind", &gpu->kind, true);
   g.GetEnum<GpuArch>("architecture",
@@ -133,6 +159,8 @@ void DecodeGpu(YamlReader g, GpuSpec* gpu) {
   }
   if (g.Has("flash_attention"))
     DecodeFlashAttention(g.Map("flash_attention"), &gpu->flash_attention);
+  if (g.Has("fused_grouped_mlp"))
+    DecodeFusedGroupedMlp(g.Map("fused_grouped_mlp"), &gpu->fused_grouped_mlp);
   g.Finish();
 }
 

@@ -39,6 +39,13 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.grouped_gemm_efficiency = eff.grouped_gemm;
   p.gmm_efficiency = eff.gmm;
   p.fused_grouped_gemm_efficiency = eff.fused_grouped_gemm;
+  static_assert(static_cast<int>(FusedGroupedMlpSpec::kKernels) == kFusedMlpKernels);
+  const FusedGroupedMlpSpec& fused = gpu.fused_grouped_mlp;
+  p.fused_mlp.experts = fused.experts;
+  p.fused_mlp.tokens_per_expert = fused.tokens_per_expert;
+  p.fused_mlp.hidden = fused.hidden;
+  p.fused_mlp.ffn = fused.ffn;
+  std::copy(fused.efficiency.begin(), fused.efficiency.end(), p.fused_mlp.efficiency.begin());
   p.sms = gpu.sms;
   p.tile_m = gpu.gemm_tile_m;
   p.tile_n = gpu.gemm_tile_n;

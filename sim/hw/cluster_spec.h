@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,25 @@ struct FlashAttentionSpec {
   } window;
 };
 
+// Transformer Engine's fused grouped MLP (plan.framework_options.fused_grouped_mlp: cuDNN
+// frontend's CuTe-DSL block-scaled grouped GEMM kernels, MXFP8) as measured
+// (gpu.fused_grouped_mlp): its six kernels over `experts` experts of `tokens_per_expert`
+// tokens each, a SwiGLU MLP of `hidden` x `ffn` (FC1 2 x ffn wide), each kernel's speed
+// as a fraction of the dense FP8 peak on its GEMM's FLOPs. The kernels: FC1 forward with
+// the SwiGLU and the MXFP8 quantisation of its output in the epilogue; FC2 forward; FC2's
+// input gradient with the SwiGLU's backward and the quantisation of its output; FC1's
+// input gradient; the two weight gradients. experts 0: not measured.
+struct FusedGroupedMlpSpec {
+  // In this order (as FusedMlpKernel, sim/workload/kernel_shapes.h).
+  enum Kernel : uint8_t { kFc1Fwd, kFc2Fwd, kFc2Dgrad, kFc1Dgrad, kFc1Wgrad, kFc2Wgrad, kKernels };
+  double experts = 0;
+  double tokens_per_expert = 0;
+  double hidden = 0;
+  double ffn = 0;
+  std::array<double, kKernels> efficiency{};  // each in (0, 1]
+  bool Measured() const { return experts > 0; }
+};
+
 // The GPU's architecture, where a feature depends on it (MXFP8 needs Blackwell).
 enum class GpuArch : uint8_t { kUnspecified, kAmpere, kHopper, kBlackwell, kCdna2, kCdna3 };
 
@@ -57,6 +77,7 @@ struct GpuSpec {
   double gemm_tile_n = 128;
   double gemm_k_half = 128;  // k at which a GEMM tile reaches half its large-k rate
   FlashAttentionSpec flash_attention;
+  FusedGroupedMlpSpec fused_grouped_mlp;
 
   double PeakTflops(Dtype d) const {
     switch (d) {
@@ -177,8 +198,9 @@ inline constexpr double kGroupedGemmEfficiency = 0.55;
 // libraries and fake gate"): 0.6 (mean absolute step error 9.2 %, leave-one-out 14.4 %).
 inline constexpr double kGmmEfficiency = 0.6;
 
-// The default of EfficiencySpec::fused_grouped_gemm: see README "MoE experts: grouped
-// GEMMs" (the fused path's rate) for the GB200 26.08 MXFP8 rows it is set from.
+// The default of EfficiencySpec::fused_grouped_gemm: 1, the fused kernels at their
+// measured speed (GpuSpec::fused_grouped_mlp; README "The fused grouped MLP's kernels,
+// measured").
 inline constexpr double kFusedGroupedGemmEfficiency = 1.0;
 
 // Fractions of the peak that real kernels and collectives reach.
@@ -196,9 +218,11 @@ struct EfficiencySpec {
   // The same for the grouped_gemm library's per-expert cuBLAS GEMMs (plan.moe_grouped_gemm:
   // gmm; ShapeModelParams::gmm_efficiency). Default: kGmmEfficiency.
   double gmm = kGmmEfficiency;
-  // The same for Transformer Engine's fused grouped MLP (plan.framework_options.
-  // fused_grouped_mlp: one CuTe-DSL grouped kernel per GEMM over the local experts;
-  // ShapeModelParams::fused_grouped_gemm_efficiency). Default: kFusedGroupedGemmEfficiency.
+  // A factor on the speed of Transformer Engine's fused grouped MLP kernels
+  // (plan.framework_options.fused_grouped_mlp: one CuTe-DSL grouped kernel per GEMM over
+  // the local experts; ShapeModelParams::fused_grouped_gemm_efficiency): of their measured
+  // speed (GpuSpec::fused_grouped_mlp), else of the FP8 GEMM rate. Default:
+  // kFusedGroupedGemmEfficiency.
   double fused_grouped_gemm = kFusedGroupedGemmEfficiency;
   KernelModelKind kernel_model = KernelModelKind::kShapes;
   std::vector<GemmMeasurement> gemm_table;  // overrides the GEMM model where it has a shape

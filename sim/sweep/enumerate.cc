@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 
 #include "sim/plan/mesh_torus.h"
 #include "sim/plan/plan_names.h"
@@ -410,6 +411,19 @@ void AddGpuText(const GpuSpec& g, VariantText* t) {
   t->Add("flash.window.backward", fa.window.backward, fa0.window.backward);
   t->Add("flash.window.fp8_backward_full_causal", fa.window.fp8_backward_full_causal,
          fa0.window.fp8_backward_full_causal);
+  const FusedGroupedMlpSpec& fm = g.fused_grouped_mlp;
+  const FusedGroupedMlpSpec& fm0 = g0.fused_grouped_mlp;
+  t->Add("fused_mlp.experts", fm.experts, fm0.experts);
+  t->Add("fused_mlp.tokens_per_expert", fm.tokens_per_expert, fm0.tokens_per_expert);
+  t->Add("fused_mlp.hidden", fm.hidden, fm0.hidden);
+  t->Add("fused_mlp.ffn", fm.ffn, fm0.ffn);
+  constexpr const char* kKernels[] = {"fused_mlp.fc1_forward", "fused_mlp.fc2_forward",
+                                      "fused_mlp.fc2_dgrad",   "fused_mlp.fc1_dgrad",
+                                      "fused_mlp.fc1_wgrad",   "fused_mlp.fc2_wgrad"};
+  static_assert(std::size(kKernels) == FusedGroupedMlpSpec::kKernels);
+  for (size_t i = 0; i < fm.efficiency.size(); ++i) {
+    t->Add(kKernels[i], fm.efficiency[i], fm0.efficiency[i]);
+  }
 }
 
 void AddLinksText(const ClusterSpec& k, VariantText* t) {

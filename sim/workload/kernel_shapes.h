@@ -38,6 +38,20 @@ namespace meshsim {
 // `grouped_rate`: an expert GEMM of Transformer Engine's fused grouped MLP (one grouped
 // kernel over the local experts), timed at its share of the GEMM rate
 // (ShapeModelParams::fused_grouped_gemm_efficiency) rather than the dense rate.
+// `fused_kernel`: which of that MLP's six kernels it is (FusedMlpKernel); where the GPU
+// has them measured (ShapeModelParams::fused_mlp), the kernel's own efficiency replaces
+// the GEMM rate.
+enum FusedMlpKernel : int {
+  kFusedNone = -1,
+  kFusedFc1Fwd,  // FC1 forward with the SwiGLU and the quantisation of its output
+  kFusedFc2Fwd,
+  kFusedFc2Dgrad,  // FC2's input gradient with the SwiGLU's backward and the quantisation
+  kFusedFc1Dgrad,
+  kFusedFc1Wgrad,
+  kFusedFc2Wgrad,
+  kFusedMlpKernels
+};
+
 struct GemmShape {
   double m = 0;
   double n = 0;
@@ -49,6 +63,7 @@ struct GemmShape {
   bool launches_per_batch = false;
   bool gmm_rate = false;
   bool grouped_rate = false;
+  int fused_kernel = kFusedNone;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

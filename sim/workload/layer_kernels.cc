@@ -125,10 +125,30 @@ void AtGmmRate(PassKernels* p) {
 }
 
 // The experts' GEMMs of TE's fused grouped MLP at its own share of the GEMM rate
-// (GemmShape::grouped_rate, cluster.efficiency.fused_grouped_gemm).
+// (GemmShape::grouped_rate, cluster.efficiency.fused_grouped_gemm), each marked as the
+// fused kernel it is (GemmShape::fused_kernel; Mlp's order: the forward and its
+// recomputation FC1, FC2, the backward FC2, FC1). FC2's input (the SwiGLU's output) and
+// FC1's output gradient leave the epilogue of the kernel before them quantised to MXFP8,
+// so they are not cast (TransformerEngine transformer_engine/pytorch/ops/fused/
+// grouped_mlp.py @ d0067d0: cuDNN frontend's grouped_gemm_glu_wrapper_sm100 for FC1,
+// grouped_gemm_dglu_wrapper_sm100 for FC2's input gradient, grouped_gemm_quant_wrapper_sm100
+// on their quantised outputs, d_row_tensor and sfd_row_tensor, for FC2 and FC1's input
+// gradient, grouped_gemm_wgrad_wrapper_sm100 for the weight gradients).
 void AtGroupedRate(PassKernels* p) {
   for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
     for (GemmShape& g : k->gemms) g.grouped_rate = true;
+  }
+  const auto mark = [](KernelShapes* k, FusedMlpKernel first, FusedMlpKernel second) {
+    if (k->gemms.size() != 2) return;
+    k->gemms[0].fused_kernel = first;
+    k->gemms[1].fused_kernel = second;
+  };
+  mark(&p->fwd, kFusedFc1Fwd, kFusedFc2Fwd);
+  mark(&p->recompute, kFusedFc1Fwd, kFusedFc2Fwd);
+  mark(&p->dgrad, kFusedFc2Dgrad, kFusedFc1Dgrad);
+  mark(&p->wgrad, kFusedFc2Wgrad, kFusedFc1Wgrad);
+  for (KernelShapes* k : {&p->fwd, &p->recompute, &p->dgrad}) {
+    if (k->gemms.size() == 2) k->gemms[1].casts_a = false;
   }
 }
 

@@ -39,6 +39,47 @@ std::optional<double> GemmTable::Tflops(const GemmShape& g) const {
   return it->second;
 }
 
+GemmShape FusedMlpMeasurement::Shape(FusedMlpKernel kernel) const {
+  const double t = tokens_per_expert, d = hidden, f = ffn;
+  GemmShape g;
+  switch (kernel) {
+    case kFusedFc1Fwd:
+      g = {t, 2 * f, d};
+      break;
+    case kFusedFc2Fwd:
+      g = {t, d, f};
+      break;
+    case kFusedFc2Dgrad:
+      g = {t, f, d};
+      break;
+    case kFusedFc1Dgrad:
+      g = {t, d, 2 * f};
+      break;
+    case kFusedFc1Wgrad:
+      g = {d, 2 * f, t};
+      break;
+    case kFusedFc2Wgrad:
+      g = {f, d, t};
+      break;
+    default:
+      assert(false);
+  }
+  g.batch = experts;
+  g.fp8 = true;
+  return g;
+}
+
+ShapeComputeModel::ShapeComputeModel(ShapeModelParams params) : p_(std::move(params)) {
+  if (!p_.fused_mlp.Measured() || !p_.fp8.On()) return;
+  const double peak = p_.fp8.peak_flops_per_s;
+  for (int i = 0; i < kFusedMlpKernels; ++i) {
+    const auto kernel = static_cast<FusedMlpKernel>(i);
+    const GemmShape g = p_.fused_mlp.Shape(kernel);
+    const double measured_s = g.Flops() / (p_.fused_mlp.efficiency[i] * peak);
+    fused_efficiency_[i] = ComputeSeconds(g, peak, 1) / measured_s;
+  }
+}
+
 SimTime ShapeComputeModel::Duration(const KernelWork& work) const {
   if (work.flops == 0 && work.bytes == 0) return SimTime::Zero();
   return SimTime::Seconds(work.flops / (p_.peak_flops_per_s * p_.matmul_efficiency) +
@@ -113,14 +154,16 @@ double ShapeComputeModel::GemmSeconds(const GemmShape& g) const {
 
 double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) const {
   const bool fp8 = g.fp8 && p_.fp8.On();
+  const bool measured_fused = fp8 && g.fused_kernel >= 0 && g.fused_kernel < kFusedMlpKernels &&
+                              fused_efficiency_[g.fused_kernel] > 0;
   const GemmTable& table = fp8 ? p_.fp8.gemm_table : p_.gemm_table;
-  if (const std::optional<double> tflops = table.Tflops(g)) {
+  if (const std::optional<double> tflops = table.Tflops(g); tflops && !measured_fused) {
     return g.Flops() / (*tflops * 1e12 * rate_scale);
   }
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
-  const double efficiency =
-      rate_scale *
-      (fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency : p_.matmul_efficiency);
+  double efficiency = rate_scale * (fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency
+                                                                         : p_.matmul_efficiency);
+  if (measured_fused) efficiency = rate_scale * fused_efficiency_[g.fused_kernel];
   const double compute =
       std::min(ComputeSeconds(g, peak, efficiency), SharedComputeSeconds(g, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.

@@ -70,6 +70,22 @@ struct Fp8Params {
   bool On() const { return peak_flops_per_s > 0; }
 };
 
+// Transformer Engine's fused grouped MLP as measured (GpuSpec::fused_grouped_mlp): each of
+// its six kernels' speed (FusedMlpKernel order) as a fraction of the dense FP8 peak on its
+// GEMM's FLOPs, over `experts` experts of `tokens_per_expert` tokens, a SwiGLU MLP of
+// `hidden` x `ffn` (FC1 2 x ffn wide). Not measured (experts 0): the kernels run at the
+// FP8 GEMM rate (times fused_grouped_gemm_efficiency).
+struct FusedMlpMeasurement {
+  double experts = 0;
+  double tokens_per_expert = 0;
+  double hidden = 0;
+  double ffn = 0;
+  std::array<double, kFusedMlpKernels> efficiency{};
+  bool Measured() const { return experts > 0; }
+  // The GEMM of `kernel` at the measured shape, as Mlp lays it out (layer_kernels.cc).
+  GemmShape Shape(FusedMlpKernel kernel) const;
+};
+
 struct ShapeModelParams {
   // Dense tensor-core peak of the training dtype (BF16 under FP8 training: attention, the
   // output layer and the router stay BF16).
@@ -98,8 +114,10 @@ struct ShapeModelParams {
   // sizes, pytorch/pytorch#163425; cluster.efficiency.gmm).
   double gmm_efficiency = 1;
   // The same for Transformer Engine's fused grouped MLP (GemmShape::grouped_rate: one
-  // grouped kernel per GEMM over the local experts; cluster.efficiency.fused_grouped_gemm).
+  // grouped kernel per GEMM over the local experts; cluster.efficiency.fused_grouped_gemm):
+  // of its kernels' measured speed where fused_mlp is measured.
   double fused_grouped_gemm_efficiency = 1;
+  FusedMlpMeasurement fused_mlp;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
   Fp8Params fp8;
@@ -107,7 +125,7 @@ struct ShapeModelParams {
 
 class ShapeComputeModel final : public ComputeModel {
  public:
-  explicit ShapeComputeModel(ShapeModelParams params) : p_(std::move(params)) {}
+  explicit ShapeComputeModel(ShapeModelParams params);
 
   // Without shapes: every FLOP at peak x matmul efficiency, as the roofline model.
   SimTime Duration(const KernelWork& work) const override;
@@ -128,8 +146,16 @@ class ShapeComputeModel final : public ComputeModel {
   // the model's). A batched GEMM without it (a grouped kernel over the experts:
   // torch._grouped_mm, TE's fused grouped MLP, megablox) lays the tiles of all of its batch
   // over the SMs together, at the full rate (gmm_efficiency of it with gmm_rate,
-  // fused_grouped_gemm_efficiency with grouped_rate).
+  // fused_grouped_gemm_efficiency with grouped_rate). A kernel of the fused grouped MLP
+  // (fused_kernel) under FP8 training, where fused_mlp is measured, runs at that kernel's
+  // measured speed carried to its shape (FusedKernelEfficiency), times
+  // fused_grouped_gemm_efficiency, in place of the FP8 GEMM rate and table.
   double GemmSeconds(const GemmShape& g) const;
+  // The efficiency (as matmul_efficiency: of the peak, for a full wave of full tiles at
+  // large k) at which the model times `kernel`'s GEMM at the measured shape in the
+  // measured time: the measured fraction of the peak divided by the model's own at that
+  // shape (tile and wave quantization, k / (k + k_half)). 0 where not measured.
+  double FusedKernelEfficiency(FusedMlpKernel kernel) const { return fused_efficiency_[kernel]; }
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
   // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.
   double CastSeconds(const GemmShape& g) const;
@@ -155,6 +181,7 @@ class ShapeComputeModel final : public ComputeModel {
   double KernelSeconds(const GemmShape& g, double rate_scale) const;
   double BandSeconds(const AttentionShape& a) const;
   const ShapeModelParams p_;
+  std::array<double, kFusedMlpKernels> fused_efficiency_{};
 };
 
 }  // namespace meshsim

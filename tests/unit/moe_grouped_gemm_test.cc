@@ -100,6 +100,12 @@ TEST(MoeGroupedGemm, BadInputNamesTheKey) {
   EXPECT_NE(bf16.find("plan.framework_options.fused_grouped_mlp"), std::string::npos) << bf16;
   EXPECT_NE(LoadError({fused, "training.fp8_recipe=current"}), "");
   EXPECT_EQ(LoadError({fused}), "");
+  // The measured fused kernels (gpu.fused_grouped_mlp): fractions of the peak, positive
+  // sizes.
+  const std::string key = "cluster.gpu.fused_grouped_mlp.efficiency.fc2_dgrad";
+  const std::string over = LoadError({key + "=1.5"});
+  EXPECT_NE(over.find(key), std::string::npos) << over;
+  EXPECT_NE(LoadError({"cluster.gpu.fused_grouped_mlp.experts=0"}), "");
 }
 
 }  // namespace

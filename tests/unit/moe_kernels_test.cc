@@ -6,6 +6,8 @@
 // hand in the comments beside them.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
@@ -180,6 +182,100 @@ TEST(MoeGroupedGemm, FusedGroupedMlpIsOneKernelPerGemmWithoutTheActivation) {
   // 16 local experts (ep 1): GroupedLinear's 2 slots per 4 experts, the fused MLP's 2.
   EXPECT_EQ(MoeLayerCost(Moe(), Shape(), 1).experts.weight_kernels, 8);
   EXPECT_EQ(MoeLayerCost(Moe(), fused, 1).experts.weight_kernels, 2);
+}
+
+// A GB200-like GPU under MXFP8 training with the fused grouped MLP's six kernels measured
+// (gpu.fused_grouped_mlp, as gb200-nvl72.yaml): 64 experts x 4096 tokens, hidden 2560,
+// ffn 1280.
+ShapeModelParams Gb200Fused(bool measured) {
+  ShapeModelParams p;
+  p.peak_flops_per_s = 2500e12;
+  p.hbm_bytes_per_s = 8000e9;
+  p.sms = 148;
+  p.tile_m = 256;
+  p.tile_n = 256;
+  p.fp8.peak_flops_per_s = 5000e12;
+  p.fp8.matmul_efficiency = 0.457;
+  if (measured) {
+    p.fused_mlp = {64, 4096, 2560, 1280, {0.4581, 0.3699, 0.2488, 0.5179, 0.4816, 0.4383}};
+  }
+  return p;
+}
+
+// At the measured shape each kernel takes its measured time, FLOPs / (fraction x the FP8
+// peak): FC1 forward 2 x 262144 x 2560 x 2560 / (0.4581 x 5e15) = 1.500 ms, the dSwiGLU
+// kernel 2 x 262144 x 2560 x 1280 / (0.2488 x 5e15) = 1.381 ms; fused_grouped_gemm scales
+// that rate; unmeasured, the same kernel runs at the dense FP8 rate (0.457), in another
+// time (1.597 ms for FC1 forward, 0.789 ms for FC2's weight gradient against 0.784).
+TEST(MoeGroupedGemm, FusedMlpKernelsTakeTheirMeasuredTimeAtTheMeasuredShape) {
+  const ShapeComputeModel model(Gb200Fused(true));
+  ShapeModelParams half_params = Gb200Fused(true);
+  half_params.fused_grouped_gemm_efficiency = 0.5;
+  const ShapeComputeModel half(half_params), unmeasured(Gb200Fused(false));
+  const FusedMlpMeasurement m = Gb200Fused(true).fused_mlp;
+  for (int i = 0; i < kFusedMlpKernels; ++i) {
+    GemmShape g = m.Shape(static_cast<FusedMlpKernel>(i));
+    g.grouped_rate = true;
+    g.fused_kernel = i;
+    const double measured_s = g.Flops() / (m.efficiency[i] * 5000e12);
+    EXPECT_NEAR(model.GemmSeconds(g), measured_s, 1e-12 * measured_s) << i;
+    EXPECT_NEAR(half.GemmSeconds(g), 2 * measured_s, 1e-12 * measured_s) << i;
+    EXPECT_GT(std::abs(unmeasured.GemmSeconds(g) - measured_s), 1e-3 * measured_s) << i;
+  }
+  GemmShape fc1 = m.Shape(kFusedFc1Fwd);
+  fc1.fused_kernel = kFusedFc1Fwd;
+  EXPECT_NEAR(model.GemmSeconds(fc1), 1.500e-3, 1e-6);
+  GemmShape dswiglu = m.Shape(kFusedFc2Dgrad);
+  dswiglu.fused_kernel = kFusedFc2Dgrad;
+  EXPECT_NEAR(model.GemmSeconds(dswiglu), 1.381e-3, 1e-6);
+}
+
+// Another shape (Qwen3-30B-A3B's experts at EP 8: 16 x 8192 tokens, hidden 2048, ffn 768)
+// runs as the shape model carries the measurement: as a plain FP8 GEMM of that shape at
+// the kernel's derived efficiency (FusedKernelEfficiency: the measured fraction over the
+// model's own at the measured shape, here 0.4581 / (69.19 / 70 waves x 2560 / 2688)).
+TEST(MoeGroupedGemm, FusedMlpMeasurementCarriesToOtherShapesByTheShapeModel) {
+  const ShapeComputeModel model(Gb200Fused(true));
+  EXPECT_NEAR(model.FusedKernelEfficiency(kFusedFc1Fwd),
+              0.4581 / (10240.0 / 148 / 70 * 2560 / 2688), 1e-9);
+  const FusedMlpMeasurement qwen{16, 8192, 2048, 768, {}};
+  for (int i = 0; i < kFusedMlpKernels; ++i) {
+    GemmShape g = qwen.Shape(static_cast<FusedMlpKernel>(i));
+    ShapeModelParams plain_params = Gb200Fused(false);
+    plain_params.fp8.matmul_efficiency =
+        model.FusedKernelEfficiency(static_cast<FusedMlpKernel>(i));
+    const double plain = ShapeComputeModel(plain_params).GemmSeconds(g);
+    g.fused_kernel = i;
+    EXPECT_NEAR(model.GemmSeconds(g), plain, 1e-12 * plain) << i;
+  }
+}
+
+// In a layer: the fused grouped MLP's GEMMs are marked as its kernels (forward FC1, FC2;
+// backward FC2, FC1), and FC2's input and FC1's output gradient, quantised in the epilogue
+// of the kernel before, are not cast; GroupedLinear's GEMMs are none of them.
+TEST(MoeGroupedGemm, FusedMlpGemmsAreItsKernelsAndSkipTheEpilogueCasts) {
+  LayerShape fused = Shape();
+  fused.fused_grouped_mlp = true;
+  fused.dtype = Dtype::kFp8;
+  const PassKernels k = MoeLayerKernels(Moe(), fused, 4).experts;
+  ASSERT_EQ(k.fwd.gemms.size(), 2u);
+  ASSERT_EQ(k.dgrad.gemms.size(), 2u);
+  ASSERT_EQ(k.wgrad.gemms.size(), 2u);
+  EXPECT_EQ(k.fwd.gemms[0].fused_kernel, kFusedFc1Fwd);
+  EXPECT_EQ(k.fwd.gemms[1].fused_kernel, kFusedFc2Fwd);
+  EXPECT_EQ(k.dgrad.gemms[0].fused_kernel, kFusedFc2Dgrad);
+  EXPECT_EQ(k.dgrad.gemms[1].fused_kernel, kFusedFc1Dgrad);
+  EXPECT_EQ(k.wgrad.gemms[0].fused_kernel, kFusedFc2Wgrad);
+  EXPECT_EQ(k.wgrad.gemms[1].fused_kernel, kFusedFc1Wgrad);
+  EXPECT_TRUE(k.fwd.gemms[0].casts_a);
+  EXPECT_FALSE(k.fwd.gemms[1].casts_a);
+  EXPECT_TRUE(k.dgrad.gemms[0].casts_a);
+  EXPECT_FALSE(k.dgrad.gemms[1].casts_a);
+  LayerShape unfused = fused;
+  unfused.fused_grouped_mlp = false;
+  const PassKernels u = MoeLayerKernels(Moe(), unfused, 4).experts;
+  EXPECT_EQ(u.fwd.gemms[1].fused_kernel, kFusedNone);
+  EXPECT_TRUE(u.fwd.gemms[1].casts_a);
 }
 
 }  // namespace
