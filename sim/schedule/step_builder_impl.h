@@ -39,6 +39,13 @@ inline uint32_t ChannelKey(int32_t group, Channel ch) {
   return static_cast<uint32_t>(group) * kChannelCount + static_cast<uint32_t>(ch);
 }
 
+// Parameters of one all-gather group of a sharded unit: `params` on this rank, gathered
+// over `group` (a rank's gradient group or expert gradient group).
+struct GatherPart {
+  double params = 0;
+  const std::vector<int>* group = nullptr;
+};
+
 // Indices in the program's shape table (Program::AddShapes) of the ops of one block
 // (see PassKernels); -1: none.
 struct PassShapeIds {
@@ -154,8 +161,12 @@ class StepBuilder {
                   bool blocking = true);
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op, int32_t group,
                   double bytes, int layer, int mb, bool blocking = true);
-  void GatherParams(RankState& st, double params, int layer, int mb, bool backward);
-  void ReleaseParams(RankState& st, double params, int layer, bool backward);
+  // ZeRO-3 / FSDP: gathers `dense` parameters over the gradient group and a MoE layer's
+  // routed `expert` parameters over the expert gradient group (GatherParts).
+  void GatherParams(RankState& st, double dense, int layer, int mb, bool backward,
+                    double expert = 0);
+  void ReleaseParams(RankState& st, double dense, int layer, bool backward, double expert = 0);
+  std::vector<GatherPart> GatherParts(const RankState& st, double dense, double expert) const;
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
   void PrepareBucket(RankState& st, double bytes);
@@ -186,8 +197,9 @@ class StepBuilder {
   // sharded_params.cc: the DP policy's parameter gathers other than Megatron's.
   std::vector<double> Fetches(double params, int layer) const;
   std::vector<double> LayerModules(double params, int layer) const;
-  void GatherUnit(RankState& st, double params, int layer, int mb, bool backward);
-  void ReleaseUnit(RankState& st, double params, int layer, bool backward);
+  void GatherUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, int mb,
+                  bool backward);
+  void ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, bool backward);
   void WaitForRoom(RankState& st, double bytes, int max_units, OpId alloc);
   void GatherInChunks(RankState& st, Channel ch, const std::vector<int>& group, double bytes);
   void GatherParamBuckets(RankState& st);
