@@ -58,7 +58,8 @@ void StepBuilder::WaitForRoom(RankState& st, double bytes, int max_units, OpId a
 // (FSDP2: for the copy-out after each).
 void StepBuilder::GatherUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, int mb,
                              bool backward) {
-  if (backward && !policy_.gather_in_backward) return;  // kept since forward
+  if (backward && !policy_.gather_in_backward) return;                       // kept since forward
+  if (policy_.keep_gathered && !st.kept_units.insert(layer).second) return;  // still gathered
   std::vector<std::pair<double, const std::vector<int>*>> fetches;
   double fetched = 0;
   for (const GatherPart& part : parts) {
@@ -90,10 +91,13 @@ void StepBuilder::GatherUnit(RankState& st, const std::vector<GatherPart>& parts
 }
 
 // Frees a unit's gathered parameters after its compute: in forward only when they are
-// regathered for backward, in backward always.
+// regathered for backward, in backward always (kept ones: in the last micro-batch's).
 void StepBuilder::ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer,
-                              bool backward) {
+                              bool backward, int mb) {
   if (!backward && !policy_.gather_in_backward) return;
+  // Kept: freed once, after the last micro-batch's backward.
+  if (policy_.keep_gathered && (mb != micro_batches_ - 1 || st.kept_units.erase(layer) == 0))
+    return;
   double fetched = 0;
   for (const GatherPart& part : parts) {
     for (double f : Fetches(part.params, layer)) fetched += f;

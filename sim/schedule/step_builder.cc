@@ -203,12 +203,12 @@ void StepBuilder::GatherParams(RankState& st, double dense, int layer, int mb, b
 }
 
 void StepBuilder::ReleaseParams(RankState& st, double dense, int layer, bool backward,
-                                double expert) {
+                                double expert, int mb) {
   if (!policy_.sharded_params) return;
   const std::vector<GatherPart> parts = GatherParts(st, dense, expert);
   if (parts.empty()) return;
   if (!policy_.megatron_gathers) {
-    ReleaseUnit(st, parts, layer, backward);
+    ReleaseUnit(st, parts, layer, backward, mb);
     return;
   }
   double params = 0;
@@ -216,6 +216,15 @@ void StepBuilder::ReleaseParams(RankState& st, double dense, int layer, bool bac
   Memory(st, MemCategory::kBuffers, -params * GatheredWeightBytesPerParam(t_));
   st.released[0] = st.released[1];
   st.released[1] = st.last_compute;
+}
+
+void StepBuilder::UnshardedGrads(RankState& st, double dense, double expert, int mb, bool begin) {
+  if (!policy_.accumulate_unsharded_grads) return;
+  if (begin ? mb != 0 : mb != micro_batches_ - 1) return;
+  double params = 0;
+  for (const GatherPart& part : GatherParts(st, dense, expert)) params += part.params;
+  const double bytes = params * GradientBytesPerParam(t_);
+  Memory(st, MemCategory::kGradients, begin ? bytes : -bytes);
 }
 
 // What a sharded unit gathers: each parameter over the group its shards (and gradients)
@@ -431,9 +440,11 @@ void StepBuilder::BackwardHead(RankState& st, int vs, int mb) {
   GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
   Compute(st, Tag::kLogitsBwd, w, -1, mb);
   Memory(st, MemCategory::kActivations, -LogitActBytes());
-  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true, 0, mb);
   if (stages_.HoldsOutput(st.stage)) {
+    UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, true);
     ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, false);
+    UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, false);
   }
 }
 
@@ -457,8 +468,10 @@ void StepBuilder::BackwardTail(RankState& st, int vs, int mb) {
   const double grad = EmbeddingGradBytes();  // + the fill and the add: two more kernels
   Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh()) + grad, grad > 0 ? 3 : 1}, -1,
           mb);
-  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true, 0, mb);
+  UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, true);
   ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, true);
+  UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, false);
 }
 
 // One layer's blocks by kind (ModelSpec::KindOf): attention or a Mamba-2 mixer, then a
@@ -535,9 +548,11 @@ void StepBuilder::EndLayerBackward(RankState& st, int layer, int mb, bool flush,
   const bool last_mb = mb == micro_batches_ - 1;
   const LocalParams& params = stages_.LayerParams(layer);
   Memory(st, MemCategory::kBuffers, -transient);
-  ReleaseParams(st, params.dense, layer, true, params.expert);
+  ReleaseParams(st, params.dense, layer, true, params.expert, mb);
+  UnshardedGrads(st, params.dense, params.expert, mb, true);
   if (m_.IsMoeLayer(layer)) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
   ReduceGradients(st, params.dense, last_mb, flush);
+  UnshardedGrads(st, params.dense, params.expert, mb, false);
 }
 
 void StepBuilder::Optimizer(RankState& st) {

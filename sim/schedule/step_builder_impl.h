@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,7 @@ class StepBuilder {
       std::optional<OpId> freed;
     };
     std::deque<LiveUnit> live;
+    std::set<int> kept_units;  // DpPolicy::keep_gathered: layers gathered and kept (-1: embedding)
     double live_bytes = 0;
     // overlap_param_gather (sharded_params.cc): the parameter buckets of the previous
     // step's optimizer, the dense parameters' and the routed experts' apart.
@@ -165,7 +167,11 @@ class StepBuilder {
   // routed `expert` parameters over the expert gradient group (GatherParts).
   void GatherParams(RankState& st, double dense, int layer, int mb, bool backward,
                     double expert = 0);
-  void ReleaseParams(RankState& st, double dense, int layer, bool backward, double expert = 0);
+  void ReleaseParams(RankState& st, double dense, int layer, bool backward, double expert = 0,
+                     int mb = -1);
+  // DpPolicy::accumulate_unsharded_grads: the unsharded gradient buffer of a unit, added at
+  // its first micro-batch's backward (`begin`) and freed after the last one's reduction.
+  void UnshardedGrads(RankState& st, double dense, double expert, int mb, bool begin);
   std::vector<GatherPart> GatherParts(const RankState& st, double dense, double expert) const;
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
@@ -199,7 +205,8 @@ class StepBuilder {
   std::vector<double> LayerModules(double params, int layer) const;
   void GatherUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, int mb,
                   bool backward);
-  void ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, bool backward);
+  void ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, bool backward,
+                   int mb);
   void WaitForRoom(RankState& st, double bytes, int max_units, OpId alloc);
   void GatherInChunks(RankState& st, Channel ch, const std::vector<int>& group, double bytes);
   void GatherParamBuckets(RankState& st);

@@ -15,6 +15,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/net/expert_dispatch.h"
+#include "sim/report/step_summary.h"
 #include "sim/schedule/program.h"
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
@@ -166,7 +167,7 @@ TEST(MoeExpertLibrary, EachLibraryFollowsItsOwnEfficiency) {
 
 // The Qwen3-30B step (one micro-batch) simulated, for what its program holds.
 std::unique_ptr<Simulation> Simulated(std::vector<std::string> sets) {
-  sets.push_back("plan.global_batch=32");
+  sets.insert(sets.begin(), "plan.global_batch=32");  // a later global_batch wins
   sets.push_back("cluster.network_model=alpha_beta");
   Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
   EXPECT_TRUE(e.ok()) << e.error().ToString();
@@ -213,19 +214,48 @@ std::vector<std::pair<size_t, double>> LayerGathers(const Program& p) {
 // gathered over 2 ranks. Forward and backward (reshard_after_forward true) gather alike.
 TEST(MoeExpertLibrary, ExpertsAreGatheredOverTheExpertGroupOnly) {
   const std::string regather = "plan.framework_options.reshard_after_forward=true";
+  const std::string reshard = "plan.framework_options.reshard_after_backward=true";
   const double expert_bytes = 16.0 * 3 * 2048 * 768 * 2;
-  const auto ep8 = LayerGathers(Simulated({regather})->program);
+  const auto ep8 = LayerGathers(Simulated({regather, reshard})->program);
   ASSERT_EQ(ep8.size(), 2u);
   for (const auto& [ranks, bytes] : ep8) {
     EXPECT_EQ(ranks, 8u);
     EXPECT_LT(bytes, 0.5 * expert_bytes);
   }
-  const auto ep4 = LayerGathers(Simulated({regather, "plan.ep=4"})->program);
+  const auto ep4 = LayerGathers(Simulated({regather, reshard, "plan.ep=4"})->program);
   ASSERT_EQ(ep4.size(), 4u);
   EXPECT_EQ(ep4[0].first, 8u);
   EXPECT_DOUBLE_EQ(ep4[0].second, ep8[0].second);
   EXPECT_EQ(ep4[1].first, 2u);
   EXPECT_DOUBLE_EQ(ep4[1].second, 2 * expert_bytes);
+}
+
+// Rank 0's gradient reductions (collectives on its DP stream).
+int Reductions(const Program& p) {
+  int n = 0;
+  for (OpId id : p.StreamOps(0, Stream::kDp)) n += p.op(id).kind == OpKind::kComm;
+  return n;
+}
+
+// NeMo-Automodel's enable_fsdp_optimizations (the experiment's settings: FSDP2's
+// set_reshard_after_backward and set_requires_gradient_sync false but in the last
+// micro-batch): over 2 micro-batches each unit is gathered once and its gradients
+// reduce-scattered once (48 layers, the embedding and the output layer: 50); resharded and
+// synchronised every micro-batch, twice each. The deferred gradients accumulate whole: the
+// dense parameters' fp32 gradients (~1.5 B parameters: 5.7 GiB) on top of their shards.
+TEST(MoeExpertLibrary, FsdpOptimizationsGatherAndReduceOncePerStep) {
+  const std::vector<std::string> each = {"plan.global_batch=64",
+                                         "plan.framework_options.reshard_after_backward=true",
+                                         "plan.framework_options.requires_gradient_sync=true"};
+  const auto once = Simulated({"plan.global_batch=64"});
+  const auto twice = Simulated(each);
+  EXPECT_EQ(LayerGathers(once->program).size(), 1u);
+  EXPECT_EQ(LayerGathers(twice->program).size(), 2u);
+  EXPECT_EQ(Reductions(once->program), 50);
+  EXPECT_EQ(Reductions(twice->program), 100);
+  const double extra = SummarizeStep(*once).memory_breakdown_gib.gradients -
+                       SummarizeStep(*twice).memory_breakdown_gib.gradients;
+  EXPECT_NEAR(extra, 5.7, 0.3);
 }
 
 // Contiguous routing sends each token to one GPU instead of ~5: less exposed EP time.
@@ -249,6 +279,8 @@ TEST(MoeExpertLibrary, BadInputNamesTheKey) {
   EXPECT_NE(blocks.find("plan.moe_routing"), std::string::npos) << blocks;
   const std::string routing = error({"plan.moe_routing=fake"});
   EXPECT_NE(routing.find("plan.moe_routing"), std::string::npos) << routing;
+  const std::string kept = error({"plan.framework_options.reshard_after_forward=true"});
+  EXPECT_NE(kept.find("plan.framework_options.reshard_after_backward"), std::string::npos) << kept;
   const std::string knob = error({"cluster.efficiency.gmm=0"});
   EXPECT_NE(knob.find("cluster.efficiency.gmm"), std::string::npos) << knob;
 }
