@@ -94,6 +94,8 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   flag("forward_prefetch", Framework::kFsdp, &o->forward_prefetch);
   flag("limit_all_gathers", Framework::kFsdp, &o->limit_all_gathers);
   flag("reshard_after_forward", Framework::kFsdp2, &o->reshard_after_forward);
+  flag("reshard_after_backward", Framework::kFsdp2, &o->reshard_after_backward);
+  flag("requires_gradient_sync", Framework::kFsdp2, &o->requires_gradient_sync);
   r.Finish();
 }
 

@@ -89,6 +89,15 @@ struct FrameworkOptions {
   // --- fsdp2 (torch.distributed.fsdp.fully_shard) ---
   // With false, parameters stay gathered from forward to backward (no backward all-gather).
   bool reshard_after_forward = true;
+  // FSDPModule.set_reshard_after_backward(False) and set_requires_gradient_sync(False) on
+  // every micro-batch but the last, as NeMo-Automodel's enable_fsdp_optimizations does
+  // (nemo_automodel/components/moe/fsdp_mixin.py @ 79994aa1f). reshard_after_backward
+  // false: a unit is gathered at its first forward of the step and kept to its last
+  // backward (needs reshard_after_forward false). requires_gradient_sync false: gradients
+  // accumulate unsharded, in the reduce dtype, and are reduce-scattered in the last
+  // micro-batch only.
+  bool reshard_after_backward = true;
+  bool requires_gradient_sync = true;
 };
 
 }  // namespace meshsim

@@ -44,6 +44,12 @@ Status CheckDegrees(const PlanSpec& p, const ClusterSpec& cluster) {
                   "expected 0, 2 or 3 with framework fsdp or fsdp2 (NO_SHARD, SHARD_GRAD_OP, "
                   "FULL_SHARD), found 1");
   }
+  // Kept to the last backward, parameters must not be freed after each forward (FSDP2
+  // would regather them there; not modelled).
+  if (!p.framework_options.reshard_after_backward && p.framework_options.reshard_after_forward) {
+    return BadKey("plan.framework_options.reshard_after_backward",
+                  "false needs plan.framework_options.reshard_after_forward false");
+  }
   const int gpus = cluster.TotalGpus();
   const int64_t ranks = Product({p.tp, p.pp, p.dp, p.cp});
   if (ranks != gpus) {

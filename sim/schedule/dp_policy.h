@@ -57,6 +57,12 @@ struct DpPolicy {
   // FSDP2: per-parameter shards are copied out of the all-gather output (and gradients
   // copied into the reduce-scatter input) by kernels on the compute stream.
   bool copy_in_out = false;
+  // FSDP2 reshard_after_backward false: each unit gathered once per step, at its first
+  // forward, and freed after its last micro-batch's backward.
+  bool keep_gathered = false;
+  // FSDP2 requires_gradient_sync false: a sharded unit's gradients accumulate unsharded
+  // from its first backward to the reduction in the last micro-batch.
+  bool accumulate_unsharded_grads = false;
 };
 
 inline constexpr int kUnlimitedUnits = std::numeric_limits<int>::max();

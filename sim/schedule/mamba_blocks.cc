@@ -31,10 +31,10 @@ void StepBuilder::MtpForward(RankState& st, int mb) {
   for (int layer = stages_.MtpBegin(); layer < stages_.MtpEnd(); ++layer) {
     const LocalParams& params = stages_.LayerParams(layer);
     AwaitParamBucket(st, layer);
-    GatherParams(st, params.dense + params.expert, layer, mb, false);
+    GatherParams(st, params.dense, layer, mb, false, params.expert);
     Compute(st, Tag::kMlpFwd, MtpProjectionWork(), layer, mb);
     LayerForward(st, layer, mb, false);
-    ReleaseParams(st, params.dense + params.expert, layer, false);
+    ReleaseParams(st, params.dense, layer, false, params.expert);
     Memory(st, MemCategory::kActivations, LogitActBytes());
     Compute(st, Tag::kLogitsFwd, LogitsWork(), layer, mb);
   }

@@ -41,10 +41,20 @@ int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const
 }
 
 // The host launches of one pass of the experts' GEMMs: one per local expert and GEMM
-// (GroupedLinear, the grouped_gemm library), or one per GEMM (the fused grouped MLP,
-// torch._grouped_mm: LayerShape::OneKernelPerExpertGemm).
+// (Transformer Engine's GroupedLinear), or one per GEMM: the fused grouped MLP and
+// torch._grouped_mm (LayerShape::OneKernelPerExpertGemm), and the grouped_gemm library
+// (plan.moe_grouped_gemm gmm), whose per-expert cuBLAS GEMMs are issued by one C++ loop
+// inside one PyTorch op: NeMo-Automodel calls `grouped_gemm.ops.gmm` once per GEMM on the
+// stacked [experts, in, out] weights (nemo_automodel/components/moe/experts.py @ 79994aa1f),
+// the op's autograd function calls the extension's `gmm` once in forward and twice in
+// backward, and `CublasGroupedGemm` / `CublasGroupedGemmVariableK` loop over the experts
+// calling `cublasGemmEx` (fanshiqing/grouped_gemm csrc/grouped_gemm.cu @ v1.1.4.post8),
+// with no Python or autograd work per expert. GroupedLinear does per-expert work in Python
+// (its weights are one parameter per expert, weight0..weightN, listed, split and
+// quantised per expert in grouped_linear.py), which HostThread's per-op cost stands for.
 int StepBuilder::ExpertGemmLaunches() const {
-  if (shape_.OneKernelPerExpertGemm()) return kGemmsPerExpert;
+  if (shape_.OneKernelPerExpertGemm() || shape_.grouped_gemm == MoeGroupedGemm::kGmm)
+    return kGemmsPerExpert;
   return GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert);
 }
 

@@ -53,13 +53,21 @@ void StepBuilder::WaitForRoom(RankState& st, double bytes, int max_units, OpId a
   }
 }
 
-// One unit's all-gathers (one per fetch) on the gather stream, after room is made for
-// its buffer; the next compute waits for them (FSDP2: for the copy-out after each).
-void StepBuilder::GatherUnit(RankState& st, double params, int layer, int mb, bool backward) {
-  if (backward && !policy_.gather_in_backward) return;  // kept since forward
-  const std::vector<double> fetches = Fetches(params, layer);
+// One unit's all-gathers (one per fetch of each part, over the part's group) on the
+// gather stream, after room is made for its buffer; the next compute waits for them
+// (FSDP2: for the copy-out after each).
+void StepBuilder::GatherUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, int mb,
+                             bool backward) {
+  if (backward && !policy_.gather_in_backward) return;                       // kept since forward
+  if (policy_.keep_gathered && !st.kept_units.insert(layer).second) return;  // still gathered
+  std::vector<std::pair<double, const std::vector<int>*>> fetches;
   double fetched = 0;
-  for (double f : fetches) fetched += f;
+  for (const GatherPart& part : parts) {
+    for (double f : Fetches(part.params, layer)) {
+      fetches.emplace_back(f, part.group);
+      fetched += f;
+    }
+  }
   if (fetched <= 0) return;
   const double bytes = fetched * kWeightBytesPerParam;
   const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
@@ -69,10 +77,9 @@ void StepBuilder::GatherUnit(RankState& st, double params, int layer, int mb, bo
     st.live.push_back({bytes, std::nullopt});
     st.live_bytes += bytes;
   }
-  for (double f : fetches) {
+  for (const auto& [f, group] : fetches) {
     const double fetch_bytes = f * kWeightBytesPerParam;
-    const int32_t c =
-        NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, fetch_bytes);
+    const int32_t c = NextComm(st, Channel::kZeroGather, CommOp::kAllGather, *group, fetch_bytes);
     const OpId gather =
         prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
     st.host.Issue(prog_, gather, 1, layer, mb);
@@ -84,11 +91,17 @@ void StepBuilder::GatherUnit(RankState& st, double params, int layer, int mb, bo
 }
 
 // Frees a unit's gathered parameters after its compute: in forward only when they are
-// regathered for backward, in backward always.
-void StepBuilder::ReleaseUnit(RankState& st, double params, int layer, bool backward) {
+// regathered for backward, in backward always (kept ones: in the last micro-batch's).
+void StepBuilder::ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer,
+                              bool backward, int mb) {
   if (!backward && !policy_.gather_in_backward) return;
+  // Kept: freed once, after the last micro-batch's backward.
+  if (policy_.keep_gathered && (mb != micro_batches_ - 1 || st.kept_units.erase(layer) == 0))
+    return;
   double fetched = 0;
-  for (double f : Fetches(params, layer)) fetched += f;
+  for (const GatherPart& part : parts) {
+    for (double f : Fetches(part.params, layer)) fetched += f;
+  }
   if (fetched <= 0) return;
   Memory(st, MemCategory::kBuffers, -fetched * kWeightBytesPerParam);
   if (policy_.gather_in_backward) st.live.back().freed = st.last_compute;

@@ -174,33 +174,80 @@ OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, 
   return id;
 }
 
-// ZeRO-3: all-gather `params` (a layer's, or the embedding's) before their compute,
+// ZeRO-3: all-gather a layer's parameters (or the embedding's) before their compute,
 // prefetched while the previous layer computes; the buffer is freed after their last
 // compute by ReleaseParams.
-void StepBuilder::GatherParams(RankState& st, double params, int layer, int mb, bool backward) {
-  if (!policy_.sharded_params || nd_ == 1) return;
+void StepBuilder::GatherParams(RankState& st, double dense, int layer, int mb, bool backward,
+                               double expert) {
+  if (!policy_.sharded_params) return;
+  const std::vector<GatherPart> parts = GatherParts(st, dense, expert);
+  if (parts.empty()) return;
   if (!policy_.megatron_gathers) {
-    GatherUnit(st, params, layer, mb, backward);
+    GatherUnit(st, parts, layer, mb, backward);
     return;
   }
+  double params = 0;
+  for (const GatherPart& part : parts) params += part.params;
   const double bytes = params * GatheredWeightBytesPerParam(t_);
   const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
   if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
-  const int32_t c = NextComm(st, Channel::kZeroGather, CommOp::kAllGather, st.grad_group, bytes);
-  const OpId gather = prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
-  st.host.Issue(prog_, gather, 1, layer, mb);
-  st.wait.push_back(gather);
+  for (const GatherPart& part : parts) {
+    const double part_bytes = part.params * GatheredWeightBytesPerParam(t_);
+    const int32_t c =
+        NextComm(st, Channel::kZeroGather, CommOp::kAllGather, *part.group, part_bytes);
+    const OpId gather =
+        prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
+    st.host.Issue(prog_, gather, 1, layer, mb);
+    st.wait.push_back(gather);
+  }
 }
 
-void StepBuilder::ReleaseParams(RankState& st, double params, int layer, bool backward) {
-  if (!policy_.sharded_params || nd_ == 1) return;
+void StepBuilder::ReleaseParams(RankState& st, double dense, int layer, bool backward,
+                                double expert, int mb) {
+  if (!policy_.sharded_params) return;
+  const std::vector<GatherPart> parts = GatherParts(st, dense, expert);
+  if (parts.empty()) return;
   if (!policy_.megatron_gathers) {
-    ReleaseUnit(st, params, layer, backward);
+    ReleaseUnit(st, parts, layer, backward, mb);
     return;
   }
+  double params = 0;
+  for (const GatherPart& part : parts) params += part.params;
   Memory(st, MemCategory::kBuffers, -params * GatheredWeightBytesPerParam(t_));
   st.released[0] = st.released[1];
   st.released[1] = st.last_compute;
+}
+
+void StepBuilder::UnshardedGrads(RankState& st, double dense, double expert, int mb, bool begin) {
+  if (!policy_.accumulate_unsharded_grads) return;
+  if (begin ? mb != 0 : mb != micro_batches_ - 1) return;
+  double params = 0;
+  for (const GatherPart& part : GatherParts(st, dense, expert)) params += part.params;
+  const double bytes = params * GradientBytesPerParam(t_);
+  Memory(st, MemCategory::kGradients, begin ? bytes : -bytes);
+}
+
+// What a sharded unit gathers: each parameter over the group its shards (and gradients)
+// are split over. Dense parameters over the gradient group; a MoE layer's routed experts
+// over the expert gradient group (PlanSpec::ExpertDataDegree), the group that reduces
+// their gradients (ReduceGradients): experts that expert parallelism already spreads over
+// every rank of the data-parallel group (ep x etp = dp x tp x cp) are whole on their rank
+// and never gathered. NeMo-Automodel's MoE parallelizer shards them so: `fully_shard` of a
+// block ignores its experts under expert parallelism, and the experts are a unit of their
+// own on the `ep_shard` mesh only when it has more than one rank
+// (nemo_automodel/components/moe/parallelizer.py apply_fsdp @ 79994aa1f), as Megatron-Core
+// keeps expert parameters in their own expert-data-parallel buffers. When both groups are
+// the same ranks the two gather together, as one collective.
+std::vector<GatherPart> StepBuilder::GatherParts(const RankState& st, double dense,
+                                                 double expert) const {
+  std::vector<GatherPart> parts;
+  if (expert <= 0 || st.expert_grad_group == st.grad_group) {
+    if (nd_ > 1 && dense + expert > 0) parts.push_back({dense + expert, &st.grad_group});
+    return parts;
+  }
+  if (nd_ > 1 && dense > 0) parts.push_back({dense, &st.grad_group});
+  if (ned_ > 1) parts.push_back({expert, &st.expert_grad_group});
+  return parts;
 }
 
 // Adds gradients to the current bucket (dense, or experts') and reduces it once full (or
@@ -363,13 +410,13 @@ void StepBuilder::ForwardTail(RankState& st, int vs, int mb) {
 void StepBuilder::BeginLayerForward(RankState& st, int layer, int mb) {
   const LocalParams& params = stages_.LayerParams(layer);
   AwaitParamBucket(st, layer);
-  GatherParams(st, params.dense + params.expert, layer, mb, false);
+  GatherParams(st, params.dense, layer, mb, false, params.expert);
   if (p_.cpu_offload_layers > 0) OffloadBeforeForward(st, layer);
 }
 
 void StepBuilder::EndLayerForward(RankState& st, int layer) {
   const LocalParams& params = stages_.LayerParams(layer);
-  ReleaseParams(st, params.dense + params.expert, layer, false);
+  ReleaseParams(st, params.dense, layer, false, params.expert);
 }
 
 void StepBuilder::Backward(RankState& st, int chunk, int mb) {
@@ -393,9 +440,11 @@ void StepBuilder::BackwardHead(RankState& st, int vs, int mb) {
   GatherParams(st, EmbeddingParamsLocal(), -1, mb, true);
   Compute(st, Tag::kLogitsBwd, w, -1, mb);
   Memory(st, MemCategory::kActivations, -LogitActBytes());
-  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true, 0, mb);
   if (stages_.HoldsOutput(st.stage)) {
+    UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, true);
     ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, false);
+    UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, false);
   }
 }
 
@@ -419,8 +468,10 @@ void StepBuilder::BackwardTail(RankState& st, int vs, int mb) {
   const double grad = EmbeddingGradBytes();  // + the fill and the add: two more kernels
   Compute(st, Tag::kEmbeddingBwd, KernelWork{0, 4 * ActBytes(Sbh()) + grad, grad > 0 ? 3 : 1}, -1,
           mb);
-  ReleaseParams(st, EmbeddingParamsLocal(), -1, true);
+  ReleaseParams(st, EmbeddingParamsLocal(), -1, true, 0, mb);
+  UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, true);
   ReduceGradients(st, EmbeddingParamsLocal(), mb == micro_batches_ - 1, true);
+  UnshardedGrads(st, EmbeddingParamsLocal(), 0, mb, false);
 }
 
 // One layer's blocks by kind (ModelSpec::KindOf): attention or a Mamba-2 mixer, then a
@@ -482,7 +533,7 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
 double StepBuilder::BeginLayerBackward(RankState& st, int layer, int mb) {
   if (p_.cpu_offload_layers > 0) ReloadBeforeBackward(st, layer);
   const LocalParams& params = stages_.LayerParams(layer);
-  GatherParams(st, params.dense + params.expert, layer, mb, true);
+  GatherParams(st, params.dense, layer, mb, true, params.expert);
   // Recomputed activations are working memory of this layer's backward only.
   double transient = m_.IsMoeLayer(layer) ? MoeTransient(st) : 0;
   if (m_.HasAttention(layer)) transient += stages_.Attention(layer).transient_act_bytes;
@@ -497,9 +548,11 @@ void StepBuilder::EndLayerBackward(RankState& st, int layer, int mb, bool flush,
   const bool last_mb = mb == micro_batches_ - 1;
   const LocalParams& params = stages_.LayerParams(layer);
   Memory(st, MemCategory::kBuffers, -transient);
-  ReleaseParams(st, params.dense + params.expert, layer, true);
+  ReleaseParams(st, params.dense, layer, true, params.expert, mb);
+  UnshardedGrads(st, params.dense, params.expert, mb, true);
   if (m_.IsMoeLayer(layer)) ReduceGradients(st, params.expert, last_mb, flush, /*expert=*/true);
   ReduceGradients(st, params.dense, last_mb, flush);
+  UnshardedGrads(st, params.dense, params.expert, mb, false);
 }
 
 void StepBuilder::Optimizer(RankState& st) {

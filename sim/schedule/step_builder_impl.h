@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,13 @@ constexpr uint32_t kChannelCount = 9;
 inline uint32_t ChannelKey(int32_t group, Channel ch) {
   return static_cast<uint32_t>(group) * kChannelCount + static_cast<uint32_t>(ch);
 }
+
+// Parameters of one all-gather group of a sharded unit: `params` on this rank, gathered
+// over `group` (a rank's gradient group or expert gradient group).
+struct GatherPart {
+  double params = 0;
+  const std::vector<int>* group = nullptr;
+};
 
 // Indices in the program's shape table (Program::AddShapes) of the ops of one block
 // (see PassKernels); -1: none.
@@ -121,6 +129,7 @@ class StepBuilder {
       std::optional<OpId> freed;
     };
     std::deque<LiveUnit> live;
+    std::set<int> kept_units;  // DpPolicy::keep_gathered: layers gathered and kept (-1: embedding)
     double live_bytes = 0;
     // overlap_param_gather (sharded_params.cc): the parameter buckets of the previous
     // step's optimizer, the dense parameters' and the routed experts' apart.
@@ -154,8 +163,16 @@ class StepBuilder {
                   bool blocking = true);
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op, int32_t group,
                   double bytes, int layer, int mb, bool blocking = true);
-  void GatherParams(RankState& st, double params, int layer, int mb, bool backward);
-  void ReleaseParams(RankState& st, double params, int layer, bool backward);
+  // ZeRO-3 / FSDP: gathers `dense` parameters over the gradient group and a MoE layer's
+  // routed `expert` parameters over the expert gradient group (GatherParts).
+  void GatherParams(RankState& st, double dense, int layer, int mb, bool backward,
+                    double expert = 0);
+  void ReleaseParams(RankState& st, double dense, int layer, bool backward, double expert = 0,
+                     int mb = -1);
+  // DpPolicy::accumulate_unsharded_grads: the unsharded gradient buffer of a unit, added at
+  // its first micro-batch's backward (`begin`) and freed after the last one's reduction.
+  void UnshardedGrads(RankState& st, double dense, double expert, int mb, bool begin);
+  std::vector<GatherPart> GatherParts(const RankState& st, double dense, double expert) const;
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
   void PrepareBucket(RankState& st, double bytes);
@@ -186,8 +203,10 @@ class StepBuilder {
   // sharded_params.cc: the DP policy's parameter gathers other than Megatron's.
   std::vector<double> Fetches(double params, int layer) const;
   std::vector<double> LayerModules(double params, int layer) const;
-  void GatherUnit(RankState& st, double params, int layer, int mb, bool backward);
-  void ReleaseUnit(RankState& st, double params, int layer, bool backward);
+  void GatherUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, int mb,
+                  bool backward);
+  void ReleaseUnit(RankState& st, const std::vector<GatherPart>& parts, int layer, bool backward,
+                   int mb);
   void WaitForRoom(RankState& st, double bytes, int max_units, OpId alloc);
   void GatherInChunks(RankState& st, Channel ch, const std::vector<int>& group, double bytes);
   void GatherParamBuckets(RankState& st);

@@ -5,12 +5,18 @@
 // cluster.efficiency.gmm. Expected values are derived by hand in the comments beside them.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
 #include "sim/net/expert_dispatch.h"
+#include "sim/report/step_summary.h"
+#include "sim/schedule/program.h"
 #include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
@@ -156,7 +162,100 @@ TEST(MoeExpertLibrary, EachLibraryFollowsItsOwnEfficiency) {
   EXPECT_DOUBLE_EQ(time("te", gmm_half), time("te", gmm_full));
   const std::string slow_host = "cluster.host.launch_us=200";
   EXPECT_LT(Step({"plan.moe_grouped_gemm=torch_mm", slow_host}).time_breakdown_s.host_bound,
-            Step({"plan.moe_grouped_gemm=gmm", slow_host}).time_breakdown_s.host_bound);
+            Step({"plan.moe_grouped_gemm=te", slow_host}).time_breakdown_s.host_bound);
+}
+
+// The Qwen3-30B step (one micro-batch) simulated, for what its program holds.
+std::unique_ptr<Simulation> Simulated(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), "plan.global_batch=32");  // a later global_batch wins
+  sets.push_back("cluster.network_model=alpha_beta");
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  EXPECT_TRUE(e.ok()) << e.error().ToString();
+  return Simulate(e.value());
+}
+
+// Kernel launches the host thread of rank 0 issues in the step.
+int64_t HostLaunches(const Program& p) {
+  int64_t launches = 0;
+  for (OpId id : p.StreamOps(0, Stream::kHost)) launches += p.WorkOf(p.op(id)).kernels;
+  return launches;
+}
+
+// The grouped_gemm library's per-expert cuBLAS GEMMs are issued by one C++ loop inside one
+// PyTorch op (grouped_gemm csrc/grouped_gemm.cu CublasGroupedGemm; Automodel calls ops.gmm
+// once per GEMM): one host launch per GEMM, as torch._grouped_mm. GroupedLinear keeps one
+// per local expert: 15 more per GEMM (16 local experts), for FC1 and FC2, in the forward,
+// its recomputation (full), the input gradient and the weight gradient, in 48 layers.
+TEST(MoeExpertLibrary, GmmIsOneHostLaunchPerGemm) {
+  const int64_t gmm = HostLaunches(Simulated({"plan.moe_grouped_gemm=gmm"})->program);
+  const int64_t torch_mm = HostLaunches(Simulated({"plan.moe_grouped_gemm=torch_mm"})->program);
+  const int64_t te = HostLaunches(Simulated({"plan.moe_grouped_gemm=te"})->program);
+  EXPECT_EQ(gmm, torch_mm);
+  EXPECT_EQ(te - gmm, 48 * 4 * 2 * 15);
+}
+
+// ZeRO-3 all-gathers of the first MoE layer on rank 0: (group size, bytes) of each.
+std::vector<std::pair<size_t, double>> LayerGathers(const Program& p) {
+  std::vector<std::pair<size_t, double>> gathers;
+  for (OpId id : p.StreamOps(0, Stream::kDpGather)) {
+    const Op op = p.op(id);
+    if (op.kind != OpKind::kComm || op.layer != 0) continue;
+    const Comm& c = p.comms()[static_cast<size_t>(op.comm)];
+    gathers.emplace_back(p.groups()[static_cast<size_t>(c.group)].size(), c.bytes);
+  }
+  return gathers;
+}
+
+// FSDP gathers each parameter over the ranks its shards are split over: a MoE layer's
+// dense parameters over the 8 data-parallel ranks, its routed experts over the expert
+// gradient group (NeMo-Automodel: fully_shard of the experts on the ep_shard mesh, dp /
+// ep ranks, and none at ep = dp). At ep 8 each rank's 16 experts are its own: no gather
+// holds them (16 x 3 x 2048 x 768 bf16 = 151 MB); at ep 4 its 32 experts (302 MB) are
+// gathered over 2 ranks. Forward and backward (reshard_after_forward true) gather alike.
+TEST(MoeExpertLibrary, ExpertsAreGatheredOverTheExpertGroupOnly) {
+  const std::string regather = "plan.framework_options.reshard_after_forward=true";
+  const std::string reshard = "plan.framework_options.reshard_after_backward=true";
+  const double expert_bytes = 16.0 * 3 * 2048 * 768 * 2;
+  const auto ep8 = LayerGathers(Simulated({regather, reshard})->program);
+  ASSERT_EQ(ep8.size(), 2u);
+  for (const auto& [ranks, bytes] : ep8) {
+    EXPECT_EQ(ranks, 8u);
+    EXPECT_LT(bytes, 0.5 * expert_bytes);
+  }
+  const auto ep4 = LayerGathers(Simulated({regather, reshard, "plan.ep=4"})->program);
+  ASSERT_EQ(ep4.size(), 4u);
+  EXPECT_EQ(ep4[0].first, 8u);
+  EXPECT_DOUBLE_EQ(ep4[0].second, ep8[0].second);
+  EXPECT_EQ(ep4[1].first, 2u);
+  EXPECT_DOUBLE_EQ(ep4[1].second, 2 * expert_bytes);
+}
+
+// Rank 0's gradient reductions (collectives on its DP stream).
+int Reductions(const Program& p) {
+  int n = 0;
+  for (OpId id : p.StreamOps(0, Stream::kDp)) n += p.op(id).kind == OpKind::kComm;
+  return n;
+}
+
+// NeMo-Automodel's enable_fsdp_optimizations (the experiment's settings: FSDP2's
+// set_reshard_after_backward and set_requires_gradient_sync false but in the last
+// micro-batch): over 2 micro-batches each unit is gathered once and its gradients
+// reduce-scattered once (48 layers, the embedding and the output layer: 50); resharded and
+// synchronised every micro-batch, twice each. The deferred gradients accumulate whole: the
+// dense parameters' fp32 gradients (~1.5 B parameters: 5.7 GiB) on top of their shards.
+TEST(MoeExpertLibrary, FsdpOptimizationsGatherAndReduceOncePerStep) {
+  const std::vector<std::string> each = {"plan.global_batch=64",
+                                         "plan.framework_options.reshard_after_backward=true",
+                                         "plan.framework_options.requires_gradient_sync=true"};
+  const auto once = Simulated({"plan.global_batch=64"});
+  const auto twice = Simulated(each);
+  EXPECT_EQ(LayerGathers(once->program).size(), 1u);
+  EXPECT_EQ(LayerGathers(twice->program).size(), 2u);
+  EXPECT_EQ(Reductions(once->program), 50);
+  EXPECT_EQ(Reductions(twice->program), 100);
+  const double extra = SummarizeStep(*once).memory_breakdown_gib.gradients -
+                       SummarizeStep(*twice).memory_breakdown_gib.gradients;
+  EXPECT_NEAR(extra, 5.7, 0.3);
 }
 
 // Contiguous routing sends each token to one GPU instead of ~5: less exposed EP time.
@@ -180,6 +279,8 @@ TEST(MoeExpertLibrary, BadInputNamesTheKey) {
   EXPECT_NE(blocks.find("plan.moe_routing"), std::string::npos) << blocks;
   const std::string routing = error({"plan.moe_routing=fake"});
   EXPECT_NE(routing.find("plan.moe_routing"), std::string::npos) << routing;
+  const std::string kept = error({"plan.framework_options.reshard_after_forward=true"});
+  EXPECT_NE(kept.find("plan.framework_options.reshard_after_backward"), std::string::npos) << kept;
   const std::string knob = error({"cluster.efficiency.gmm=0"});
   EXPECT_NE(knob.find("cluster.efficiency.gmm"), std::string::npos) << knob;
 }
