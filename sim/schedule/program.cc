@@ -360,21 +360,17 @@ OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int la
   return id;
 }
 
-// Counts part `id` in; a collective of several parts makes each of them kShared.
+// Counts part `id` in. (Whether it is a collective's only part, kSolo, or one of several,
+// kShared, ListParts tells: a part's id may change before, InterleaveAdded.)
 void Program::AddPart(OpId id, int32_t comm) {
-  Comm& c = comms_[comm];
-  if (c.parts++ == 0) {
-    c.first_part = id;
-    return;
-  }
-  constexpr auto kShared = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
-  if (c.parts == 2) records_[c.first_part].kind_bits = kShared;
-  records_[id].kind_bits = kShared;
+  (void)id;
+  ++comms_[comm].parts;
 }
 
 // Lists every collective's parts, collective by collective and each in id order: the
 // lists' starts from the counts, then one pass over the records in id order with
-// Comm::waiting as each list's cursor. O(ops).
+// Comm::waiting as each list's cursor; a part of a collective of several parts becomes
+// kShared there (its collective's line is read for the cursor anyway). O(ops).
 void Program::ListParts() {
   uint32_t begin = 0;
   for (Comm& c : comms_) {
@@ -385,10 +381,13 @@ void Program::ListParts() {
   ReserveHuge(parts_, begin);
   parts_.resize(begin);
   const size_t n = records_.size();
+  constexpr auto kShared = static_cast<uint32_t>(ReplayRecord::Kind::kShared);
   for (size_t id = 0; id < n; ++id) {
-    const ReplayRecord& r = records_[id];
+    ReplayRecord& r = records_[id];
     if (r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo) {
-      parts_[comms_[r.ref].waiting++] = static_cast<OpId>(id);
+      Comm& c = comms_[r.ref];
+      parts_[c.waiting++] = static_cast<OpId>(id);
+      if (c.parts > 1) r.kind_bits = kShared;
     }
   }
   for (Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
@@ -433,6 +432,7 @@ void Program::Seal() {
 // A record past the last op ends the last list.
 void Program::Finalize() {
   Seal();
+  if (interleaved_added_) RenumberCommsByFirstPart();
   ListParts();
   records_.emplace_back().dependents = static_cast<uint32_t>(dependents_.size());
   edges_ = {};

@@ -79,6 +79,24 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
     for (int r = 0; r < mesh_.Size(); ++r) order[r] = r;
   }
   if (m_.IsMoe()) prog_.SetExpertRouting(RunRouting(p_, m_));
+  // A pipeline stage's ranks run alike at about the same time: their ops side by side, where
+  // a stage's ops (~44 bytes each with their times) fit a last-level cache or so. Measured
+  // (user CPU s, this shared VM): GPT-1T full replay alpha-beta at 16,384 GPUs (690 k ops a
+  // stage) 15.4-21.4 -> 13.1, at 3,072 (129 k) 1.5-2.1 either way (within the noise);
+  // public-b200-bridge-qwen3-235b-a22b (2.9 M ops a stage) 3.7 -> 13 if it were interleaved
+  // while the step analysis walked each rank's ops, and still 3.3-3.5 -> 4.0 since it walks
+  // the ops in id order (AnalyzeStep): past this size the renumbering and the replay lose.
+  constexpr size_t kMaxInterleavedStageOps = size_t{1} << 20;
+  const int stages = mesh_.Degree(Axis::kPp);
+  auto stage_of = [&](size_t i) { return mesh_.CoordsOf(order[i]).pp; };
+  // Where each stage's ranks come one after another, stages in order (full replay: the pp
+  // axis outermost), each stage is interleaved as soon as its last rank is added, while its
+  // ops are still in cache (Program::InterleaveAdded); else the whole program after it is
+  // finalized (Program::InterleaveRanks), which gives the same layout.
+  bool stage_runs = true;
+  for (size_t i = 1; i < order.size(); ++i)
+    stage_runs = stage_runs && stage_of(i - 1) <= stage_of(i);
+  size_t stage_begin = 0, stage_first = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     EmitRank(order[i]);
     // A rank's dependencies stay within the rank (RankState is the rank's own).
@@ -90,18 +108,16 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
       prog_.Reserve(prog_.OpCount() * order.size() * 9 / 8 + 1024,
                     prog_.DepCount() * order.size() * 3 / 2 + 1024);
     }
+    if (stage_runs && (i + 1 == order.size() || stage_of(i + 1) != stage_of(i))) {
+      if (i > stage_first && prog_.OpCount() - stage_begin <= kMaxInterleavedStageOps) {
+        prog_.InterleaveAdded(static_cast<OpId>(stage_begin));
+      }
+      stage_begin = prog_.OpCount();
+      stage_first = i + 1;
+    }
   }
   prog_.Finalize();
-  // A pipeline stage's ranks run alike at about the same time: their ops side by side, where
-  // a stage's ops (~44 bytes each with their times) fit a last-level cache or so. Measured
-  // (user CPU s, this shared VM): GPT-1T full replay alpha-beta at 16,384 GPUs (690 k ops a
-  // stage) 15.4-21.4 -> 13.1, at 3,072 (129 k) 1.5-2.1 either way (within the noise);
-  // public-b200-bridge-qwen3-235b-a22b (2.9 M ops a stage) 3.7 -> 13 if it were interleaved
-  // while the step analysis walked each rank's ops, and still 3.3-3.5 -> 4.0 since it walks
-  // the ops in id order (AnalyzeStep): past this size the renumbering and the replay lose.
-  constexpr size_t kMaxInterleavedStageOps = size_t{1} << 20;
-  const int stages = mesh_.Degree(Axis::kPp);
-  if (prog_.OpCount() / stages <= kMaxInterleavedStageOps) {
+  if (!stage_runs && prog_.OpCount() / stages <= kMaxInterleavedStageOps) {
     std::vector<std::vector<int>> stage_ranks(stages);
     for (int r : order) stage_ranks[mesh_.CoordsOf(r).pp].push_back(r);
     prog_.InterleaveRanks(stage_ranks);

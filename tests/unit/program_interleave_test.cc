@@ -24,14 +24,19 @@ namespace {
 // Four ranks, one after another (as StepBuilder emits them): ranks 0 and 1 share a
 // collective, as do 2 and 3; 0 sends to 2 and 1 to 3. Ranks 0 and 1 have 26 ops each,
 // 2 and 3 27; allocations and frees on the compute queue, the sends' waits across queues.
-Program FourRanks() {
+// `interleave`: after adding rank r (its ops sealed), Program::InterleaveAdded from the
+// first op of rank interleave[r] (-1: none); `interleaved` gets what each call returned.
+Program FourRanks(const std::vector<int>& interleave = {},
+                  std::vector<bool>* interleaved = nullptr) {
   Program p(4);
+  std::vector<OpId> first(4, kNoOp);
   const int32_t tp[2] = {p.AddComm(CommOp::kAllReduce, p.AddGroup({0, 1}), 1e6),
                          p.AddComm(CommOp::kAllReduce, p.AddGroup({2, 3}), 2e6)};
   const int32_t pp[2] = {p.AddComm(CommOp::kSendRecv, p.AddGroup({0, 2}), 3e6),
                          p.AddComm(CommOp::kSendRecv, p.AddGroup({1, 3}), 3e6)};
   for (int r = 0; r < 4; ++r) {
     const double bytes = 100.0 * (r + 1);
+    first[r] = static_cast<OpId>(p.OpCount());
     p.AddMemory(r, Stream::kCompute, MemCategory::kActivations, bytes);
     for (int k = 0; k < 20; ++k) {
       p.AddCompute(r, Tag::kAttentionFwd, KernelWork{1e8 * (k + r + 1), 0, 1}, k);
@@ -51,6 +56,10 @@ Program FourRanks() {
     }
     p.AddMemory(r, Stream::kCompute, MemCategory::kActivations, -bytes);
     p.Seal();
+    if (r < static_cast<int>(interleave.size()) && interleave[r] >= 0) {
+      const bool done = p.InterleaveAdded(first[interleave[r]]);
+      if (interleaved) interleaved->push_back(done);
+    }
   }
   p.Finalize();
   return p;
@@ -255,6 +264,88 @@ Program RankAfterRank(const Program& p) {
   return q;
 }
 
+// The two programs are the same bits: every op's record and info, the dependents lists,
+// the queues, and every collective (by index) with its parts.
+void ExpectSameLayout(const Program& a, const Program& b) {
+  ASSERT_EQ(a.OpCount(), b.OpCount());
+  for (OpId id = 0; id <= a.OpCount(); ++id) {
+    const ReplayRecord &x = a.Records()[id], &y = b.Records()[id];
+    EXPECT_EQ(x.dependents, y.dependents) << "op " << id;
+    if (id == a.OpCount()) break;
+    if (x.kind() == ReplayRecord::Kind::kShared || x.kind() == ReplayRecord::Kind::kSolo) {
+      EXPECT_EQ(x.ref, y.ref) << "op " << id;  // the collective
+    } else {  // the work (a program built otherwise may number works otherwise)
+      const OpWork &u = a.works()[x.ref], &v = b.works()[y.ref];
+      EXPECT_EQ(u.work.flops, v.work.flops) << "op " << id;
+      EXPECT_EQ(u.work.bytes, v.work.bytes) << "op " << id;
+      EXPECT_EQ(u.work.kernels, v.work.kernels) << "op " << id;
+      EXPECT_EQ(u.work.shapes, v.work.shapes) << "op " << id;
+      EXPECT_EQ(u.recompute_flops, v.recompute_flops) << "op " << id;
+    }
+    EXPECT_EQ(x.next_in_queue, y.next_in_queue) << "op " << id;
+    EXPECT_EQ(x.queue, y.queue) << "op " << id;
+    EXPECT_EQ(x.kind(), y.kind()) << "op " << id;
+    EXPECT_EQ(x.category(), y.category()) << "op " << id;
+    EXPECT_EQ(x.pending, y.pending) << "op " << id;
+    EXPECT_EQ(a.Info(id).tag, b.Info(id).tag) << "op " << id;
+    EXPECT_EQ(a.Info(id).layer, b.Info(id).layer) << "op " << id;
+    EXPECT_EQ(a.Info(id).micro_batch, b.Info(id).micro_batch) << "op " << id;
+  }
+  const uint32_t lists = a.DependentsOffset(static_cast<OpId>(a.OpCount()));
+  EXPECT_EQ(std::vector<OpId>(a.Dependents(), a.Dependents() + lists),
+            std::vector<OpId>(b.Dependents(), b.Dependents() + lists));
+  for (size_t q = 0; q < static_cast<size_t>(a.Ranks()) * kStreamCount; ++q) {
+    EXPECT_EQ(a.StreamHead(q), b.StreamHead(q)) << "queue " << q;
+  }
+  ASSERT_EQ(a.comms().size(), b.comms().size());
+  for (size_t c = 0; c < a.comms().size(); ++c) {
+    const Comm &x = a.comms()[c], &y = b.comms()[c];
+    EXPECT_TRUE(SameComm(x, y)) << "collective " << c;
+    EXPECT_EQ(std::vector<OpId>(a.PartsBegin(x), a.PartsEnd(x)),
+              std::vector<OpId>(b.PartsBegin(y), b.PartsEnd(y)))
+        << "parts of collective " << c;
+  }
+}
+
+// Interleaving each group as its last rank is added gives the program InterleaveRanks gives
+// after Finalize: the same ids, lists, queues, collective numbers and parts (and the send of
+// rank 0, whose collective's second part comes after the move, shared).
+TEST(ProgramInterleave, InterleavedAsAddedIsInterleavedAfter) {
+  Program after = FourRanks();
+  ASSERT_TRUE(after.InterleaveRanks({{0, 1}, {2, 3}}));
+  std::vector<bool> done;
+  const Program added = FourRanks({-1, 0, -1, 2}, &done);
+  EXPECT_EQ(done, (std::vector<bool>{true, true}));
+  EXPECT_EQ(RanksInIdOrder(added), Alternating({{{0, 1}, 26}, {{2, 3}, 27}}));
+  ExpectSameLayout(after, added);
+  const Program before = FourRanks();
+  ExpectSameProgram(before, added, Mapping(before, added));
+  int shared = 0;
+  for (OpId id = 0; id < added.OpCount(); ++id) {
+    shared += added.Records()[id].kind() == ReplayRecord::Kind::kShared;
+  }
+  EXPECT_EQ(shared, 8);  // every part: each collective has two
+}
+
+// Not interleaved: one rank, ranks of unequal op counts (1 and 2), a dependency across
+// ranks; the program stays as added.
+TEST(ProgramInterleave, InterleaveAddedLeavesWhatItCannot) {
+  std::vector<bool> done;
+  const Program p = FourRanks({0, -1, 1, -1}, &done);
+  EXPECT_EQ(done, (std::vector<bool>{false, false}));
+  ExpectSameLayout(FourRanks(), p);
+  Program q(2);
+  for (int r = 0; r < 2; ++r) {
+    q.AddCompute(r, Tag::kMlpFwd, KernelWork{1e9, 0, 1});
+    q.AddCompute(r, Tag::kMlpBwd, KernelWork{1e9, 0, 1});
+  }
+  q.AddDep(0, 3);
+  q.Seal();
+  EXPECT_FALSE(q.InterleaveAdded(0));
+  q.Finalize();
+  EXPECT_EQ(RanksInIdOrder(q), (std::vector<int>{0, 0, 1, 1}));
+}
+
 std::string SummaryText(const Experiment& e, const Mesh& mesh, Program program) {
   testing::FlopsOnlyComputeModel compute;
   testing::FreeNetwork network;
@@ -287,6 +378,22 @@ TEST(ProgramInterleave, AStepProgramSummarizesAsRankAfterRank) {
   const std::string b = SummaryText(e.value(), mesh, std::move(built));
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(a, b);
+}
+
+// BuildStepProgram interleaves each stage as its ranks are added (full replay of the bundled
+// default experiment: the pp axis outermost): the program is the one its ops added rank after
+// rank and then interleaved by stage give, bit for bit.
+TEST(ProgramInterleave, AStepProgramIsInterleavedAsBuilt) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  const Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
+  Program renumbered = RankAfterRank(built);
+  std::vector<std::vector<int>> stages(mesh.Degree(Axis::kPp));
+  for (int r = 0; r < mesh.Size(); ++r) stages[mesh.CoordsOf(r).pp].push_back(r);
+  ASSERT_TRUE(renumbered.InterleaveRanks(stages));
+  ExpectSameLayout(renumbered, built);
 }
 
 // The per-rank stats of two analyses, bit for bit.
