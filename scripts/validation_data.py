@@ -367,7 +367,7 @@ H100_AUTOMODEL = Dataset(
                "Megatron-Bridge: " + _TOKENS_DERIVATION,
     notes="Matmul and kernel overhead not fitted here: these rows run the H100 bf16 values "
           "fitted on the Megatron-LM rows (another framework, FSDP2, and other models). One "
-          "knob was fitted on five of them: `cluster.efficiency.gmm` (0.6), the expert-GEMM "
+          "knob was fitted on five of them: `cluster.efficiency.gmm` (0.55), the expert-GEMM "
           "rate of NeMo-Automodel's `gmm` / `torch_mm` expert libraries, on the five "
           "Automodel MoE rows only (`scripts/fit_grouped_gemm.py --library gmm`; "
           "leave-one-out mean 14.4 %, max 27.4 %, README \"MoE experts: NeMo-Automodel's "
