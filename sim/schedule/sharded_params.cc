@@ -1,7 +1,8 @@
-// The DP policy's parameter all-gathers (dp_policy.h) other than Megatron's per-layer
-// ZeRO-3 gathers: DeepSpeed's per-submodule fetches and FSDP's per-unit all-gathers with
-// their prefetch windows, ZeRO-1/2's chunked all-gather after the optimizer, and
-// Megatron's overlap_param_gather buckets, one ahead of the forward.
+// The DP policy's parameter all-gathers (dp_policy.h): ZeRO-3's per-layer gathers and
+// releases (GatherParams, ReleaseParams; which groups a unit gathers over, GatherParts),
+// DeepSpeed's per-submodule fetches and FSDP's per-unit all-gathers with their prefetch
+// windows, ZeRO-1/2's chunked all-gather after the optimizer, and Megatron's
+// overlap_param_gather buckets, one ahead of the forward.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -11,6 +12,17 @@
 #include "sim/schedule/step_builder_impl.h"
 
 namespace meshsim::schedule_internal {
+
+namespace {
+
+// The parameters of a unit's gather parts, over all their groups.
+double ParamsOf(const std::vector<GatherPart>& parts) {
+  double params = 0;
+  for (const GatherPart& part : parts) params += part.params;
+  return params;
+}
+
+}  // namespace
 
 // A layer's submodules in execution order, parameters on this rank: the QKV and output
 // projections and the MLP's up (with gate) and down projections, split over tp, then the
@@ -230,6 +242,78 @@ void StepBuilder::AwaitParamBucket(RankState& st, int layer) {
   if (layer >= 0 && layer < m_.AllLayers() && stages_.LayerParams(layer).expert > 0) {
     AwaitBucket(st, st.expert_buckets, layer + 1, true);
   }
+}
+
+// ZeRO-3: all-gather a layer's parameters (or the embedding's) before their compute,
+// prefetched while the previous layer computes; the buffer is freed after their last
+// compute by ReleaseParams.
+void StepBuilder::GatherParams(RankState& st, double dense, int layer, int mb, bool backward,
+                               double expert) {
+  if (!policy_.sharded_params) return;
+  const std::vector<GatherPart> parts = GatherParts(st, dense, expert);
+  if (parts.empty()) return;
+  if (!policy_.megatron_gathers) {
+    GatherUnit(st, parts, layer, mb, backward);
+    return;
+  }
+  const double params = ParamsOf(parts);
+  const double bytes = params * GatheredWeightBytesPerParam(t_);
+  const OpId alloc = prog_.AddMemory(st.rank, Stream::kDpGather, MemCategory::kBuffers, bytes);
+  if (st.released[0]) prog_.AddDep(*st.released[0], alloc);
+  for (const GatherPart& part : parts) {
+    const double part_bytes = part.params * GatheredWeightBytesPerParam(t_);
+    const int32_t c =
+        NextComm(st, Channel::kZeroGather, CommOp::kAllGather, *part.group, part_bytes);
+    const OpId gather =
+        prog_.AddCommPart(st.rank, Stream::kDpGather, c, Tag::kZeroGather, layer, mb);
+    st.host.Issue(prog_, gather, 1, layer, mb);
+    st.wait.push_back(gather);
+  }
+}
+
+void StepBuilder::ReleaseParams(RankState& st, double dense, int layer, bool backward,
+                                double expert, int mb) {
+  if (!policy_.sharded_params) return;
+  const std::vector<GatherPart> parts = GatherParts(st, dense, expert);
+  if (parts.empty()) return;
+  if (!policy_.megatron_gathers) {
+    ReleaseUnit(st, parts, layer, backward, mb);
+    return;
+  }
+  const double params = ParamsOf(parts);
+  Memory(st, MemCategory::kBuffers, -params * GatheredWeightBytesPerParam(t_));
+  st.released[0] = st.released[1];
+  st.released[1] = st.last_compute;
+}
+
+void StepBuilder::UnshardedGrads(RankState& st, double dense, double expert, int mb, bool begin) {
+  if (!policy_.accumulate_unsharded_grads) return;
+  if (begin ? mb != 0 : mb != micro_batches_ - 1) return;
+  const double bytes = ParamsOf(GatherParts(st, dense, expert)) * GradientBytesPerParam(t_);
+  Memory(st, MemCategory::kGradients, begin ? bytes : -bytes);
+}
+
+// What a sharded unit gathers: each parameter over the group its shards (and gradients)
+// are split over. Dense parameters over the gradient group; a MoE layer's routed experts
+// over the expert gradient group (PlanSpec::ExpertDataDegree), the group that reduces
+// their gradients (ReduceGradients): experts that expert parallelism already spreads over
+// every rank of the data-parallel group (ep x etp = dp x tp x cp) are whole on their rank
+// and never gathered. NeMo-Automodel's MoE parallelizer shards them so: `fully_shard` of a
+// block ignores its experts under expert parallelism, and the experts are a unit of their
+// own on the `ep_shard` mesh only when it has more than one rank
+// (nemo_automodel/components/moe/parallelizer.py apply_fsdp @ 79994aa1f), as Megatron-Core
+// keeps expert parameters in their own expert-data-parallel buffers. When both groups are
+// the same ranks the two gather together, as one collective.
+std::vector<GatherPart> StepBuilder::GatherParts(const RankState& st, double dense,
+                                                 double expert) const {
+  std::vector<GatherPart> parts;
+  if (expert <= 0 || st.expert_grad_group == st.grad_group) {
+    if (nd_ > 1 && dense + expert > 0) parts.push_back({dense + expert, &st.grad_group});
+    return parts;
+  }
+  if (nd_ > 1 && dense > 0) parts.push_back({dense, &st.grad_group});
+  if (ned_ > 1) parts.push_back({expert, &st.expert_grad_group});
+  return parts;
 }
 
 }  // namespace meshsim::schedule_internal
