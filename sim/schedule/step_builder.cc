@@ -181,10 +181,11 @@ OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, 
 }
 
 OpId StepBuilder::Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
-                             int32_t group, double bytes, int layer, int mb, bool blocking) {
+                             int32_t group, double bytes, int layer, int mb, bool blocking,
+                             int launches) {
   const int32_t c = NextComm(st, ch, op, group, bytes);
   const OpId id = prog_.AddCommPart(st.rank, stream, c, tag, layer, mb);
-  st.host.Issue(prog_, id, 1, layer, mb);  // one NCCL kernel
+  st.host.Issue(prog_, id, launches, layer, mb);
   if (st.last_compute) prog_.AddDep(*st.last_compute, id);
   if (blocking) st.wait.push_back(id);
   return id;

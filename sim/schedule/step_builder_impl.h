@@ -158,11 +158,13 @@ class StepBuilder {
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
                int launches = -1);
   void Memory(RankState& st, MemCategory c, double bytes);
+  // A collective; its host thread issues it in `launches` launches (1: one NCCL kernel;
+  // 0: issued from inside a library call that another op's launch paid for).
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op,
                   const std::vector<int>& group, double bytes, int layer, int mb,
                   bool blocking = true);
   OpId Collective(RankState& st, Stream stream, Channel ch, Tag tag, CommOp op, int32_t group,
-                  double bytes, int layer, int mb, bool blocking = true);
+                  double bytes, int layer, int mb, bool blocking = true, int launches = 1);
   // ZeRO-3 / FSDP: gathers `dense` parameters over the gradient group and a MoE layer's
   // routed `expert` parameters over the expert gradient group (GatherParts).
   void GatherParams(RankState& st, double dense, int layer, int mb, bool backward,

@@ -43,6 +43,18 @@ namespace {
 // steps one after the other.
 constexpr int kTeComputeStreams = 3;
 
+// Host launches of chunk `i` of a chunked GEMM and of the exchanges beside it. TE runs the
+// whole overlap (every chunk GEMM, userbuffers send/recv and the events between them) in
+// one C++ loop of one Python-level call (split_overlap_ag / split_overlap_rs,
+// comm_gemm_overlap.h, TE 1.x @ 00671635; called once per GEMM by
+// transformer_engine/pytorch/cpp_extensions/gemm.py): the host pays one eager op's launch
+// (cluster.host.launch_us, the PyTorch op's whole CPU path) for the call, charged to chunk
+// 0; the chunks after it and the ring shifts are issued by that loop at cudaLaunchKernel's
+// cost, 1-3 us, which meshsim does not count. XLA's collective matmul is one compiled
+// program: the same.
+int ChunkLaunches(int i) { return i == 0 ? -1 : 0; }
+constexpr int kShiftLaunches = 0;
+
 // `s` with every GEMM cut to `tokens / chunks` rows (m is the token dimension of forward
 // and dgrad GEMMs, see layer_kernels.h), run on `streams` streams (GemmShape::streams).
 KernelShapes Chunked(KernelShapes s, int chunks, int streams) {
@@ -127,10 +139,12 @@ std::vector<OpId> StepBuilder::ShiftStep(RankState& st, double bytes, int layer,
   const bool both = !st.tp_group_back.empty();
   const double each = both ? bytes / 2 : bytes;
   shifts.push_back(Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
-                              st.tp_group, each, layer, mb, /*blocking=*/false));
+                              GroupId(st, st.tp_group), each, layer, mb, /*blocking=*/false,
+                              kShiftLaunches));
   if (both) {
     shifts.push_back(Collective(st, Stream::kTpBack, Channel::kTp, Tag::kTpComm, CommOp::kRingShift,
-                                st.tp_group_back, each, layer, mb, false));
+                                GroupId(st, st.tp_group_back), each, layer, mb, false,
+                                kShiftLaunches));
   }
   return shifts;
 }
@@ -146,7 +160,7 @@ void StepBuilder::GatherUnderChunks(RankState& st, Tag tag, KernelWork chunk, in
     std::vector<OpId> shift;
     if (i + 1 < n) shift = ShiftStep(st, bytes, layer, mb);
     st.wait.insert(st.wait.end(), delivered.begin(), delivered.end());
-    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0, ChunkLaunches(i));
     delivered = std::move(shift);
   }
 }
@@ -159,7 +173,7 @@ void StepBuilder::ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, in
   const double bytes = layer_.attention.tp_comm_bytes / n;
   std::vector<OpId> last;
   for (int i = 0; i < n; ++i) {
-    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0, ChunkLaunches(i));
     if (i + 1 < n) last = ShiftStep(st, bytes, layer, mb);
   }
   st.wait.insert(st.wait.end(), last.begin(), last.end());
@@ -169,7 +183,9 @@ void StepBuilder::ReduceUnderChunks(RankState& st, Tag tag, KernelWork chunk, in
 // another block's collective serves: BlockEdges).
 void StepBuilder::ChunksAlone(RankState& st, Tag tag, KernelWork chunk, int layer, int mb,
                               bool recompute) {
-  for (int i = 0; i < p_.tp; ++i) Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0);
+  for (int i = 0; i < p_.tp; ++i) {
+    Compute(st, tag, chunk, layer, mb, recompute ? chunk.flops : 0, ChunkLaunches(i));
+  }
 }
 
 // BlockForward under overlap: kernels are one per GEMM chunk, the rest in the body; the

@@ -162,6 +162,41 @@ TEST(HostLaunch, LaunchCostSetsTheMoeStepAndGraphsCutIt) {
   EXPECT_LT(full->replay.step_time.seconds(), 0.2 * slower);
 }
 
+// Transformer Engine's TP communication overlap (plan.tp_comm_overlap) issues a GEMM's
+// tp chunks and the ring shifts between them from one C++ loop of one Python call
+// (split_overlap_ag / split_overlap_rs): the host pays one launch for the call, not one
+// per chunk and per shift. On a TP-8 layer the overlapped step's host then launches what
+// the plain step's does less the TP collectives that fold into a chunked GEMM's call:
+// forward both blocks' all-gather and reduce-scatter, backward the output gradient's
+// all-gather (the input's re-gather and the input gradient's reduce-scatter stay bulk
+// collectives). Charged per chunk and per shift it would be 2 x (tp - 1) launches more
+// per chunked GEMM.
+int HostLaunches(const Program& p, int rank) {
+  int n = 0;
+  for (OpId id : p.StreamOps(rank, Stream::kHost)) {
+    if (p.Info(id).tag == Tag::kHostLaunch) n += p.WorkOf(p.op(id)).kernels;
+  }
+  return n;
+}
+
+TEST(HostLaunch, TeOverlapChunksAndShiftsRideOnOneLaunch) {
+  Experiment e;
+  e.name = "tp8";
+  e.model = testing::SmallModel();
+  e.cluster = testing::OneNode(8);
+  e.cluster.host.launch_us = kLaunchUs;
+  e.plan.tp = 8;
+  e.plan.sequence_parallel = true;
+  e.plan.global_batch = 1;
+  const auto plain = SimulateMoe(e);
+  ASSERT_TRUE(plain->replay.completed) << plain->replay.stall;
+  e.plan.tp_comm_overlap = true;
+  const auto overlapped = SimulateMoe(e);
+  ASSERT_TRUE(overlapped->replay.completed) << overlapped->replay.stall;
+  const int folded = e.model.layers * 2 * (2 + 1);  // layers x blocks x (fwd 2 + bwd 1)
+  EXPECT_EQ(HostLaunches(overlapped->program, 0), HostLaunches(plain->program, 0) - folded);
+}
+
 TEST(HostLaunch, NoHostModelKeepsTheProgram) {
   Experiment e = SmallMoe();
   e.cluster.host.launch_us = 0;
