@@ -44,14 +44,16 @@ namespace {
 constexpr int kTeComputeStreams = 3;
 
 // Host launches of chunk `i` of a chunked GEMM and of the exchanges beside it. TE runs the
-// whole overlap (every chunk GEMM, userbuffers send/recv and the events between them) in
-// one C++ loop of one Python-level call (split_overlap_ag / split_overlap_rs,
-// comm_gemm_overlap.h, TE 1.x @ 00671635; called once per GEMM by
-// transformer_engine/pytorch/cpp_extensions/gemm.py): the host pays one eager op's launch
-// (cluster.host.launch_us, the PyTorch op's whole CPU path) for the call, charged to chunk
-// 0; the chunks after it and the ring shifts are issued by that loop at cudaLaunchKernel's
-// cost, 1-3 us, which meshsim does not count. XLA's collective matmul is one compiled
-// program: the same.
+// whole overlap (every chunk GEMM, the userbuffers send/recv and the events between them)
+// in one C++ loop (`for (int i = 0; i < _tp_size; i++)` around te_gemm and
+// userbuffers_send / userbuffers_recv in split_overlap_ag and split_overlap_rs,
+// transformer_engine/pytorch/csrc/comm_gemm_overlap.h) behind one Python-level call per
+// GEMM (`fn = ub.split_overlap_ag_p2p` ... `fn(*args)`, cpp_extensions/gemm.py; both at
+// TE v1.8, July 2024, the release beside Megatron-Core r0.8.0). The host pays one eager
+// op's launch (cluster.host.launch_us, the PyTorch op's whole CPU path) for the call,
+// charged to chunk 0; the loop issues the later chunks and the ring shifts at
+// cudaLaunchKernel's 1-3 us each (cluster_spec.h's source), which meshsim does not count.
+// XLA's collective matmul is one compiled program: the same.
 int ChunkLaunches(int i) { return i == 0 ? -1 : 0; }
 constexpr int kShiftLaunches = 0;
 
