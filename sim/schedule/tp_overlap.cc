@@ -49,7 +49,7 @@ constexpr int kTeComputeStreams = 3;
 // userbuffers_send / userbuffers_recv in split_overlap_ag and split_overlap_rs,
 // transformer_engine/pytorch/csrc/comm_gemm_overlap.h) behind one Python-level call per
 // GEMM (`fn = ub.split_overlap_ag_p2p` ... `fn(*args)`, cpp_extensions/gemm.py; both at
-// TE v1.8, July 2024, the release beside Megatron-Core r0.8.0). The host pays one eager
+// TE v1.8, July 2024, of the time of Megatron-Core r0.8.0). The host pays one eager
 // op's launch (cluster.host.launch_us, the PyTorch op's whole CPU path) for the call,
 // charged to chunk 0; the loop issues the later chunks and the ring shifts at
 // cudaLaunchKernel's 1-3 us each (cluster_spec.h's source), which meshsim does not count.

@@ -115,7 +115,7 @@ Experiment SmallMoe() {
   return e;
 }
 
-std::unique_ptr<Simulation> SimulateMoe(const Experiment& e) {
+std::unique_ptr<Simulation> SimulateWithHost(const Experiment& e) {
   return Simulate(
       e, {}, Models{HostModel(e.cluster.host.launch_us), std::make_unique<testing::FreeNetwork>()});
 }
@@ -127,7 +127,7 @@ int CountTag(const Program& p, int rank, Tag tag) {
 }
 
 TEST(HostLaunch, MoeStepSynchronisesOncePerMoeLayerForward) {
-  const auto sim = SimulateMoe(SmallMoe());
+  const auto sim = SimulateWithHost(SmallMoe());
   ASSERT_TRUE(sim->replay.completed) << sim->replay.stall;
   EXPECT_EQ(CountTag(sim->program, 0, Tag::kHostSync), 8);  // 8 layers, 1 micro-batch
   // Every GPU op of the rank waits for a launch of its host thread.
@@ -145,18 +145,18 @@ TEST(HostLaunch, MoeStepSynchronisesOncePerMoeLayerForward) {
 
 TEST(HostLaunch, LaunchCostSetsTheMoeStepAndGraphsCutIt) {
   Experiment e = SmallMoe();
-  const double eager = SimulateMoe(e)->replay.step_time.seconds();
+  const double eager = SimulateWithHost(e)->replay.step_time.seconds();
   e.cluster.host.launch_us = 2 * kLaunchUs;
-  const double slower = SimulateMoe(e)->replay.step_time.seconds();
+  const double slower = SimulateWithHost(e)->replay.step_time.seconds();
   EXPECT_NEAR(slower / eager, 2.0, 0.1);  // host-bound: the step scales with the launch cost
   e.training.cuda_graphs.attn = true;
   e.training.cuda_graphs.moe_router = true;
   e.training.cuda_graphs.moe_preprocess = true;
-  const double graphed = SimulateMoe(e)->replay.step_time.seconds();
+  const double graphed = SimulateWithHost(e)->replay.step_time.seconds();
   EXPECT_LT(graphed, 0.9 * slower);
   e.training.cuda_graphs = CudaGraphScope{};
   e.training.cuda_graphs.full_iteration = true;
-  const auto full = SimulateMoe(e);
+  const auto full = SimulateWithHost(e);
   EXPECT_EQ(CountTag(full->program, 0, Tag::kHostLaunch), 1);
   EXPECT_EQ(CountTag(full->program, 0, Tag::kHostSync), 0);
   EXPECT_LT(full->replay.step_time.seconds(), 0.2 * slower);
@@ -188,10 +188,10 @@ TEST(HostLaunch, TeOverlapChunksAndShiftsRideOnOneLaunch) {
   e.plan.tp = 8;
   e.plan.sequence_parallel = true;
   e.plan.global_batch = 1;
-  const auto plain = SimulateMoe(e);
+  const auto plain = SimulateWithHost(e);
   ASSERT_TRUE(plain->replay.completed) << plain->replay.stall;
   e.plan.tp_comm_overlap = true;
-  const auto overlapped = SimulateMoe(e);
+  const auto overlapped = SimulateWithHost(e);
   ASSERT_TRUE(overlapped->replay.completed) << overlapped->replay.stall;
   const int folded = e.model.layers * 2 * (2 + 1);  // layers x blocks x (fwd 2 + bwd 1)
   EXPECT_EQ(HostLaunches(overlapped->program, 0), HostLaunches(plain->program, 0) - folded);
