@@ -21,6 +21,9 @@ configs' backend.experts: gmm or torch_mm) and are not among them.
 --library gmm: the NeMo-Automodel rows whose configs set backend.experts gmm or torch_mm
 (torch._grouped_mm, at the same knob).
 
+The committed defaults (kGroupedGemmEfficiency, kGmmEfficiency) live in
+sim/hw/fitted_defaults.cc, with the fit's numbers beside them; changing one rebuilds that file.
+
 Usage: scripts/fit_grouped_gemm.py [--library te|gmm] [--meshsim build/meshsim]
                                    [--grid 0.5,0.6,0.7] [--rows A,B] [--jobs 2]
                                    [--set KEY=VALUE ...]
