@@ -18,9 +18,13 @@ namespace meshsim {
 
 // One collective (or point-to-point transfer) over a group of ranks. kRingShift: every
 // member sends `bytes` to its successor in the group's order (one step of ring
-// attention's K/V exchange). kExpertDispatch: the MoE token dispatch or combine of DeepEP /
-// HybridEP over an expert-parallel group (net/expert_dispatch.h): `bytes` is one copy of
-// each member's tokens, sent once per destination NVLink domain and forwarded there.
+// attention's K/V exchange). kExpertDispatch: the MoE token dispatch of DeepEP / HybridEP
+// over an expert-parallel group (net/expert_dispatch.h): `bytes` is one copy of each
+// member's tokens, sent once per destination NVLink domain and forwarded there.
+// kExpertCombine: their combine, the reverse (the same bytes on the same links), which the
+// backends' kernels run at another rate (net/expert_dispatch.h DomainRateFactor). Backward
+// runs the gradient of a combine as a dispatch and that of a dispatch as a combine
+// (Megatron-Core fused_a2a.py: HybridEPCombine.backward calls dispatch_with_permute).
 enum class CommOp : uint8_t {
   kAllReduce,
   kAllGather,
@@ -28,9 +32,15 @@ enum class CommOp : uint8_t {
   kAllToAll,
   kSendRecv,
   kRingShift,
-  kExpertDispatch
+  kExpertDispatch,
+  kExpertCombine
 };
-constexpr int kCommOpCount = 7;
+constexpr int kCommOpCount = 8;
+
+// DeepEP's / HybridEP's dispatch or combine (they move the same bytes the same way).
+constexpr bool IsExpertExchange(CommOp op) {
+  return op == CommOp::kExpertDispatch || op == CommOp::kExpertCombine;
+}
 
 // The name reports and traces print ("all_reduce", ...).
 constexpr std::string_view CommOpName(CommOp op) {
@@ -49,6 +59,8 @@ constexpr std::string_view CommOpName(CommOp op) {
       return "ring_shift";
     case CommOp::kExpertDispatch:
       return "expert_dispatch";
+    case CommOp::kExpertCombine:
+      return "expert_combine";
   }
   return "?";
 }

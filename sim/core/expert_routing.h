@@ -31,6 +31,14 @@ struct ExpertRouting {
   bool Limited() const { return groups > 1 && group_topk < groups; }
 };
 
+// The library behind the flex token dispatcher (Megatron-Core moe_flex_dispatcher_backend):
+// DeepEP's normal kernels, or NVIDIA's HybridEP, whose dispatch without a cached handle
+// all-gathers the routing map (tokens x experts, one byte each) over the EP group before its
+// metadata kernel (DeepEP hybrid-ep csrc/hybrid_ep/executor `Executor::allgather_routing_map`:
+// NCCL's all_gather_into_tensor across nodes). The network models read it for the rate its
+// kernels reach (net/expert_dispatch.h DomainRateFactor), so it lives here, in core.
+enum class MoeFlexBackend { kDeepEp, kHybridEp };
+
 // How a MoE layer's tokens pick their experts in a run (plan.moe_routing).
 //  - kRandom: the balanced routing the benchmarks force with random router logits
 //    (Megatron-Core's `moe_router_force_load_balancing`), under the model's group limit.

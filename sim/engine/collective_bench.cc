@@ -22,6 +22,7 @@ double BusBandwidthFactor(CommOp op, int n) {
     case CommOp::kSendRecv:
     case CommOp::kRingShift:
     case CommOp::kExpertDispatch:  // not benchmarked (no nccl-tests counterpart)
+    case CommOp::kExpertCombine:
       return 1;
   }
   return 1;

@@ -101,13 +101,15 @@ Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {
         c.nodes > 1 ? c.nodes * c.inter_node.nics_per_node * c.inter_node.gbps_per_nic * 1e9 : 0;
     return std::unique_ptr<Network>(std::make_unique<CostModelNetwork>(
         std::make_unique<AlphaBetaCollectiveModel>(c, NcclOptions{e.plan.allreduce_algorithm},
-                                                   RunRouting(e.plan, e.model)),
+                                                   RunRouting(e.plan, e.model),
+                                                   e.plan.moe_flex_backend),
         intra, inter));
   }
   Result<std::shared_ptr<const Topology>> topology = Topology::Build(c);
   if (!topology.ok()) return topology.error();
   return std::unique_ptr<Network>(std::make_unique<FlowCollectiveNetwork>(
-      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}, RunRouting(e.plan, e.model)));
+      c, topology.value(), NcclOptions{e.plan.allreduce_algorithm}, RunRouting(e.plan, e.model),
+      e.plan.moe_flex_backend));
 }
 
 namespace {
@@ -208,8 +210,9 @@ ReplayOptions MakeReplayOptions(const Experiment& e, const SimulationOptions& op
     // moe_flex_dispatcher_num_sms); the compute beside them runs on the others.
     const double sms = e.plan.framework_options.moe_flex_dispatcher_num_sms;
     if (sms > 0) {
-      ro.comm_interference[static_cast<int>(CommOp::kExpertDispatch)] =
-          CommInterference::OfHeldSms(sms, e.cluster.gpu.sms);
+      for (CommOp op : {CommOp::kExpertDispatch, CommOp::kExpertCombine})
+        ro.comm_interference[static_cast<int>(op)] =
+            CommInterference::OfHeldSms(sms, e.cluster.gpu.sms);
     }
   }
   if (!e.cluster.what_if.stragglers.empty()) {

@@ -190,6 +190,7 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member, double ra
     case CommOp::kRingShift:
       return bytes;
     case CommOp::kExpertDispatch:
+    case CommOp::kExpertCombine:
       return (n - 1) * rank_reach * bytes;
   }
   return 0;
@@ -211,7 +212,7 @@ bool HeldBack(const Program& program, const ReplayResult& replay, OpId id) {
 // expert-parallel groups, all of one size); 0 without expert dispatches.
 double ExpertRankReach(const Program& program) {
   for (const Comm& c : program.comms()) {
-    if (c.op == CommOp::kExpertDispatch) {
+    if (IsExpertExchange(c.op)) {
       return RankReach(program.expert_routing(),
                        static_cast<int>(program.groups()[c.group].size()));
     }

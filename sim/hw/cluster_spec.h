@@ -167,6 +167,7 @@ struct CommInterference {
         return reduce_scatter;
       case CommOp::kAllToAll:
       case CommOp::kExpertDispatch:
+      case CommOp::kExpertCombine:
         return all_to_all;
       case CommOp::kSendRecv:
       case CommOp::kRingShift:

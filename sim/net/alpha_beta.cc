@@ -83,12 +83,13 @@ CollectiveCost AlphaBetaCollectiveModel::AllToAll(const GroupShape& s, double by
   return cost;
 }
 
-CollectiveCost AlphaBetaCollectiveModel::ExpertDispatch(std::span<const int> gpus,
+CollectiveCost AlphaBetaCollectiveModel::ExpertDispatch(CommOp op, std::span<const int> gpus,
                                                         double bytes) const {
   const ExpertFanout f = FanoutOf(routing_, gpus, cluster_.gpus_per_node);
   const double rdma = bytes * f.RdmaCopies(), nvlink = bytes * f.NvlinkCopies();
   const bool crosses = f.domains > 1;
-  const double rdma_s = crosses ? rdma / NicBpsPerGpu(f.per_domain) : 0;
+  const double rdma_s =
+      ExpertRdmaSeconds(cluster_, f, bytes, DomainRateFactor(backend_, op, f.domains));
   const double latency_s =
       ((crosses ? cluster_.inter_node.latency_us : 0) + cluster_.intra_node.latency_us) * 1e-6;
   CollectiveCost cost;
@@ -164,7 +165,7 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
   assert(!gpus.empty());
   if (gpus.size() == 1 || bytes <= 0) return {};
   if (cluster_.Torus()) {  // no NCCL, no DeepEP: an expert dispatch as the all-to-all
-    if (op == CommOp::kExpertDispatch) return Cost(CommOp::kAllToAll, gpus, bytes * routing_.top_k);
+    if (IsExpertExchange(op)) return Cost(CommOp::kAllToAll, gpus, bytes * routing_.top_k);
     return TorusCollectiveCost(cluster_, op, gpus, bytes);
   }
   switch (op) {
@@ -175,7 +176,8 @@ CollectiveCost AlphaBetaCollectiveModel::Cost(CommOp op, std::span<const int> gp
     case CommOp::kAllToAll:
       return AllToAll(GroupShapeOf(cluster_.gpus_per_node, gpus), bytes);
     case CommOp::kExpertDispatch:
-      return ExpertDispatch(gpus, bytes);
+    case CommOp::kExpertCombine:
+      return ExpertDispatch(op, gpus, bytes);
     default:
       return Tuned(op, GroupShapeOf(cluster_.gpus_per_node, gpus), bytes);
   }

@@ -14,9 +14,10 @@
 // NICs), then all-gathers inside each node. Bandwidths are scaled by efficiency.network
 // and efficiency.nic. Point-to-point operations (sendrecv, ring shift) and all-to-all
 // (n-1 ring-like steps) take the cluster's link latency per step. An expert dispatch
-// (DeepEP / HybridEP, expert_dispatch.h) takes the longer of its RDMA bytes per GPU over
-// the GPU's share of its node's NICs and its NVLink bytes per GPU over NVLink (the two
-// hops run pipelined), plus one latency of each link class it crosses.
+// or combine (DeepEP / HybridEP, expert_dispatch.h) takes the longer of its RDMA bytes per
+// GPU over the GPU's share of its node's NICs, at the rate the backend's kernel reaches
+// over the group's domains (DomainRateFactor), and its NVLink bytes per GPU over NVLink (the
+// two hops run pipelined), plus one latency of each link class it crosses.
 //
 // The flow-level network model replaces this behind the same Network interface.
 #pragma once
@@ -31,17 +32,23 @@ namespace meshsim {
 class AlphaBetaCollectiveModel final : public CollectiveModel {
  public:
   // `nccl`: what the tuner may choose (kAuto, 0) and what it must use. `routing`: the MoE
-  // router behind expert dispatches (kExpertDispatch).
+  // router behind expert dispatches and combines (IsExpertExchange); `backend`: the library
+  // that runs them.
   explicit AlphaBetaCollectiveModel(const ClusterSpec& cluster, const NcclOptions& nccl = {},
-                                    const ExpertRouting& routing = {})
-      : cluster_(cluster), nccl_(nccl), tuner_(cluster, nccl.channels), routing_(routing) {}
+                                    const ExpertRouting& routing = {},
+                                    MoeFlexBackend backend = MoeFlexBackend::kDeepEp)
+      : cluster_(cluster),
+        nccl_(nccl),
+        tuner_(cluster, nccl.channels),
+        routing_(routing),
+        backend_(backend) {}
   CollectiveCost Cost(CommOp op, std::span<const int> gpus, double bytes) const override;
 
  private:
   CollectiveCost SendRecv(std::span<const int> gpus, double bytes) const;
   CollectiveCost RingShift(std::span<const int> gpus, double bytes) const;
   CollectiveCost AllToAll(const GroupShape& s, double bytes) const;
-  CollectiveCost ExpertDispatch(std::span<const int> gpus, double bytes) const;
+  CollectiveCost ExpertDispatch(CommOp op, std::span<const int> gpus, double bytes) const;
   // Data time (no latency) and bytes of a ring of `op` over `s`, `wire` bytes per byte.
   CollectiveCost RingData(CommOp op, const GroupShape& s, double bytes, double wire) const;
   CollectiveCost Tuned(CommOp op, const GroupShape& s, double bytes) const;
@@ -56,6 +63,7 @@ class AlphaBetaCollectiveModel final : public CollectiveModel {
   const NcclOptions nccl_;
   const NcclTuner tuner_;
   const ExpertRouting routing_;
+  const MoeFlexBackend backend_;
 };
 
 }  // namespace meshsim

@@ -96,11 +96,13 @@ void FlowCollectiveNetwork::ReleaseRun(Running* run) {
 
 FlowCollectiveNetwork::FlowCollectiveNetwork(const ClusterSpec& cluster,
                                              std::shared_ptr<const Topology> topology,
-                                             const NcclOptions& nccl, const ExpertRouting& routing)
+                                             const NcclOptions& nccl, const ExpertRouting& routing,
+                                             MoeFlexBackend backend)
     : cluster_(cluster),
       nccl_(nccl),
       tuner_(cluster, nccl.channels),
       expert_routing_(routing),
+      flex_backend_(backend),
       flows_(std::move(topology), ClassEfficiency(cluster)),
       healthy_(HealthyTopology(cluster)) {
   const size_t links = flows_.topology().links().size();
@@ -116,13 +118,15 @@ NcclChoice FlowCollectiveNetwork::ChoiceFor(CommOp op, std::span<const int> gpus
 
 std::vector<Phase> FlowCollectiveNetwork::PhasesOf(CommOp op, std::span<const int> gpus,
                                                    double bytes, double* launch_s) const {
-  if (op == CommOp::kExpertDispatch) {
+  if (IsExpertExchange(op)) {
     *launch_s = 0;
     if (gpus.size() < 2 || bytes <= 0) return {};
     // No DeepEP on a torus (TPUs): the all-to-all of top_k copies.
     if (cluster_.Torus())
       return PhasesOf(CommOp::kAllToAll, gpus, bytes * expert_routing_.top_k, launch_s);
-    return {ExpertDispatchPhase(cluster_, expert_routing_, gpus, bytes)};
+    const int domains = FanoutOf(expert_routing_, gpus, cluster_.gpus_per_node).domains;
+    return {ExpertDispatchPhase(cluster_, expert_routing_, gpus, bytes,
+                                DomainRateFactor(flex_backend_, op, domains))};
   }
   NcclChoice choice;
   const bool tuned =
@@ -230,8 +234,7 @@ FlowCollectiveNetwork::MirrorPlans* FlowCollectiveNetwork::MirrorPlansFor(
 // phases follow the router). Returns the shift, or 0 where there is none.
 int FlowCollectiveNetwork::NodeShift(CommOp op, std::span<const int> from,
                                      std::span<const int> to) const {
-  if (op == CommOp::kExpertDispatch || cluster_.Torus() || from.size() != to.size() ||
-      from.empty()) {
+  if (IsExpertExchange(op) || cluster_.Torus() || from.size() != to.size() || from.empty()) {
     return 0;
   }
   const int shift = to.front() - from.front();

@@ -33,9 +33,11 @@ namespace meshsim {
 class FlowCollectiveNetwork final : public Network {
  public:
   // `nccl`: what the tuner may choose (kAuto, 0) and what it must use. `routing`: the MoE
-  // router behind expert dispatches (kExpertDispatch, expert_dispatch.h).
+  // router behind expert dispatches and combines (IsExpertExchange, expert_dispatch.h);
+  // `backend`: the library that runs them.
   FlowCollectiveNetwork(const ClusterSpec& cluster, std::shared_ptr<const Topology> topology,
-                        const NcclOptions& nccl, const ExpertRouting& routing = {});
+                        const NcclOptions& nccl, const ExpertRouting& routing = {},
+                        MoeFlexBackend backend = MoeFlexBackend::kDeepEp);
   ~FlowCollectiveNetwork() override;
   void Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
              std::function<void()> done, std::span<const std::vector<int>> mirrors) override;
@@ -118,6 +120,7 @@ class FlowCollectiveNetwork final : public Network {
   const NcclOptions nccl_;
   const NcclTuner tuner_;
   const ExpertRouting expert_routing_;
+  const MoeFlexBackend flex_backend_;
   FlowNetwork flows_;
   std::map<PlanKey, std::unique_ptr<const RoutedPlan>> plans_;
   std::unordered_map<MirrorKey, MirrorPlans, MirrorKeyHash> mirror_plans_;  // nodes stay put

@@ -74,7 +74,8 @@ void StepBuilder::MergedLayers(RankState& st, int f_layer, int f_mb, int b_layer
   const CudaGraphScope& graphs = t_.cuda_graphs;
   const double transient = BeginLayerBackward(st, b_layer, b_mb);
   ElementwiseRecompute(st, c.router, b_layer, b_mb);  // selective layernorm (moe_blocks.cc)
-  const OpId b_combine = EpCollective(st, c, b_layer, b_mb, /*blocking=*/false);
+  const OpId b_combine =
+      EpCollective(st, c, EpKernel::kDispatch, b_layer, b_mb, /*blocking=*/false);
   // Forward pre-dispatch: attention, the router, the shared experts; then the dispatch.
   AwaitCombine(st);
   BeginLayerForward(st, f_layer, f_mb);
@@ -83,18 +84,20 @@ void StepBuilder::MergedLayers(RankState& st, int f_layer, int f_mb, int b_layer
   EndGraph(st, graphs.attn);
   MoeRouterForward(st, c, ids, f_layer, f_mb, false);
   SharedExpertsForward(st, c, ids, f_layer, f_mb, false);
-  const OpId f_dispatch = EpCollective(st, c, f_layer, f_mb, /*blocking=*/false);
+  const OpId f_dispatch =
+      EpCollective(st, c, EpKernel::kDispatch, f_layer, f_mb, /*blocking=*/false);
   // Backward mlp: the routed experts' input and weight gradients, then the dispatch's
   // gradient.
   st.wait.push_back(b_combine);
   ElementwiseRecompute(st, c.experts, b_layer, b_mb);  // selective moe_act
   MoeExpertsDgrad(st, c, ids, b_layer, b_mb);
   MoeExpertsWgrad(st, c, ids, b_layer, b_mb);
-  const OpId b_dispatch = EpCollective(st, c, b_layer, b_mb, /*blocking=*/false);
+  const OpId b_dispatch =
+      EpCollective(st, c, EpKernel::kCombine, b_layer, b_mb, /*blocking=*/false);
   // Forward mlp, then its combine, which the forward's next layer waits for.
   st.wait.push_back(f_dispatch);
   MoeExpertsForward(st, c, ids, f_layer, f_mb, false);
-  st.combine = EpCollective(st, c, f_layer, f_mb, /*blocking=*/false);
+  st.combine = EpCollective(st, c, EpKernel::kCombine, f_layer, f_mb, /*blocking=*/false);
   EndLayerForward(st, f_layer);
   // Backward pre-dispatch: the shared experts, the router, attention.
   st.wait.push_back(b_dispatch);

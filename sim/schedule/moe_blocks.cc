@@ -64,13 +64,16 @@ double StepBuilder::MoeTransient(const RankState& st) const {
          c.shared.transient_act_bytes;
 }
 
-OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking) {
+OpId StepBuilder::EpCollective(RankState& st, const MoeCost& c, EpKernel kernel, int layer, int mb,
+                               bool blocking) {
   // The all-to-all dispatcher sends a copy per chosen expert; DeepEP and HybridEP (flex)
   // one per destination GPU, through one per destination NVLink domain
-  // (net/expert_dispatch.h).
+  // (net/expert_dispatch.h), in their dispatch or combine kernel.
   if (p_.moe_dispatcher == MoeDispatcher::kFlex) {
-    return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kExpertDispatch,
-                      st.ep_group, c.token_bytes, layer, mb, blocking);
+    const CommOp op =
+        kernel == EpKernel::kCombine ? CommOp::kExpertCombine : CommOp::kExpertDispatch;
+    return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, op, st.ep_group, c.token_bytes,
+                      layer, mb, blocking);
   }
   return Collective(st, Stream::kEp, Channel::kEp, Tag::kEpComm, CommOp::kAllToAll, st.ep_group,
                     c.dispatch_bytes, layer, mb, blocking);
@@ -93,11 +96,11 @@ void StepBuilder::MoeForward(RankState& st, int layer, int mb, bool recompute) {
   const MoeShapeIds ids = MoeShapesFor(st);
   MoeRouterForward(st, c, ids, layer, mb, recompute);
   if (p_.ep > 1) {
-    EpCollective(st, c, layer, mb);  // dispatch
+    EpCollective(st, c, EpKernel::kDispatch, layer, mb);
   }
   MoeExpertsForward(st, c, ids, layer, mb, recompute);
   if (p_.ep > 1) {
-    EpCollective(st, c, layer, mb);  // combine
+    EpCollective(st, c, EpKernel::kCombine, layer, mb);
   }
   SharedExpertsForward(st, c, ids, layer, mb, recompute);
 }
@@ -154,7 +157,7 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   ElementwiseRecompute(st, c.router, layer, mb);
   SharedExpertsBackward(st, c, ids, layer, mb);
   if (p_.ep > 1) {
-    EpCollective(st, c, layer, mb);  // gradient of combine
+    EpCollective(st, c, EpKernel::kDispatch, layer, mb);  // gradient of combine
   }
   // The activation's output is restored before FC2's backward (its hook on FC2's output).
   ElementwiseRecompute(st, c.experts, layer, mb);
@@ -166,10 +169,10 @@ void StepBuilder::MoeBackward(RankState& st, int layer, int mb) {
   const bool beside_wgrad =
       p_.framework_options.overlap_dispatch_backward_with_experts_wgrad && p_.ep > 1;
   std::optional<OpId> back;
-  if (beside_wgrad) back = EpCollective(st, c, layer, mb, /*blocking=*/false);
+  if (beside_wgrad) back = EpCollective(st, c, EpKernel::kCombine, layer, mb, /*blocking=*/false);
   MoeExpertsWgrad(st, c, ids, layer, mb);
   if (back) st.wait.push_back(*back);
-  if (p_.ep > 1 && !beside_wgrad) EpCollective(st, c, layer, mb);
+  if (p_.ep > 1 && !beside_wgrad) EpCollective(st, c, EpKernel::kCombine, layer, mb);
   MoeRouterBackward(st, c, ids, layer, mb);
 }
 

@@ -265,8 +265,11 @@ class StepBuilder {
   MoeCost MoeFor(const RankState& st) const;
   const MoeShapeIds& MoeShapesFor(const RankState& st);
   // One expert-parallel dispatch or combine (or their gradients) of `c`'s tokens, as the
-  // plan's dispatcher sends them.
-  OpId EpCollective(RankState& st, const MoeCost& c, int layer, int mb, bool blocking = true);
+  // plan's dispatcher sends them. `kernel`: which of the two the flex dispatcher's library
+  // runs (kCombine for a forward combine and for a dispatch's gradient).
+  enum class EpKernel { kDispatch, kCombine };
+  OpId EpCollective(RankState& st, const MoeCost& c, EpKernel kernel, int layer, int mb,
+                    bool blocking = true);
   // HybridEP's all-gather of the routing map before a forward dispatch, on the EP stream
   // (not blocking: the dispatch after it on that stream waits); kNoOp for other dispatchers.
   OpId RoutingMapGather(RankState& st, const MoeCost& c, int layer, int mb);

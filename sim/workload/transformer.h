@@ -29,12 +29,7 @@ enum class Recompute { kNone, kSelective, kFull, kProjections };
 // permutations into its dispatch and combine kernels (FlexPermutation).
 enum class MoeDispatcher { kAllToAll, kFlex };
 
-// The library behind kFlex (Megatron-Core moe_flex_dispatcher_backend): DeepEP's normal
-// kernels, or NVIDIA's HybridEP, whose dispatch without a cached handle all-gathers the
-// routing map (tokens x experts, one byte each) over the EP group before its metadata
-// kernel (DeepEP hybrid-ep csrc/hybrid_ep/executor `Executor::allgather_routing_map`: NCCL's
-// all_gather_into_tensor across nodes).
-enum class MoeFlexBackend { kDeepEp, kHybridEp };
+// The library behind kFlex: MoeFlexBackend (core/expert_routing.h, shared with net/).
 
 // The library that runs the routed experts' GEMMs (NeMo-Automodel's `backend.experts`):
 //  - kTe: Transformer Engine's GroupedLinear, one cuBLAS GEMM per local expert on TE's 4
