@@ -76,6 +76,9 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
   flag("check_for_nan_in_loss_and_grad", Framework::kMegatron, &o->check_for_nan_in_loss_and_grad);
   flag("average_in_collective", Framework::kMegatron, &o->average_in_collective);
   flag("fused_grouped_mlp", Framework::kMegatron, &o->fused_grouped_mlp);
+  owned_by("fused_grouped_mlp_cluster_margin", Framework::kMegatron);
+  r.GetInt("fused_grouped_mlp_cluster_margin", &o->fused_grouped_mlp_cluster_margin);
+  flag("moe_paged_stash", Framework::kMegatron, &o->moe_paged_stash);
   flag("overlap_moe_expert_parallel_comm", Framework::kMegatron,
        &o->overlap_moe_expert_parallel_comm);
   flag("overlap_dispatch_backward_with_experts_wgrad", Framework::kMegatron,

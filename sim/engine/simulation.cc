@@ -46,6 +46,8 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.fused_mlp.hidden = fused.hidden;
   p.fused_mlp.ffn = fused.ffn;
   std::copy(fused.efficiency.begin(), fused.efficiency.end(), p.fused_mlp.efficiency.begin());
+  p.fused_mlp_held_sms =
+      e.plan.framework_options.fused_grouped_mlp_cluster_margin * kFusedMlpClusterSms;
   p.sms = gpu.sms;
   p.tile_m = gpu.gemm_tile_m;
   p.tile_n = gpu.gemm_tile_n;

@@ -19,6 +19,13 @@ namespace meshsim {
 
 enum class Framework : uint8_t { kMegatron, kDeepSpeed, kFsdp, kFsdp2 };
 
+// The SMs of one cluster of the fused grouped MLP's cuDNN kernels: their default 256-wide
+// MMA tile uses 2-CTA instructions, so a cluster is (2, 1) CTAs on 2 SMs (python/cudnn/
+// grouped_gemm/grouped_gemm_glu/api.py @ NVIDIA/cudnn-frontend 3929da2: `use_2cta_instrs =
+// mma_tiler_mn[0] == 256`, `cluster_shape_mn = (2, 1)`; Transformer Engine passes no tile,
+// transformer_engine/pytorch/ops/fused/grouped_mlp.py @ release_v2.18_nemo_26.08).
+inline constexpr int kFusedMlpClusterSms = 2;
+
 // torch.distributed.fsdp.BackwardPrefetch.
 enum class BackwardPrefetch : uint8_t { kBackwardPre, kBackwardPost, kNone };
 
@@ -48,6 +55,23 @@ struct FrameworkOptions {
   // over all local experts, then FC2 in another (ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8);
   // false: GroupedLinear's one cuBLAS GEMM per local expert (default False).
   bool fused_grouped_mlp = false;
+  // cuDNN frontend's CUDNNFE_CLUSTER_OVERLAP_MARGIN (default 0; the Megatron-Bridge 26.08
+  // GB200 and B200 MXFP8 MoE recipes set 8, src/megatron/bridge/perf_recipes/*/gb200/*.py @
+  // v0.6.0): the fused grouped MLP's persistent kernels launch this many clusters fewer than
+  // fit on the GPU (`max_active_clusters -= margin`, python/cudnn/grouped_gemm/grouped_gemm_
+  // {glu,quant,dglu}/api.py @ NVIDIA/cudnn-frontend 3929da2), leaving their SMs to the
+  // kernels overlapped beside them. Each cluster is kFusedMlpClusterSms SMs; the weight-
+  // gradient kernel (grouped_gemm_wgrad) keeps them all. Needs fused_grouped_mlp.
+  int fused_grouped_mlp_cluster_margin = 0;
+  // Megatron-Core moe_paged_stash (default False; the Megatron-Bridge 26.08 GB200 MXFP8 MoE
+  // recipes' full-iteration helpers set it, with moe_expert_rank_capacity_factor 1.5): the
+  // tensors Transformer Engine's fused grouped MLP saves for backward (mark_grouped_tensor:
+  // FC1's and FC2's column-wise MXFP8 inputs with their scales, FC1's BF16 output, the
+  // routing probabilities) are copied into a paged buffer after the layer's forward and
+  // copied back before its backward (megatron/core/transformer/moe/paged_stash.py @
+  // NVIDIA/Megatron-LM core_v0.19.0: paged_stash_copy_kernel, paged_stash_pop_kernel).
+  // Needs fused_grouped_mlp and HybridEP (docs/user-guide/features/paged_stash.md).
+  bool moe_paged_stash = false;
   // Megatron-Core --overlap-moe-expert-parallel-comm with --delay-wgrad-compute (Megatron-
   // Bridge's moe_a2a_overlap; default False): the forward and backward steps of two
   // micro-batches run merged, layer by layer, each one's EP all-to-alls under the other's

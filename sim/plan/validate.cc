@@ -178,6 +178,29 @@ Status CheckEpOverlap(const PlanSpec& p) {
   return Ok{};
 }
 
+// Megatron-Core's paged stash stashes what the fused grouped MLP saves and needs HybridEP
+// (docs/user-guide/features/paged_stash.md @ NVIDIA/Megatron-LM core_v0.19.0); under full
+// recomputation the saved tensors are the recomputed forward's (not modelled).
+Status CheckPagedStash(const PlanSpec& p) {
+  const std::string key = "plan.framework_options.moe_paged_stash";
+  if (!p.framework_options.fused_grouped_mlp) {
+    return BadKey(key,
+                  "the paged stash holds the fused grouped MLP's saved tensors: expected "
+                  "plan.framework_options.fused_grouped_mlp true");
+  }
+  if (p.moe_dispatcher != MoeDispatcher::kFlex || p.moe_flex_backend != MoeFlexBackend::kHybridEp) {
+    return BadKey(key,
+                  "the paged stash needs HybridEP: expected plan.moe_dispatcher flex with "
+                  "plan.moe_flex_backend hybridep");
+  }
+  if (p.recompute == Recompute::kFull) {
+    return BadKey(key,
+                  "not modelled under full recomputation: expected plan.recompute none or "
+                  "selective");
+  }
+  return Ok{};
+}
+
 // The experts' GEMM library and routing as NeMo-Automodel runs them: the grouped_gemm
 // library and torch._grouped_mm take BF16 operands only (nv-grouped-gemm csrc/
 // grouped_gemm.cu TORCH_CHECK(... kBFloat16); torch._grouped_mm's BF16 kernel), TE's fused
@@ -238,6 +261,9 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
   if (p.framework_options.overlap_moe_expert_parallel_comm) {
     if (Status s = CheckEpOverlap(p); !s.ok()) return s;
   }
+  if (p.framework_options.moe_paged_stash) {
+    if (Status s = CheckPagedStash(p); !s.ok()) return s;
+  }
   // Megatron-Core: the two overlaps exclude each other (transformer_config.py @ d98e8a6).
   if (p.framework_options.overlap_dispatch_backward_with_experts_wgrad &&
       p.framework_options.overlap_moe_expert_parallel_comm) {
@@ -259,13 +285,28 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
   return Ok{};
 }
 
-// The flex dispatcher's SMs leave the compute kernels at least one.
+// The flex dispatcher's SMs leave the compute kernels at least one; the fused grouped
+// MLP's cluster margin leaves its kernels at least one cluster.
 Status CheckDispatcherSms(const PlanSpec& p, const ClusterSpec& cluster) {
   const int sms = p.framework_options.moe_flex_dispatcher_num_sms;
   if (sms < 0 || sms >= cluster.gpu.sms) {
     return BadKey("plan.framework_options.moe_flex_dispatcher_num_sms",
                   "expected 0 (not stated) or fewer SMs than the GPU's " +
                       std::to_string(cluster.gpu.sms) + ", found " + std::to_string(sms));
+  }
+  const int margin = p.framework_options.fused_grouped_mlp_cluster_margin;
+  const std::string key = "plan.framework_options.fused_grouped_mlp_cluster_margin";
+  const int clusters = cluster.gpu.sms / kFusedMlpClusterSms;
+  if (margin < 0 || margin >= clusters) {
+    return BadKey(key, "expected 0 or fewer clusters than the GPU's " + std::to_string(clusters) +
+                           " (" + std::to_string(kFusedMlpClusterSms) + " SMs each), found " +
+                           std::to_string(margin));
+  }
+  if (margin > 0 && !p.framework_options.fused_grouped_mlp) {
+    return BadKey(key,
+                  "the margin is the fused grouped MLP's kernels': expected 0 without "
+                  "plan.framework_options.fused_grouped_mlp, found " +
+                      std::to_string(margin));
   }
   return Ok{};
 }

@@ -23,6 +23,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.xla_remat = !p.jax.Empty();
   s.moe_dispatcher = p.moe_dispatcher;
   s.fused_grouped_mlp = p.framework_options.fused_grouped_mlp;
+  s.moe_paged_stash = p.framework_options.moe_paged_stash;
   s.grouped_gemm = p.moe_grouped_gemm;
   s.megatron = p.framework == Framework::kMegatron;
   return s;

@@ -104,7 +104,7 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   constexpr double kStep = 16;
   tile_m = std::min(tile_m, std::ceil(g.m / kStep) * kStep);
   tile_n = std::min(tile_n, std::ceil(g.n / kStep) * kStep);
-  const double sms = p_.sms;
+  const double sms = SmsOf(g);
   const double tiles = std::ceil(g.m / tile_m) * std::ceil(g.n / tile_n) * g.batch;
   // Fewer tiles than SMs: k is split over the idle SMs (split-k), keeping each slice at
   // least k_half deep.
@@ -114,8 +114,20 @@ double ShapeComputeModel::TiledSeconds(const GemmShape& g, double tile_m, double
   }
   const double k = g.k / splits;
   const double waves = std::ceil(tiles * splits / sms);
-  const double per_sm_flops = peak / sms * efficiency * k / (k + p_.k_half);
+  const double per_sm_flops = peak / p_.sms * efficiency * k / (k + p_.k_half);
   return waves * 2 * tile_m * tile_n * k / per_sm_flops;
+}
+
+double ShapeComputeModel::SmsOf(const GemmShape& g) const {
+  switch (g.fused_kernel) {
+    case kFusedFc1Fwd:
+    case kFusedFc2Fwd:
+    case kFusedFc2Dgrad:
+    case kFusedFc1Dgrad:
+      return p_.sms - p_.fused_mlp_held_sms;
+    default:
+      return p_.sms;
+  }
 }
 
 double ShapeComputeModel::ComputeSeconds(const GemmShape& g, double peak, double efficiency) const {

@@ -118,6 +118,12 @@ struct ShapeModelParams {
   // of its kernels' measured speed where fused_mlp is measured.
   double fused_grouped_gemm_efficiency = 1;
   FusedMlpMeasurement fused_mlp;
+  // SMs that the fused grouped MLP's forward and input-gradient kernels (FC1 forward, FC2
+  // forward, FC2's and FC1's input gradients; not the weight gradients) leave idle for the
+  // kernels beside them (FrameworkOptions::fused_grouped_mlp_cluster_margin x
+  // kFusedMlpClusterSms): their waves are laid over sms - fused_mlp_held_sms SMs, each at
+  // its usual rate. 0: all of them (as measured).
+  double fused_mlp_held_sms = 0;
   AttentionEfficiency attention;
   GemmTable gemm_table;  // of the training dtype; overrides the GEMM model per shape
   Fp8Params fp8;
@@ -169,6 +175,9 @@ class ShapeComputeModel final : public ComputeModel {
  private:
   double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak,
                       double efficiency) const;
+  // The SMs g's waves are laid over: sms, less fused_mlp_held_sms for the fused grouped
+  // MLP's forward and input-gradient kernels.
+  double SmsOf(const GemmShape& g) const;
   // The tile laid both ways, the faster kept.
   double ComputeSeconds(const GemmShape& g, double peak, double efficiency) const;
   // Run beside g.streams - 1 like GEMMs (GemmShape::streams): its share of their waves.

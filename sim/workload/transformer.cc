@@ -443,6 +443,34 @@ void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCos
   c->experts.recompute_kernels += x.clamp_kernels;
 }
 
+// Megatron-Core's paged stash (LayerShape::moe_paged_stash; megatron/core/transformer/moe/
+// paged_stash.py @ NVIDIA/Megatron-LM core_v0.19.0): what Transformer Engine's fused grouped
+// MLP saves for backward and marks as grouped (mark_grouped_tensor in transformer_engine/
+// pytorch/ops/fused/grouped_mlp.py @ release_v2.18_nemo_26.08, the 26.08 container's TE):
+// per received token copy, FC1's input column-wise in MXFP8 (dim bytes and one E8M0 scale
+// per 32), FC1's BF16 output (the GLU's input: 2f elements, f without a GLU), the routing
+// probability (fp32 from HybridEP), and FC2's input column-wise (f bytes and its scales).
+// After the experts' forward paged_stash_copy_kernel reads each and writes it into the
+// buffer's pages; before their backward paged_stash_pop_kernel reads it back into a fresh
+// tensor: each way twice the saved bytes, one kernel per tensor (the few-byte book-keeping
+// kernels beside them, the page record's and free list's, are not counted). Megatron-Core
+// runs them on a side stream; meshsim has one compute stream and charges them in the
+// experts' ops (an upper bound on their cost where the compute they overlap leaves HBM
+// bandwidth and SMs idle).
+void AddPagedStash(const ModelSpec& m, double received, MoeCost* c) {
+  constexpr double kBf16 = 2, kProbBytes = 4, kScalePerElement = 1.0 / 32;
+  constexpr int kTensors = 6;  // FC1's input and FC2's data and scales, FC1's output, probs
+  const double dim = static_cast<double>(m.ExpertDim());
+  const double f = static_cast<double>(m.ExpertFfnHidden());
+  const double fc1_out = (m.FfnMatrices() == 3 ? 2 : 1) * f;
+  const double saved =
+      received * ((dim + f) * (1 + kScalePerElement) + fc1_out * kBf16 + kProbBytes);
+  c->extra_fwd_bytes += 2 * saved;
+  c->extra_bwd_bytes += 2 * saved;
+  c->extra_fwd_kernels += kTensors;
+  c->extra_bwd_kernels += kTensors;
+}
+
 }  // namespace
 
 MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double load) {
@@ -499,6 +527,7 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
                            &c.experts);
   }
   AddExpertElementwise(ExpertElementwise(m, shape, received, local_experts, d.elt), shape, &c);
+  if (shape.fused_grouped_mlp && shape.moe_paged_stash) AddPagedStash(m, received, &c);
   if (shape.recompute == Recompute::kFull) {
     c.experts.transient_act_bytes = c.experts.stored_act_bytes;
     c.experts.stored_act_bytes = 0;

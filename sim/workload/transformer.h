@@ -113,6 +113,10 @@ struct LayerShape {
   // its epilogue) and FC2 one grouped kernel over the local experts; false: one GEMM
   // launch per local expert (GroupedLinear) and a separate activation kernel.
   bool fused_grouped_mlp = false;
+  // Megatron-Core's paged stash of the fused grouped MLP's saved tensors
+  // (FrameworkOptions::moe_paged_stash): copied out after the experts' forward and back
+  // before their backward (MoeCost::extra_*).
+  bool moe_paged_stash = false;
   // The library of the experts' GEMMs (MoeGroupedGemm); fused_grouped_mlp is TE's.
   MoeGroupedGemm grouped_gemm = MoeGroupedGemm::kTe;
   // The layers are Megatron-Core's modules (plan.framework megatron): the routed experts

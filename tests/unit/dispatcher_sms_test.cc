@@ -13,8 +13,8 @@ namespace meshsim {
 namespace {
 
 // One GB200 tray pair, Qwen3-30B-A3B, EP 8 with HybridEP and the EP overlap: its
-// dispatches and combines run under the other micro-batch's compute. 16 of 148 SMs, as
-// its recipe states.
+// dispatches and combines run under the other micro-batch's compute (its recipe gives
+// HybridEP 32 of the 148 SMs; the tests set their own).
 const std::string kExperiment = std::string(MESHSIM_SOURCE_DIR) +
                                 "/workloads/experiments/public-gb200-bridge-qwen3-30b-a3b.yaml";
 const std::string kKey = "plan.framework_options.moe_flex_dispatcher_num_sms";
