@@ -86,6 +86,16 @@ struct ReplayResult {
   uint64_t events = 0;
 };
 
+// When a host op of `launches` kernel launches that takes `d` (sim/schedule/host_launch.h)
+// has launched its first kernel: d / launches (d with one launch or none). The GPU ops it
+// issues may start then, their later kernels launched while the first ones run: a kernel
+// launch is asynchronous, the kernel queued on its stream runs as soon as the stream is
+// free (CUDA C++ Programming Guide, "Asynchronous Concurrent Execution"; PyTorch's "CUDA
+// semantics", "Asynchronous execution").
+inline SimTime HostFirstLaunch(SimTime d, int32_t launches) {
+  return launches <= 1 ? d : SimTime::Picoseconds(d.picoseconds() / launches);
+}
+
 // `t` times rank's entry of `slowdown` (empty: 1), as the replay times a compute op.
 SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank);
 

@@ -5,10 +5,12 @@
 // The thread is the rank's host stream (Stream::kHost), built alongside the GPU ops:
 //  - Issuing a GPU op is a host op of `launches` kernel launches (Program::AddHost; its
 //    time is launches x the cluster's host.launch_us, HostLaunchComputeModel), and the GPU
-//    op depends on it: a kernel cannot start before the CPU has launched it. The host
-//    stream runs its ops in order, so issuing is serial; it does not wait for the GPU, so
-//    the host runs ahead of the GPU as far as the program lets it (CUDA's launch queue is
-//    not bounded here).
+//    op depends on it: a kernel cannot start before the CPU has launched it. The GPU op
+//    may start once the first of its launches is done (the replay releases it then,
+//    HostFirstLaunch in sim/engine/replay.h): a launch is asynchronous, so the first
+//    kernels run while the CPU launches the later ones. The host stream runs its ops in
+//    order, so issuing is serial; it does not wait for the GPU, so the host runs ahead of
+//    the GPU as far as the program lets it (CUDA's launch queue is not bounded here).
 //  - A host-device synchronisation (Sync) is a host op of no launches that depends on
 //    the GPU ops it waits for: every later launch waits with it, draining the run-ahead.
 //  - A region captured in a CUDA graph (BeginGraph .. EndGraph) is launched once: its

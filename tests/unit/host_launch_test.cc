@@ -8,6 +8,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/step_stats.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -74,6 +75,43 @@ TEST(HostLaunch, ASyncDrainsTheRunAhead) {
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.start[c.kernels[5]], r.end[c.kernels[4]] + SimTime::Microseconds(kLaunchUs));
   EXPECT_EQ(r.step_time, SimTime::Microseconds(2 * kLaunchUs + 10 * 100));
+}
+
+TEST(HostLaunch, AnOpStartsAtItsFirstLaunch) {
+  // One op of ten kernels, 100 us on the GPU in all, issued in ten launches by an idle
+  // host: its first kernel runs once launched, the other nine are launched while the GPU
+  // runs (a launch is asynchronous). It ends one launch and 100 us in, not ten launches
+  // and 100 us; the op after it is launched after all ten.
+  Program p(1);
+  HostThread host(0, true);
+  const OpId op = p.AddCompute(0, Tag::kMlpFwd, KernelWork{100e9, 0, 10});
+  host.Issue(p, op, 10);
+  const OpId next = p.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 1});
+  host.Issue(p, next, 1);
+  p.Finalize();
+  const ReplayResult r = ReplayChain(p);
+  ASSERT_TRUE(r.completed) << r.stall;
+  EXPECT_EQ(r.start[op], SimTime::Microseconds(kLaunchUs));
+  EXPECT_EQ(r.end[op], SimTime::Microseconds(kLaunchUs + 100));
+  EXPECT_EQ(r.step_time, SimTime::Microseconds(kLaunchUs + 100 + 1));
+  // A 1 us op of ten launches: the GPU runs out of launched kernels; the next op waits for
+  // its own launch, after the ten (eleven launches and its 1 us).
+  Program q(1);
+  HostThread h(0, true);
+  const OpId shortop = q.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 10});
+  h.Issue(q, shortop, 10);
+  const OpId after = q.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 1});
+  h.Issue(q, after, 1);
+  q.Finalize();
+  const ReplayResult s = ReplayChain(q);
+  EXPECT_EQ(s.start[shortop], SimTime::Microseconds(kLaunchUs));
+  EXPECT_EQ(s.start[after], SimTime::Microseconds(11 * kLaunchUs));
+  EXPECT_EQ(s.step_time, SimTime::Microseconds(11 * kLaunchUs + 1));
+  // Host-bound time: the GPU idle while the host launches what it waits for. The first
+  // program's first launch only (the host then runs ahead); the second's eleven launches
+  // but the 1 us the short op ran between them.
+  EXPECT_NEAR(AnalyzeStep(p, r).ranks[0].breakdown.host_s, kLaunchUs * 1e-6, 1e-12);
+  EXPECT_NEAR(AnalyzeStep(q, s).ranks[0].breakdown.host_s, (11 * kLaunchUs - 1) * 1e-6, 1e-12);
 }
 
 TEST(HostLaunch, CudaGraphLaunchesOnce) {
