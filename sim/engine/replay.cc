@@ -136,16 +136,17 @@ class Replayer {
   const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
   const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
-  // Host ops (Stream::kHost) run on the CPU: communication does not slow them. One of
-  // several launches releases the ops it issues at its first launch's end
-  // (HostFirstLaunch) and keeps the host busy until its last.
+  // Host ops (Stream::kHost) run on the CPU: communication does not slow them. One with
+  // trailing launches releases the ops it issues before its end (HostRelease) and keeps
+  // the host busy until its last launch.
   void StartCompute(OpId id, const ReplayOp& op) {
     const bool host = op.queue % kStreamCount == static_cast<uint32_t>(Stream::kHost);
     if (host) {
       const SimTime d = Duration(op);
-      const SimTime first = HostFirstLaunch(d, p_.works()[op.ref].work.kernels);
-      if (first < d) {
-        sim_.Schedule(first, [this, id] {
+      const KernelWork& w = p_.works()[op.ref].work;
+      const SimTime release = HostRelease(d, w.kernels, HostTrailingLaunches(w));
+      if (release < d) {
+        sim_.Schedule(release, [this, id] {
           Release(id);
           Drain();
         });
