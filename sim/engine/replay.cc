@@ -136,9 +136,28 @@ class Replayer {
   const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
   const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
-  // Host ops (Stream::kHost) run on the CPU: communication does not slow them.
+  // Host ops (Stream::kHost) run on the CPU: communication does not slow them. One with
+  // trailing launches releases the ops it issues before its end (HostRelease) and keeps
+  // the host busy until its last launch.
   void StartCompute(OpId id, const ReplayOp& op) {
-    if (!interference_ || op.queue % kStreamCount == static_cast<uint32_t>(Stream::kHost)) {
+    const bool host = op.queue % kStreamCount == static_cast<uint32_t>(Stream::kHost);
+    if (host) {
+      const SimTime d = Duration(op);
+      const KernelWork& w = p_.works()[op.ref].work;
+      const SimTime release = HostRelease(d, w.kernels, HostTrailingLaunches(w));
+      if (release < d) {
+        sim_.Schedule(release, [this, id] {
+          Release(id);
+          Drain();
+        });
+        sim_.Schedule(d, [this, id] {
+          Finish(id, /*release=*/false);
+          Drain();
+        });
+        return;
+      }
+    }
+    if (!interference_ || host) {
       sim_.Schedule(Duration(op), [this, id] {
         Finish(id);
         Drain();
@@ -257,7 +276,8 @@ class Replayer {
   // its record and its start time's slot (most often beside this op's) are fetched first.
   // (Fetching them when this op started was too early: other ranks' ops, thousands of
   // them in a full replay, run in between and push them out again.)
-  void Finish(OpId id) {
+  // A host op of several launches released its dependents earlier (release false).
+  void Finish(OpId id, bool release = true) {
     const ReplayOp& op = ops_[id];
     if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
     __builtin_prefetch(&result_.start[id] + 1, 1);
@@ -268,6 +288,11 @@ class Replayer {
     q.head = op.next_in_queue;
     q.started = false;
     worklist_.push_back(rs);
+    if (release) Release(id);
+  }
+
+  // Op `id`'s dependents no longer wait for it.
+  void Release(OpId id) {
     for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
       const ReplayOp& w = ops_[*d];
       if (--w.pending == 0) worklist_.push_back(w.queue);

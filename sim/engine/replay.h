@@ -7,6 +7,7 @@
 // totals. Bubbles, overlap and the memory peak are consequences of this replay.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -85,6 +86,17 @@ struct ReplayResult {
   std::vector<NicSample> nic_samples;  // NIC throughput changes of options.nic_nodes
   uint64_t events = 0;
 };
+
+// When a host op of `launches` kernel launches that takes `d` (sim/schedule/host_launch.h)
+// releases the GPU ops it issues: after all but its `trailing` launches, d x (launches -
+// trailing) / launches (d without trailing launches). The trailing ones are launched while
+// the GPU runs what came before: a kernel launch is asynchronous, the kernel queued on its
+// stream runs as soon as the stream is free (CUDA C++ Programming Guide, "Asynchronous
+// Concurrent Execution"; PyTorch "CUDA semantics", "Asynchronous execution").
+inline SimTime HostRelease(SimTime d, int32_t launches, int32_t trailing) {
+  if (trailing <= 0 || launches <= 0) return d;
+  return SimTime::Picoseconds(d.picoseconds() * std::max(launches - trailing, 1) / launches);
+}
 
 // `t` times rank's entry of `slowdown` (empty: 1), as the replay times a compute op.
 SimTime SlowedBy(SimTime t, const std::vector<double>& slowdown, int rank);

@@ -198,12 +198,17 @@ double SentBytes(CommOp op, int n, double bytes, bool is_first_member, double ra
 
 namespace {
 
-// Whether host op `id` held a GPU op back: one of the ops it launched started as it ended.
-// Other host time (the host running ahead, or launching ops that then wait for other
-// ranks) is no host-bound time.
+// Whether host op `id` held a GPU op back: one of the ops it launched started as it
+// released them (HostRelease: at its end, or before its trailing launches), or ended
+// before its last launch did (the GPU ran out of launched kernels). Other host time (the
+// host running ahead, or launching ops that then wait for other ranks) is no host-bound
+// time.
 bool HeldBack(const Program& program, const ReplayResult& replay, OpId id) {
+  const KernelWork& w = program.works()[program.Records()[id].ref].work;
+  const SimTime released = replay.start[id] + HostRelease(replay.end[id] - replay.start[id],
+                                                          w.kernels, HostTrailingLaunches(w));
   for (const OpId* d = program.DependentsBegin(id); d != program.DependentsEnd(id); ++d) {
-    if (replay.start[*d] == replay.end[id]) return true;
+    if (replay.start[*d] == released || replay.end[*d] < replay.end[id]) return true;
   }
   return false;
 }

@@ -4,14 +4,15 @@
 
 namespace meshsim {
 
-void HostThread::Issue(Program& p, OpId gpu, int launches, int layer, int micro_batch) {
+void HostThread::Issue(Program& p, OpId gpu, int launches, int layer, int micro_batch,
+                       int trailing) {
   if (!on_) return;
   if (InGraph()) {
     if (!graph_launch_) graph_launch_ = p.AddHost(rank_, Tag::kHostLaunch, 1, layer, micro_batch);
     p.AddDep(*graph_launch_, gpu);
     return;
   }
-  p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches, layer, micro_batch), gpu);
+  p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches, layer, micro_batch, trailing), gpu);
 }
 
 void HostThread::Sync(Program& p, std::initializer_list<OpId> gpu, int layer, int micro_batch) {

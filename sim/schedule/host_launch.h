@@ -5,10 +5,15 @@
 // The thread is the rank's host stream (Stream::kHost), built alongside the GPU ops:
 //  - Issuing a GPU op is a host op of `launches` kernel launches (Program::AddHost; its
 //    time is launches x the cluster's host.launch_us, HostLaunchComputeModel), and the GPU
-//    op depends on it: a kernel cannot start before the CPU has launched it. The host
-//    stream runs its ops in order, so issuing is serial; it does not wait for the GPU, so
-//    the host runs ahead of the GPU as far as the program lets it (CUDA's launch queue is
-//    not bounded here).
+//    op depends on it: a kernel cannot start before the CPU has launched it. The GPU op
+//    waits for all its launches (a launch stands for its module's host work, which
+//    precedes the module's main kernels: TE GroupedLinear's per-expert Python before its
+//    grouped GEMM), except `trailing` ones that the framework issues after the op's main
+//    kernels (Issue): the replay releases the GPU op before them (HostRelease in
+//    sim/engine/replay.h), and they run on the host while the GPU runs (a launch is
+//    asynchronous). The host stream runs its ops in order, so issuing is serial; it does
+//    not wait for the GPU, so the host runs ahead of the GPU as far as the program lets it
+//    (CUDA's launch queue is not bounded here).
 //  - A host-device synchronisation (Sync) is a host op of no launches that depends on
 //    the GPU ops it waits for: every later launch waits with it, draining the run-ahead.
 //  - A region captured in a CUDA graph (BeginGraph .. EndGraph) is launched once: its
@@ -34,9 +39,11 @@ class HostThread {
   HostThread(int rank, bool on) : rank_(rank), on_(on) {}
 
   bool On() const { return on_; }
-  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time before
-  // it can start (inside a captured region: the region's one launch).
-  void Issue(Program& p, OpId gpu, int launches, int layer = -1, int micro_batch = -1);
+  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time, all but
+  // the last `trailing` before it can start (inside a captured region: the region's one
+  // launch).
+  void Issue(Program& p, OpId gpu, int launches, int layer = -1, int micro_batch = -1,
+             int trailing = 0);
   // The host waits until every op of `gpu` (kNoOp entries ignored) has finished.
   void Sync(Program& p, std::initializer_list<OpId> gpu, int layer = -1, int micro_batch = -1);
   // Ops issued until the matching EndGraph are one captured CUDA graph. Regions nest (the

@@ -124,7 +124,8 @@ OpId StepBuilder::MoeRouterForward(RankState& st, const MoeCost& c, const MoeSha
 }
 
 // With the element-wise kernels of expert biases and a clamped GLU (MoeCost::extra_*),
-// forward here, their backward with the input gradients.
+// forward here, their backward with the input gradients. FC2's bias kernels are launched
+// after FC2's GEMMs: the GPU runs the experts while the host launches them.
 void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                     int layer, int mb, bool recompute) {
   const int kernels = c.experts.fwd_kernels + c.extra_fwd_kernels;
@@ -132,7 +133,8 @@ void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeSh
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
                      kernels, ids.experts.fwd},
           layer, mb, recompute ? c.experts.fwd_flops : 0,
-          ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true));
+          ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true),
+          c.extra_fwd_trailing);
 }
 
 void StepBuilder::SharedExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,

@@ -246,7 +246,8 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   return PushCompute(op, OpWork{work, recompute_flops});
 }
 
-OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch) {
+OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch,
+                      int32_t trailing) {
   Op op;
   op.kind = OpKind::kCompute;
   op.stream = Stream::kHost;
@@ -254,7 +255,7 @@ OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  return PushCompute(op, OpWork{HostLaunchWork(launches), 0});
+  return PushCompute(op, OpWork{HostLaunchWork(launches, trailing), 0});
 }
 
 OpId Program::PushCompute(Op op, const OpWork& w) {

@@ -239,8 +239,10 @@ class Program {
   OpId AddCompute(int rank, Tag tag, KernelWork work, int layer = -1, int micro_batch = -1,
                   double recompute_flops = 0);
   // Appends to `rank`'s host stream (Stream::kHost) an op that takes `launches` kernel
-  // launches of host time (IsHostLaunch work; 0 launches: a synchronisation point).
-  OpId AddHost(int rank, Tag tag, int32_t launches, int layer = -1, int micro_batch = -1);
+  // launches of host time (IsHostLaunch work; 0 launches: a synchronisation point), the
+  // last `trailing` of them not waited for by the ops that depend on it (HostRelease).
+  OpId AddHost(int rank, Tag tag, int32_t launches, int layer = -1, int micro_batch = -1,
+               int32_t trailing = 0);
   // Appends an allocation (bytes > 0) or free (bytes < 0) to a stream of `rank`.
   OpId AddMemory(int rank, Stream stream, MemCategory category, double bytes);
   // Registers a group of ranks (in ring order); identical groups share an index.

@@ -154,9 +154,10 @@ class StepBuilder {
   int32_t NextComm(RankState& st, Channel ch, CommOp op, const std::vector<int>& group,
                    double bytes);
   int32_t NextComm(RankState& st, Channel ch, CommOp op, int32_t group, double bytes);
-  // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels).
+  // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels), the
+  // last `trailing` of them after its main kernels (HostThread::Issue).
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
-               int launches = -1);
+               int launches = -1, int trailing = 0);
   void Memory(RankState& st, MemCategory c, double bytes);
   // A collective; its host thread issues it in `launches` launches (1: one NCCL kernel;
   // 0: issued from inside a library call that another op's launch paid for).

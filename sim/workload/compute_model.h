@@ -25,11 +25,14 @@ struct KernelWork {
 // The work of a host thread's op (Program::AddHost): `launches` kernel launches issued by
 // the CPU, no GPU work. Its `shapes` is kHostLaunchShapes, which no shape table entry has;
 // a ComputeModel times it at zero, HostLaunchComputeModel at launches x the launch cost.
+// Its `bytes` holds how many of the launches are trailing (HostTrailingLaunches).
 inline constexpr int32_t kHostLaunchShapes = -2;
-inline KernelWork HostLaunchWork(int32_t launches) {
-  return KernelWork{0, 0, launches, kHostLaunchShapes};
+inline KernelWork HostLaunchWork(int32_t launches, int32_t trailing = 0) {
+  return KernelWork{0, static_cast<double>(trailing), launches, kHostLaunchShapes};
 }
 inline bool IsHostLaunch(const KernelWork& w) { return w.shapes == kHostLaunchShapes; }
+// The last launches of a host op that its GPU op does not wait for (HostThread::Issue).
+inline int32_t HostTrailingLaunches(const KernelWork& w) { return static_cast<int32_t>(w.bytes); }
 
 class ComputeModel {
  public:

@@ -370,6 +370,7 @@ struct ExpertExtras {
   double clamp_bytes = 0;  // the clamp's forward: re-run by moe_act's recomputation
   int clamp_kernels = 0;
   double clamp_copy = 0;  // the clamped copy of FC1's output that the activation saves
+  int fwd_after_fc2 = 0;  // forward kernels launched after FC2's GEMMs (_apply_bias)
 };
 
 ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, double received,
@@ -414,7 +415,10 @@ ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, doub
     // Forward: b * p writes q; t + (b * p) reads e + q, writes q; cat reads and writes q;
     // the cast reads q and writes e.
     x.fwd_bytes += received * w * (q + (e + 2 * q) + 2 * q + (cast ? q + e : 0));
-    x.fwd_kernels += static_cast<int>(2 * local_experts) + 1 + (cast ? 1 : 0);
+    // TEGroupedMLP.forward calls _apply_bias after linear_fc2 returns, so these are
+    // launched after FC2's GEMMs and run behind them (HostThread::Issue's trailing).
+    x.fwd_after_fc2 = static_cast<int>(2 * local_experts) + 1 + (cast ? 1 : 0);
+    x.fwd_kernels += x.fwd_after_fc2;
     // Backward (autograd): the cast's backward (e to q) and, per expert, the add's gradient
     // cast back to t's dtype; the split's backward, a cat of t's gradients (e); the mul's
     // two gradients, grad * p and grad * b, each written at q and summed to the bias'
@@ -433,6 +437,7 @@ void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCos
   c->extra_fwd_bytes = x.fwd_bytes;
   c->extra_bwd_bytes = x.bwd_bytes;
   c->extra_fwd_kernels = x.fwd_kernels;
+  c->extra_fwd_trailing = x.fwd_after_fc2;
   c->extra_bwd_kernels = x.bwd_kernels;
   if (!shape.RecomputesMoeAct()) {
     c->experts.stored_act_bytes += x.clamp_copy;

@@ -195,6 +195,9 @@ struct MoeCost {
   // forward, and of their autograd backward, which runs in the input-gradient op.
   double extra_fwd_bytes = 0, extra_bwd_bytes = 0;
   int extra_fwd_kernels = 0, extra_bwd_kernels = 0;
+  // Of extra_fwd_kernels, those launched after FC2's GEMMs (FC2's bias): the forward's
+  // trailing host launches (HostThread::Issue).
+  int extra_fwd_trailing = 0;
   double dense_params = 0;  // router + shared experts + norm, per TP rank
 };
 // `load` scales the routed tokens this rank's experts process (1 = balanced).

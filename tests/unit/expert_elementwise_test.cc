@@ -55,6 +55,7 @@ TEST(ExpertElementwise, ClampAndFc2BiasWithFp32Probs) {
   EXPECT_DOUBLE_EQ(c.extra_bwd_bytes, 1024.0 * 64 * 30 + 1024.0 * 128 * 40);
   EXPECT_EQ(c.extra_fwd_kernels, 3 + 10);
   EXPECT_EQ(c.extra_bwd_kernels, 7 + 22);
+  EXPECT_EQ(c.extra_fwd_trailing, 10);  // FC2's bias, after FC2's GEMMs; not the clamp
 }
 
 // The all-to-all dispatcher keeps the router's bf16 probabilities: b * p writes 2, the add
@@ -69,6 +70,7 @@ TEST(ExpertElementwise, Fc2BiasWithBf16Probs) {
   EXPECT_DOUBLE_EQ(c.extra_bwd_bytes, 1024.0 * 128 * 16);
   EXPECT_EQ(c.extra_fwd_kernels, 9);
   EXPECT_EQ(c.extra_bwd_kernels, 17);
+  EXPECT_EQ(c.extra_fwd_trailing, 9);
 }
 
 // None without the model's keys, outside Megatron (NeMo-Automodel's own experts), or with
@@ -111,6 +113,20 @@ TEST(ExpertElementwise, GptOssStepRunsThem) {
   const StepSummary without =
       testing::ExperimentStep(path, {"model.expert_bias=false", "model.glu_clamp=0"});
   EXPECT_GT(with.step_time_s, without.step_time_s * 1.05);
+}
+
+// FC2's bias kernels are launched after FC2's GEMMs (TEGroupedMLP.forward calls
+// _apply_bias after linear_fc2): on the H100 GPT-OSS row, where the dispatcher's sync
+// drains the host's run-ahead every MoE layer, the GPU runs the experts while the host
+// launches them, so the biases add no host-bound time (0.94 s when the experts waited for
+// them).
+TEST(ExpertElementwise, Fc2BiasLaunchesRunBehindTheExperts) {
+  const std::string path = std::string(MESHSIM_SOURCE_DIR) +
+                           "/workloads/experiments/public-h100-bridge-gpt-oss-120b.yaml";
+  const StepSummary with = testing::ExperimentStep(path, {});
+  const StepSummary without = testing::ExperimentStep(path, {"model.expert_bias=false"});
+  ASSERT_GT(without.time_breakdown_s.host_bound, 0.5);
+  EXPECT_NEAR(with.time_breakdown_s.host_bound, without.time_breakdown_s.host_bound, 0.05);
 }
 
 // A negative clamp is bad input, named by its key.

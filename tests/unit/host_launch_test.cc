@@ -8,6 +8,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/replay.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/step_stats.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -74,6 +75,45 @@ TEST(HostLaunch, ASyncDrainsTheRunAhead) {
   ASSERT_TRUE(r.completed) << r.stall;
   EXPECT_EQ(r.start[c.kernels[5]], r.end[c.kernels[4]] + SimTime::Microseconds(kLaunchUs));
   EXPECT_EQ(r.step_time, SimTime::Microseconds(2 * kLaunchUs + 10 * 100));
+}
+
+TEST(HostLaunch, TrailingLaunchesRunBehindTheGpu) {
+  // One op of ten kernels, 100 us on the GPU in all, issued by an idle host in ten
+  // launches of which the last four come after its main kernels (as GPT-OSS's expert
+  // biases after FC2's GEMMs): the GPU starts it after six launches and the host launches
+  // the other four while it runs (a launch is asynchronous). Without trailing launches it
+  // waits for all ten. The op after it is launched after all ten either way.
+  for (const int trailing : {0, 4}) {
+    Program p(1);
+    HostThread host(0, true);
+    const OpId op = p.AddCompute(0, Tag::kMlpFwd, KernelWork{100e9, 0, 10});
+    host.Issue(p, op, 10, -1, -1, trailing);
+    const OpId next = p.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 1});
+    host.Issue(p, next, 1);
+    p.Finalize();
+    const ReplayResult r = ReplayChain(p);
+    ASSERT_TRUE(r.completed) << r.stall;
+    const double start_us = (10 - trailing) * kLaunchUs;
+    EXPECT_EQ(r.start[op], SimTime::Microseconds(start_us)) << trailing;
+    EXPECT_EQ(r.step_time, SimTime::Microseconds(start_us + 100 + 1)) << trailing;
+    // Host-bound time: the GPU idle while the host launches what it waits for.
+    EXPECT_NEAR(AnalyzeStep(p, r).ranks[0].breakdown.host_s, start_us * 1e-6, 1e-12) << trailing;
+  }
+  // A 1 us op whose last four launches trail: the GPU runs out of launched kernels; the
+  // op after it waits for its own launch, after all ten (eleven launches and its 1 us),
+  // all of it host-bound but the 1 us the short op ran.
+  Program q(1);
+  HostThread h(0, true);
+  const OpId shortop = q.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 10});
+  h.Issue(q, shortop, 10, -1, -1, 4);
+  const OpId after = q.AddCompute(0, Tag::kMlpFwd, KernelWork{1e9, 0, 1});
+  h.Issue(q, after, 1);
+  q.Finalize();
+  const ReplayResult s = ReplayChain(q);
+  EXPECT_EQ(s.start[shortop], SimTime::Microseconds(6 * kLaunchUs));
+  EXPECT_EQ(s.start[after], SimTime::Microseconds(11 * kLaunchUs));
+  EXPECT_EQ(s.step_time, SimTime::Microseconds(11 * kLaunchUs + 1));
+  EXPECT_NEAR(AnalyzeStep(q, s).ranks[0].breakdown.host_s, (11 * kLaunchUs - 1) * 1e-6, 1e-12);
 }
 
 TEST(HostLaunch, CudaGraphLaunchesOnce) {
