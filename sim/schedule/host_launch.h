@@ -67,7 +67,8 @@ int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
 // split_quantize runs multi_tensor_quantize_impl, which has one fused kernel for all the
 // tensors only for delayed scaling ("Currently only have fused kernel for FP8 delayed
 // scaling", transformer_engine/pytorch/csrc/extensions/cast.cpp) and quantises the
-// tensors one by one otherwise.
+// tensors one by one otherwise. A cast of an amax_fused A leaves out current scaling's
+// amax kernel (Fp8AmaxPassKernels).
 int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe);
 
 }  // namespace meshsim
