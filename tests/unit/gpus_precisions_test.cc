@@ -170,6 +170,24 @@ TEST(Fp8, NormFedCastsSkipCurrentScalingsAmaxPass) {
   for (const GemmShape& g : moe.experts.fwd.gemms) EXPECT_FALSE(g.amax_fused);
 }
 
+TEST(Fp8, CudnnNormsKeepTheAmaxPass) {
+  // NVTE_NORM_FWD_USE_CUDNN=1 (training.cudnn_norm) takes TE's norms off the fused-amax
+  // path: the H100 Bridge Llama 3 8B run (which sets it) is slower with it than without, by
+  // less than all of current scaling's extra over delayed (the other casts keep it anyway).
+  const std::string path = kSource + "/workloads/experiments/public-h100-bridge-llama3-8b.yaml";
+  const auto step = [&](std::vector<std::string> sets) {
+    Result<Experiment> e = LoadExperimentFile(path, sets);
+    EXPECT_TRUE(e.ok()) << e.error().ToString();
+    return SummarizeStep(*Simulate(e.value())).step_time_s;
+  };
+  const double cudnn = step({});
+  const double te = step({"training.cudnn_norm=false"});
+  const double delayed = step({"training.fp8_recipe=delayed"});
+  EXPECT_GT(cudnn, te);
+  EXPECT_GT(te, delayed);
+  EXPECT_EQ(step({"training.fp8_recipe=delayed", "training.cudnn_norm=false"}), delayed);
+}
+
 TEST(Fp8, BlackwellPerTensorCastsWriteNoTranspose) {
   // Blackwell's FP8 GEMMs take any layout: TE's per-tensor recipes write the row-wise copy
   // only (read 2, write 1; current scaling's amax pass reads 2 more). Block-scaled recipes
