@@ -281,6 +281,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
                             {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
                             &t.grad_accum_dtype);
   r.GetBool("fp8_param_gather", &t.fp8_param_gather);
+  r.GetBool("cudnn_norm", &t.cudnn_norm);
   r.GetBool("fp8_attention", &t.fp8_attention);
   r.GetEnum<MomentsDtype>("moments_dtype",
                           {{"fp32", MomentsDtype::kFp32}, {"bf16", MomentsDtype::kBf16}},

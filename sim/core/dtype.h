@@ -107,6 +107,19 @@ constexpr double Fp8GemmTimeFactor(Fp8Recipe r, bool blackwell) {
 // Kernels launched per cast: current scaling's amax kernel and cast kernel; one else.
 constexpr double Fp8CastKernels(Fp8Recipe r) { return r == Fp8Recipe::kCurrent ? 2.0 : 1.0; }
 
+// What current scaling's amax pass adds to a cast (of Fp8CastBytes and Fp8CastKernels): the
+// amax kernel's 2-byte read of the BF16 tensor, one kernel; 0 for the other recipes. A cast
+// whose input comes out of a Transformer Engine normalization (LayerNormLinear's norm; TE's
+// activations too, which Megatron-Core does not use for its MLPs) skips it: since TE 2.7 the
+// norm kernel computes the amax of its BF16 output as it writes it and the cast only reads
+// it (quantize_with_amax): transformer_engine/pytorch/csrc/extensions/normalization.cpp,
+// "Fuse amax computation into normalization kernel for current scaling", TE commit 51eb6362
+// (2025-07-31; activation.cpp: feda5b55, "Fuse amax computation into activation kernel"),
+// kept through NVIDIA/TransformerEngine d0067d0 (FUSED_NORM_AMAX_FP8). Megatron-Bridge's
+// current-scaling runs use TE 2.9 and later (pyproject.toml @ Megatron-Bridge v0.2.0, 25.11).
+constexpr double Fp8AmaxPassBytes(Fp8Recipe r) { return r == Fp8Recipe::kCurrent ? 2.0 : 0.0; }
+constexpr double Fp8AmaxPassKernels(Fp8Recipe r) { return r == Fp8Recipe::kCurrent ? 1.0 : 0.0; }
+
 // Bytes per parameter of the FP8 copies of the weights that TE keeps for the whole step
 // (cast once per step, on the first micro-batch, and reused): a row-wise and a column-wise
 // (transposed) copy of 1 byte each, plus their scales (blockwise: one FP32 per 128 x 128

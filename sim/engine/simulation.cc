@@ -30,6 +30,11 @@ ShapeModelParams ShapeParams(const Experiment& e) {
     p.fp8.matmul_efficiency = eff.MatmulFp8() / Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
     p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe, blackwell);
     p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
+    // A LayerNormLinear's norm computes its output's amax, unless cuDNN runs the norms.
+    if (!e.training.cudnn_norm) {
+      p.fp8.amax_pass_bytes_per_element = Fp8AmaxPassBytes(e.training.fp8_recipe);
+      p.fp8.amax_pass_kernels = Fp8AmaxPassKernels(e.training.fp8_recipe);
+    }
   }
   p.hbm_bytes_per_s = gpu.hbm_gbps * 1e9;
   p.bytes_per_element = BytesPerElement(e.training.dtype);

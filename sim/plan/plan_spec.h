@@ -144,6 +144,11 @@ struct TrainingSpec {
   CrossEntropyImpl cross_entropy_impl = CrossEntropyImpl::kNative;
   // Read only when dtype is kFp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Transformer Engine runs its norms with cuDNN (NVTE_NORM_FWD_USE_CUDNN=1, as Megatron-
+  // Bridge's perf scripts set it for some recipes): under current scaling the norm then
+  // writes BF16 without its amax, and the cast of a LayerNormLinear's input pays the amax
+  // pass like any other (GemmShape::amax_fused is ignored). Read only under current scaling.
+  bool cudnn_norm = false;
   // FP8 primary weights (Megatron-Core --fp8-param-gather, TE's fp8_model_init): the model
   // keeps its weights only as TE's FP8 tensors, with no 16-bit copy beside them; the
   // optimizer casts its fp32 master weights straight to FP8. Read only when dtype is kFp8.

@@ -27,14 +27,17 @@ void HostThread::EndGraph() {
   if (--graph_depth_ == 0) graph_launch_.reset();
 }
 
-int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe) {
-  int casts = 0;
+int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe, bool norm_amax) {
+  int launches = 0;
   for (const GemmShape& g : shapes.gemms) {
     if (!g.fp8 || !g.casts_a) continue;
     const bool per_gemm = g.launches_per_batch && recipe != Fp8Recipe::kDelayed;
-    casts += per_gemm ? static_cast<int>(std::ceil(g.batch)) : 1;
+    const int casts = per_gemm ? static_cast<int>(std::ceil(g.batch)) : 1;
+    const double kernels =
+        Fp8CastKernels(recipe) - (g.amax_fused && norm_amax ? Fp8AmaxPassKernels(recipe) : 0);
+    launches += casts * static_cast<int>(kernels);
   }
-  return casts * static_cast<int>(Fp8CastKernels(recipe));
+  return launches;
 }
 
 int GroupedGemmLaunches(double local_experts, int gemms_per_expert) {

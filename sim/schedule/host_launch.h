@@ -74,7 +74,9 @@ int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
 // split_quantize runs multi_tensor_quantize_impl, which has one fused kernel for all the
 // tensors only for delayed scaling ("Currently only have fused kernel for FP8 delayed
 // scaling", transformer_engine/pytorch/csrc/extensions/cast.cpp) and quantises the
-// tensors one by one otherwise.
-int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe);
+// tensors one by one otherwise. With `norm_amax` (TE's own norm kernels, not cuDNN's:
+// TrainingSpec::cudnn_norm) a cast of an amax_fused A leaves out current scaling's amax
+// kernel (Fp8AmaxPassKernels).
+int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe, bool norm_amax = true);
 
 }  // namespace meshsim

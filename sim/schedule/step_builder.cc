@@ -157,8 +157,9 @@ OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int m
   const OpId id = prog_.AddCompute(st.rank, tag, w, layer, mb, recompute);
   if (st.host.On()) {
     const KernelShapes* shapes = prog_.ShapesOf(w);
-    const int casts =
-        shapes && t_.dtype == Dtype::kFp8 ? Fp8CastLaunches(*shapes, t_.fp8_recipe) : 0;
+    const int casts = shapes && t_.dtype == Dtype::kFp8
+                          ? Fp8CastLaunches(*shapes, t_.fp8_recipe, !t_.cudnn_norm)
+                          : 0;
     st.host.Issue(prog_, id, (launches < 0 ? w.kernels : launches) + casts, layer, mb, trailing);
   }
   for (OpId d : st.wait) prog_.AddDep(d, id);

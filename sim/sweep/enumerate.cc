@@ -509,6 +509,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
                      std::to_string(k.gpu.peak_tflops_fp8));
     }
     if (e.training.dtype == Dtype::kFp8 && e.training.fp8_attention) h = Fnv(h, "fp8|attention");
+    if (e.training.dtype == Dtype::kFp8 && e.training.cudnn_norm) h = Fnv(h, "fp8|cudnn_norm");
     if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (!e.training.cross_entropy_fusion) h = Fnv(h, "ce|unfused");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTe) h = Fnv(h, "ce|te");

@@ -18,7 +18,10 @@ namespace meshsim {
 // transformer layers' linear layers (`fp8`) run in FP8; attention's GEMMs, the router and
 // the output layer stay BF16. `casts_a`: A (m x k: the input X of a forward GEMM, the
 // output gradient dY of a dgrad GEMM) is cast to FP8 just before it; a wgrad GEMM reuses
-// both casts (X^T and dY^T, cast with their transposes) and casts nothing.
+// both casts (X^T and dY^T, cast with their transposes) and casts nothing. `amax_fused`: A
+// is the output of the Transformer Engine normalization fused into the GEMM's module
+// (LayerNormLinear: Megatron-Core's QKV and dense FC1), whose kernel computes A's amax as
+// it writes it, so a current-scaling cast of A skips its amax pass (Fp8AmaxPassBytes).
 //
 // `streams`: the GEMM is one of a run of like GEMMs issued round-robin on this many CUDA
 // streams, so that up to `streams` of them run at once and fill each other's idle SMs
@@ -60,6 +63,7 @@ struct GemmShape {
   bool fp8 = false;
   bool casts_a = false;
   double streams = 1;
+  bool amax_fused = false;
   bool launches_per_batch = false;
   bool gmm_rate = false;
   bool grouped_rate = false;

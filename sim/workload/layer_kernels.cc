@@ -18,10 +18,17 @@ namespace {
 
 // A weight GEMM of the forward, Y[T x out] = X[T x in] W[in x out], and its backward.
 // `fp8`: one of Transformer Engine's linear layers, FP8 under FP8 training (GemmShape).
+// `norm_fed`: X is the output of the TE normalization fused into the module
+// (LayerNormLinear), so its cast's amax comes with it (GemmShape::amax_fused).
 struct Linear {
   double tokens, in, out;
   bool fp8 = true;
-  GemmShape Fwd() const { return {tokens, out, in, 1, fp8, fp8}; }
+  bool norm_fed = false;
+  GemmShape Fwd() const {
+    GemmShape g{tokens, out, in, 1, fp8, fp8};
+    g.amax_fused = norm_fed && fp8;
+    return g;
+  }
   GemmShape Dgrad() const { return {tokens, in, out, 1, fp8, fp8}; }
   GemmShape Wgrad() const { return {in, out, tokens, 1, fp8, false}; }
 };
@@ -88,9 +95,12 @@ void AddWgrad(KernelShapes* k, const Linear& l) { k->gemms.push_back(l.Wgrad());
 // An MLP of `mats` matrices (GeLU: FC1, FC2; SwiGLU: gate and up as one GEMM, then down),
 // `ffn` wide, TP-split, over `tokens` tokens, `groups` times (grouped experts).
 // `whole`: backward re-runs the forward (full recomputation; selective with mlp).
+// `norm_fed`: FC1 is a LayerNormLinear (Linear::norm_fed).
 PassKernels Mlp(double tokens, double hidden, double ffn, int mats, double t, double groups,
-                bool whole, bool xla_remat) {
-  const Linear fc1{tokens, hidden, ffn * (mats - 1) / t}, fc2{tokens, ffn / t, hidden};
+                bool whole, bool xla_remat, bool norm_fed = false) {
+  Linear fc1{tokens, hidden, ffn * (mats - 1) / t};
+  fc1.norm_fed = norm_fed;
+  const Linear fc2{tokens, ffn / t, hidden};
   PassKernels p;
   for (const Linear& l : {fc1, fc2}) {
     GemmShape g = l.Fwd(), d = l.Dgrad(), w = l.Wgrad();
@@ -157,7 +167,14 @@ void AtGroupedRate(PassKernels* p) {
 std::vector<Linear> InputProjections(const ModelSpec& m, double tokens, double t) {
   const double h = static_cast<double>(m.hidden), a = m.heads;
   const double qk = static_cast<double>(m.QkHeadDim()), v = static_cast<double>(m.VHeadDim());
-  if (!m.IsMla()) return {Linear{tokens, h, (a * qk + m.kv_heads * (qk + v)) / t}};
+  // Megatron-Core's TE layer spec: the QKV projection is a LayerNormLinear
+  // (backend.column_parallel_layer_norm_linear(), gpt_layer_specs.py @ Megatron-LM fc965da);
+  // MLA's down-projections are plain linears after a separate norm.
+  if (!m.IsMla()) {
+    Linear qkv{tokens, h, (a * qk + m.kv_heads * (qk + v)) / t};
+    qkv.norm_fed = true;
+    return {qkv};
+  }
   const double q_lora = static_cast<double>(m.q_lora_rank);
   const double kv_lora = static_cast<double>(m.kv_lora_rank);
   const double nope = static_cast<double>(m.HeadDim());
@@ -223,9 +240,12 @@ LayerKernels TransformerLayerKernels(const ModelSpec& m, const LayerShape& shape
   LayerKernels k;
   k.attention = Attention(m, shape);
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
+  // The dense MLP's FC1 is a LayerNormLinear (get_mlp_module_spec_for_backend:
+  // column_parallel_layer_norm_linear() where the backend fuses them, as TE's does).
   k.mlp = Mlp(tokens, static_cast<double>(m.hidden), static_cast<double>(m.ffn_hidden),
               m.FfnMatrices(), shape.tp, 1,
-              shape.recompute == Recompute::kFull || shape.RecomputesMlp(), shape.xla_remat);
+              shape.recompute == Recompute::kFull || shape.RecomputesMlp(), shape.xla_remat,
+              /*norm_fed=*/true);
   return k;
 }
 
@@ -261,6 +281,10 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
     LayerShape shared = shape;
     shared.recompute_modules.mlp = false;  // as MoeLayerCost
     k.shared = TransformerLayerKernels(dense, shared).mlp;
+    // The shared experts' FC1 is a plain linear: the pre-MLP norm runs before the router.
+    for (KernelShapes* s : {&k.shared.fwd, &k.shared.recompute}) {
+      for (GemmShape& g : s->gemms) g.amax_fused = false;
+    }
   }
   return k;
 }

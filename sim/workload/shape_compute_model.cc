@@ -187,9 +187,11 @@ double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) c
 
 double ShapeComputeModel::CastSeconds(const GemmShape& g) const {
   if (!g.casts_a || !g.fp8 || !p_.fp8.On()) return 0;
-  const double bytes = g.m * g.k * g.batch * p_.fp8.cast_bytes_per_element;
+  const double skipped_bytes = g.amax_fused ? p_.fp8.amax_pass_bytes_per_element : 0;
+  const double skipped_kernels = g.amax_fused ? p_.fp8.amax_pass_kernels : 0;
+  const double bytes = g.m * g.k * g.batch * (p_.fp8.cast_bytes_per_element - skipped_bytes);
   return bytes / (p_.hbm_bytes_per_s * p_.memory_efficiency) +
-         p_.fp8.cast_kernels * p_.kernel_overhead_s;
+         (p_.fp8.cast_kernels - skipped_kernels) * p_.kernel_overhead_s;
 }
 
 double ShapeComputeModel::BandSeconds(const AttentionShape& a) const {

@@ -66,7 +66,11 @@ struct Fp8Params {
   double matmul_efficiency = -1;      // of that peak, as ShapeModelParams' (< 0: the same)
   double cast_bytes_per_element = 0;  // HBM traffic of casting one element (Fp8CastBytes)
   double cast_kernels = 0;            // kernels per cast (Fp8CastKernels)
-  GemmTable gemm_table;               // measured FP8 GEMMs; overrides the model per shape
+  // Of those, what a cast of a GemmShape::amax_fused input skips (Fp8AmaxPassBytes,
+  // Fp8AmaxPassKernels): current scaling's amax pass.
+  double amax_pass_bytes_per_element = 0;
+  double amax_pass_kernels = 0;
+  GemmTable gemm_table;  // measured FP8 GEMMs; overrides the model per shape
   bool On() const { return peak_flops_per_s > 0; }
 };
 
@@ -163,7 +167,8 @@ class ShapeComputeModel final : public ComputeModel {
   // shape (tile and wave quantization, k / (k + k_half)). 0 where not measured.
   double FusedKernelEfficiency(FusedMlpKernel kernel) const { return fused_efficiency_[kernel]; }
   // Under FP8 training, casting A of a GEMM with casts_a (m x k x batch elements) to FP8:
-  // its HBM traffic at the memory efficiency plus the cast's kernel launches; else 0.
+  // its HBM traffic at the memory efficiency plus the cast's kernel launches, less the amax
+  // pass where A's amax comes with it (GemmShape::amax_fused); else 0.
   double CastSeconds(const GemmShape& g) const;
   // One fused attention kernel, by AttentionEfficiency; causal kernels do half the
   // work; a backward pass also recomputes the scores (2.5 forward passes of FLOPs per

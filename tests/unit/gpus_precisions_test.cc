@@ -9,8 +9,10 @@
 #include "sim/engine/simulation.h"
 #include "sim/hw/topology.h"
 #include "sim/report/step_summary.h"
+#include "sim/schedule/host_launch.h"
 #include "sim/schedule/model_states.h"
 #include "sim/sweep/planner.h"
+#include "sim/workload/layer_kernels.h"
 #include "sim/workload/shape_compute_model.h"
 #include "sim/workload/transformer.h"
 #include "tests/unit/experiment_step.h"
@@ -112,6 +114,78 @@ TEST(Fp8, CastsCostHbmTrafficAndKernels) {
   }
   // BF16 training casts nothing.
   EXPECT_EQ(ShapeComputeModel(GemmParams()).CastSeconds(fwd), 0);
+}
+
+TEST(Fp8, NormFedCastsSkipCurrentScalingsAmaxPass) {
+  // TE 2.7+: a LayerNormLinear's norm computes the amax of its output as it writes it, so the
+  // current-scaling cast of that output reads it once (2 B), writes 1 + 1, in one kernel:
+  // delayed scaling's 21.777216 us for the 1024 x 2048 A of CastsCostHbmTrafficAndKernels.
+  EXPECT_EQ(Fp8CastBytes(Fp8Recipe::kCurrent) - Fp8AmaxPassBytes(Fp8Recipe::kCurrent),
+            Fp8CastBytes(Fp8Recipe::kDelayed));
+  EXPECT_EQ(Fp8AmaxPassBytes(Fp8Recipe::kDelayed), 0.0);
+  ShapeModelParams p = GemmParams();
+  p.hbm_bytes_per_s = 1e12;
+  p.memory_efficiency = 0.5;
+  p.kernel_overhead_s = 5e-6;
+  p.fp8.peak_flops_per_s = 2e15;
+  GemmShape fwd{1024, 4096, 2048, 1, true, true};
+  fwd.amax_fused = true;
+  for (const Fp8Recipe recipe : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent}) {
+    p.fp8.cast_bytes_per_element = Fp8CastBytes(recipe);
+    p.fp8.cast_kernels = Fp8CastKernels(recipe);
+    p.fp8.amax_pass_bytes_per_element = Fp8AmaxPassBytes(recipe);
+    p.fp8.amax_pass_kernels = Fp8AmaxPassKernels(recipe);
+    EXPECT_NEAR(ShapeComputeModel(p).CastSeconds(fwd), 21.777216e-6, 1e-15);
+  }
+  // Which casts: the QKV projection's and the dense FC1's inputs (Megatron-Core's
+  // LayerNormLinears), not the attention projection's, FC2's or any output gradient's.
+  ModelSpec m = testing::SmallModel();
+  LayerShape shape;
+  shape.seq = 1024;
+  shape.tp = 2;
+  shape.recompute = Recompute::kFull;
+  const LayerKernels k = TransformerLayerKernels(m, shape);
+  const PassKernels& attn = k.attention.block;
+  EXPECT_TRUE(attn.fwd.gemms.front().amax_fused);
+  EXPECT_FALSE(attn.fwd.gemms.back().amax_fused);
+  EXPECT_TRUE(attn.recompute.gemms.front().amax_fused);
+  EXPECT_TRUE(k.mlp.fwd.gemms[0].amax_fused);
+  EXPECT_FALSE(k.mlp.fwd.gemms[1].amax_fused);
+  EXPECT_TRUE(k.mlp.recompute.gemms[0].amax_fused);
+  for (const PassKernels* pass : {&attn, &k.mlp}) {
+    for (const GemmShape& g : pass->dgrad.gemms) EXPECT_FALSE(g.amax_fused);
+  }
+  // Host launches: QKV's cast one kernel, the projection's two (amax, cast).
+  EXPECT_EQ(Fp8CastLaunches(attn.fwd, Fp8Recipe::kCurrent), 3);
+  EXPECT_EQ(Fp8CastLaunches(k.mlp.fwd, Fp8Recipe::kCurrent), 3);
+  EXPECT_EQ(Fp8CastLaunches(attn.fwd, Fp8Recipe::kDelayed), 2);
+  // A MoE layer's shared experts take the pre-MLP norm's output through the router: plain
+  // linears; its routed experts too.
+  m.experts = 4;
+  m.top_k = 2;
+  m.moe_ffn_hidden = 1024;
+  m.shared_experts = 1;
+  const MoeKernels moe = MoeLayerKernels(m, shape, 1, 1.0);
+  for (const GemmShape& g : moe.shared.fwd.gemms) EXPECT_FALSE(g.amax_fused);
+  for (const GemmShape& g : moe.experts.fwd.gemms) EXPECT_FALSE(g.amax_fused);
+}
+
+TEST(Fp8, CudnnNormsKeepTheAmaxPass) {
+  // NVTE_NORM_FWD_USE_CUDNN=1 (training.cudnn_norm) takes TE's norms off the fused-amax
+  // path: the H100 Bridge Llama 3 8B run (which sets it) is slower with it than without, by
+  // less than all of current scaling's extra over delayed (the other casts keep it anyway).
+  const std::string path = kSource + "/workloads/experiments/public-h100-bridge-llama3-8b.yaml";
+  const auto step = [&](std::vector<std::string> sets) {
+    Result<Experiment> e = LoadExperimentFile(path, sets);
+    EXPECT_TRUE(e.ok()) << e.error().ToString();
+    return SummarizeStep(*Simulate(e.value())).step_time_s;
+  };
+  const double cudnn = step({});
+  const double te = step({"training.cudnn_norm=false"});
+  const double delayed = step({"training.fp8_recipe=delayed"});
+  EXPECT_GT(cudnn, te);
+  EXPECT_GT(te, delayed);
+  EXPECT_EQ(step({"training.fp8_recipe=delayed", "training.cudnn_norm=false"}), delayed);
 }
 
 TEST(Fp8, BlackwellPerTensorCastsWriteNoTranspose) {

@@ -273,17 +273,17 @@ TEST(LayerKernels, GemmsOfAnAttentionBlock) {
   // T = 2048 tokens. QKV: 2048 x 1536 (3h / tp) x 1024; scores and context, batched over
   // 2 x 8 heads: 1024 x 1024 x 64 and 1024 x 64 x 1024; projection 2048 x 1024 x 512.
   // The linear layers' GEMMs are FP8 under FP8 training and cast their input first;
-  // attention's stay BF16.
-  const std::vector<GemmShape> fwd = {{2048, 1536, 1024, 1, true, true},
-                                      {1024, 1024, 64, 16},
-                                      {1024, 64, 1024, 16},
-                                      {2048, 1024, 512, 1, true, true}};
+  // attention's stay BF16. QKV's input comes out of its LayerNormLinear's norm (amax_fused).
+  const GemmShape qkv{2048, 1536, 1024, 1, true, true, 1, /*amax_fused=*/true};
+  const std::vector<GemmShape> fwd = {
+      qkv, {1024, 1024, 64, 16}, {1024, 64, 1024, 16}, {2048, 1024, 512, 1, true, true}};
   EXPECT_EQ(k.attention.block.fwd.gemms, fwd);
   // Weight gradients: dW = X^T dY, k = T.
   EXPECT_EQ(k.attention.block.wgrad.gemms.front(), (GemmShape{512, 1024, 2048, 1, true}));
   EXPECT_EQ(k.attention.block.wgrad.gemms.back(), (GemmShape{1024, 1536, 2048, 1, true}));
-  // GeLU MLP: FC1 2048 x 2048 (ffn / tp) x 1024, FC2 2048 x 1024 x 2048.
-  const std::vector<GemmShape> mlp = {{2048, 2048, 1024, 1, true, true},
+  // GeLU MLP: FC1 2048 x 2048 (ffn / tp) x 1024 (a LayerNormLinear too), FC2 2048 x 1024
+  // x 2048.
+  const std::vector<GemmShape> mlp = {{2048, 2048, 1024, 1, true, true, 1, true},
                                       {2048, 1024, 2048, 1, true, true}};
   EXPECT_EQ(k.mlp.fwd.gemms, mlp);
   EXPECT_TRUE(k.mlp.recompute.Empty());
