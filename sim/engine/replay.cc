@@ -50,7 +50,7 @@ class Replayer {
     for (size_t q = 0; q < queues_.size(); ++q) queues_[q].head = p.StreamHead(q);
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
-    assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == p.comms().size());
+    assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == sigs_.size());
     for (float s : options.comm_slowdown) interference_ = interference_ || s > 0;
     result_.interference_on = interference_;
     if (interference_) {
@@ -180,18 +180,18 @@ class Replayer {
     return s;
   }
 
-  // Collective `comm` starts (delta 1) or ends (-1) on `rank`: the compute op running
-  // there, if any, continues at the new rate from now on. A slowdown of its own
+  // Collective of signature `sig` starts (delta 1) or ends (-1) on `rank`: the compute op
+  // running there, if any, continues at the new rate from now on. A slowdown of its own
   // (ReplayOptions::comm_slowdown) is summed in whole kHeldUnits, so that its start and end
   // cancel exactly; else its kind is counted.
-  void CommChanges(uint32_t rank, int32_t comm, int delta) {
+  void CommChanges(uint32_t rank, uint32_t sig, int delta) {
     if (!interference_) return;
-    const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[comm];
+    const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[sig];
     if (own >= 0) {
       if (own == 0) return;
       held_[rank] += delta * std::llround(own / kHeldUnit);
     } else {
-      const int k = static_cast<int>(p_.comms()[comm].op);
+      const int k = static_cast<int>(sigs_[sig].op);
       if (options_.comm_interference[k] == 0) return;
       in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
     }
@@ -205,48 +205,53 @@ class Replayer {
     ScheduleCompute(rank);
   }
 
+  const std::vector<std::vector<int>>& MirrorsOf(const CommSignature& s) const {
+    static const std::vector<std::vector<int>> kNoMirrors;
+    return options_.mirrors.empty() ? kNoMirrors : options_.mirrors[s.group];
+  }
+
+  // Starts the collective of signature `sig` on the network; `done` runs at its end.
+  void StartOnNetwork(uint32_t sig, std::function<void()> done) {
+    const CommSignature& s = sigs_[sig];
+    network_.StartKnown(sim_, sig, s.op, p_.groups()[s.group], s.bytes, std::move(done),
+                        MirrorsOf(s));
+  }
+
   // The callback captures only the op (16 bytes with `this`: std::function keeps it
   // without allocating); the rest is looked up when it runs.
   void StartSolo(OpId id, const ReplayOp& op) {
-    const Comm& c = p_.comms()[op.ref];
-    static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    CommChanges(op.queue / kStreamCount, static_cast<int32_t>(op.ref), 1);
-    network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, id] {
-          CommChanges(ops_[id].queue / kStreamCount, static_cast<int32_t>(ops_[id].ref), -1);
-          Finish(id);
-          Drain();
-        },
-        mirrors);
+    const uint32_t sig = comms_[op.ref].signature;
+    CommChanges(op.queue / kStreamCount, sig, 1);
+    StartOnNetwork(sig, [this, id] {
+      const ReplayOp& o = ops_[id];
+      CommChanges(o.queue / kStreamCount, comms_[o.ref].signature, -1);
+      Finish(id);
+      Drain();
+    });
   }
 
   // A part arrives: the collective counts it (one cache miss per part); the last starts it.
   void Arrive(int32_t comm) {
-    const Comm& c = p_.comms()[comm];
+    const CommRecord& c = comms_[comm];
     if (--c.waiting != 0) return;
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
     if (interference_) {
       for (const OpId* i = begin; i != end; ++i) {
-        CommChanges(ops_[*i].queue / kStreamCount, comm, 1);
+        CommChanges(ops_[*i].queue / kStreamCount, c.signature, 1);
       }
     }
-    static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes, [this, comm] { EndShared(comm); }, mirrors);
+    StartOnNetwork(c.signature, [this, comm] { EndShared(comm); });
   }
 
   // A collective of several parts ends: each part finishes, in the order they were added.
   // Their records are fetched together first (they are far apart: one per rank).
   void EndShared(int32_t comm) {
-    const Comm& c = p_.comms()[comm];
+    const CommRecord& c = comms_[comm];
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) __builtin_prefetch(&ops_[*i]);
     for (const OpId* i = begin; i != end; ++i) {
-      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, comm, -1);
+      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, c.signature, -1);
       Finish(*i);
     }
     Drain();
@@ -307,6 +312,8 @@ class Replayer {
   const Program& p_;
   const ReplayRecord* ops_;  // the program's records (pending counts change as it runs)
   const OpId* deps_ = p_.Dependents();
+  const CommRecord* comms_ = p_.CommRecords();  // `waiting` counts change as it runs
+  const std::vector<CommSignature>& sigs_ = p_.signatures();
   Network& network_;
   const ReplayOptions& options_;
   Simulator sim_;
