@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/core/huge_pages.h"
+#include "sim/core/round.h"
 #include "sim/core/simulator.h"
 
 namespace meshsim {
@@ -58,9 +59,8 @@ class Replayer {
       in_flight_.assign(p.Ranks(), {});
       held_.assign(p.Ranks(), 0);
     }
-    current_.assign(p.Ranks(), {});
-    record_curve_.assign(p.Ranks(), 0);
-    for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
+    memory_.assign(p.Ranks(), {});
+    for (int r : options.memory_curve_ranks) memory_[r].record_curve = true;
     sim_.Reserve(1024);
   }
 
@@ -158,7 +158,7 @@ class Replayer {
   void ScheduleCompute(uint32_t rank) {
     RunningCompute& rc = running_[rank];
     const OpId id = rc.op;
-    const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
+    const int64_t left = RoundToInt64(rc.left_ps * (1 + rc.slowdown));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
       Finish(id);
@@ -189,7 +189,7 @@ class Replayer {
     const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[sig];
     if (own >= 0) {
       if (own == 0) return;
-      held_[rank] += delta * std::llround(own / kHeldUnit);
+      held_[rank] += delta * RoundToInt64(own / kHeldUnit);
     } else {
       const int k = static_cast<int>(sigs_[sig].op);
       if (options_.comm_interference[k] == 0) return;
@@ -281,16 +281,17 @@ class Replayer {
 
   void ApplyMemory(const ReplayOp& op) {
     const uint32_t rank = op.queue / kStreamCount;
-    auto& cur = current_[rank];
-    DeviceMemory& mem = result_.memory[rank];
-    cur[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
+    RankMemory& m = memory_[rank];
+    m.current[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
     double total = 0;
-    for (double b : cur) total += b;
-    if (total > mem.peak_bytes) {
+    for (double b : m.current) total += b;
+    if (total > m.peak_bytes) {
+      m.peak_bytes = total;
+      DeviceMemory& mem = result_.memory[rank];
       mem.peak_bytes = total;
-      mem.at_peak = cur;
+      mem.at_peak = m.current;
     }
-    if (record_curve_[rank]) mem.curve.push_back({sim_.Now(), total});
+    if (m.record_curve) result_.memory[rank].curve.push_back({sim_.Now(), total});
   }
 
   void CheckCompleted() {
@@ -320,7 +321,15 @@ class Replayer {
   ReplayResult result_;
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
-  std::vector<std::array<double, kMemCategoryCount>> current_;
+  // Per rank, what a memory op reads: the bytes allocated by category, their peak total
+  // and whether the curve is recorded, in one cache line (the result's DeviceMemory, a
+  // line further, is written only at a new peak).
+  struct alignas(64) RankMemory {
+    std::array<double, kMemCategoryCount> current{};
+    double peak_bytes = 0;
+    bool record_curve = false;
+  };
+  std::vector<RankMemory> memory_;
   // Interference (ReplayOptions::comm_interference, comm_slowdown): per rank, the compute
   // op running on it (RunningCompute), the communication ops in flight by kind, and the
   // sum of the own slowdowns of those in flight that have one, in kHeldUnits.
@@ -332,7 +341,6 @@ class Replayer {
   // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
   // ReplayResult::work_times in the end.
   std::vector<SimTime> work_times_;
-  std::vector<uint8_t> record_curve_;
 };
 
 }  // namespace
