@@ -24,9 +24,9 @@ std::vector<float> CommSlowdowns(const ClusterSpec& cluster, const NcclOptions& 
   std::vector<GroupShape> shapes(program.groups().size());  // ranks 0: not yet worked out
   using Key = std::tuple<int, int, int, int, double>;       // kind, shape, bytes
   std::map<Key, float> memo;
-  std::vector<float> out(program.comms().size(), -1.0f);
+  std::vector<float> out(program.signatures().size(), -1.0f);
   for (size_t i = 0; i < out.size(); ++i) {
-    const Comm& c = program.comms()[i];
+    const CommSignature& c = program.signatures()[i];
     if (!NcclCollective(c.op) || ci.Of(c.op) != CommInterference::kFromKernel) continue;
     if (cluster.Torus()) {
       out[i] = static_cast<float>(CommInterference::kStudyMean);

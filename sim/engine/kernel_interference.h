@@ -10,10 +10,11 @@
 
 namespace meshsim {
 
-// Per collective of `program` (ReplayOptions::comm_slowdown): where `cluster`'s entry for
-// its kind is kFromKernel and NCCL runs it (an all-reduce, all-gather or reduce-scatter of
-// 2+ ranks and > 0 bytes on a cluster that is not a torus), the slowdown of the SMs of
-// NCCL's choice for it, OfHeldSms(channels, gpu.sms): one CTA per channel; 0 where it moves
+// Per signature of `program` (Program::signatures(), ReplayOptions::comm_slowdown): the
+// slowdown of the collectives of that signature. Where `cluster`'s entry for their kind
+// is kFromKernel and NCCL runs them (an all-reduce, all-gather or reduce-scatter of 2+
+// ranks and > 0 bytes on a cluster that is not a torus), the slowdown of the SMs of
+// NCCL's choice for them, OfHeldSms(channels, gpu.sms): one CTA per channel; 0 where it moves
 // nothing. A torus (no NCCL) gives kFromKernel kinds the study's mean, kStudyMean. Other
 // collectives: -1 (their kind's fixed value). `cluster`: as the network sees it
 // (ClusterSpec::NetworkView); `nccl`: what the network's tuner may choose. Empty where no

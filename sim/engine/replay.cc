@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/core/huge_pages.h"
+#include "sim/core/round.h"
 #include "sim/core/simulator.h"
 
 namespace meshsim {
@@ -50,7 +51,7 @@ class Replayer {
     for (size_t q = 0; q < queues_.size(); ++q) queues_[q].head = p.StreamHead(q);
     result_.memory.resize(p.Ranks());
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
-    assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == p.comms().size());
+    assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == sigs_.size());
     for (float s : options.comm_slowdown) interference_ = interference_ || s > 0;
     result_.interference_on = interference_;
     if (interference_) {
@@ -58,9 +59,8 @@ class Replayer {
       in_flight_.assign(p.Ranks(), {});
       held_.assign(p.Ranks(), 0);
     }
-    current_.assign(p.Ranks(), {});
-    record_curve_.assign(p.Ranks(), 0);
-    for (int r : options.memory_curve_ranks) record_curve_[r] = 1;
+    memory_.assign(p.Ranks(), {});
+    for (int r : options.memory_curve_ranks) memory_[r].record_curve = true;
     sim_.Reserve(1024);
   }
 
@@ -177,7 +177,7 @@ class Replayer {
   void ScheduleCompute(uint32_t rank) {
     RunningCompute& rc = running_[rank];
     const OpId id = rc.op;
-    const auto left = static_cast<int64_t>(std::llround(rc.left_ps * (1 + rc.slowdown)));
+    const int64_t left = RoundToInt64(rc.left_ps * (1 + rc.slowdown));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
       Finish(id);
@@ -199,18 +199,18 @@ class Replayer {
     return s;
   }
 
-  // Collective `comm` starts (delta 1) or ends (-1) on `rank`: the compute op running
-  // there, if any, continues at the new rate from now on. A slowdown of its own
+  // Collective of signature `sig` starts (delta 1) or ends (-1) on `rank`: the compute op
+  // running there, if any, continues at the new rate from now on. A slowdown of its own
   // (ReplayOptions::comm_slowdown) is summed in whole kHeldUnits, so that its start and end
   // cancel exactly; else its kind is counted.
-  void CommChanges(uint32_t rank, int32_t comm, int delta) {
+  void CommChanges(uint32_t rank, uint32_t sig, int delta) {
     if (!interference_) return;
-    const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[comm];
+    const float own = options_.comm_slowdown.empty() ? -1.0f : options_.comm_slowdown[sig];
     if (own >= 0) {
       if (own == 0) return;
-      held_[rank] += delta * std::llround(own / kHeldUnit);
+      held_[rank] += delta * RoundToInt64(own / kHeldUnit);
     } else {
-      const int k = static_cast<int>(p_.comms()[comm].op);
+      const int k = static_cast<int>(sigs_[sig].op);
       if (options_.comm_interference[k] == 0) return;
       in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
     }
@@ -224,48 +224,53 @@ class Replayer {
     ScheduleCompute(rank);
   }
 
+  const std::vector<std::vector<int>>& MirrorsOf(const CommSignature& s) const {
+    static const std::vector<std::vector<int>> kNoMirrors;
+    return options_.mirrors.empty() ? kNoMirrors : options_.mirrors[s.group];
+  }
+
+  // Starts the collective of signature `sig` on the network; `done` runs at its end.
+  void StartOnNetwork(uint32_t sig, std::function<void()> done) {
+    const CommSignature& s = sigs_[sig];
+    network_.StartKnown(sim_, sig, s.op, p_.groups()[s.group], s.bytes, std::move(done),
+                        MirrorsOf(s));
+  }
+
   // The callback captures only the op (16 bytes with `this`: std::function keeps it
   // without allocating); the rest is looked up when it runs.
   void StartSolo(OpId id, const ReplayOp& op) {
-    const Comm& c = p_.comms()[op.ref];
-    static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    CommChanges(op.queue / kStreamCount, static_cast<int32_t>(op.ref), 1);
-    network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes,
-        [this, id] {
-          CommChanges(ops_[id].queue / kStreamCount, static_cast<int32_t>(ops_[id].ref), -1);
-          Finish(id);
-          Drain();
-        },
-        mirrors);
+    const uint32_t sig = comms_[op.ref].signature;
+    CommChanges(op.queue / kStreamCount, sig, 1);
+    StartOnNetwork(sig, [this, id] {
+      const ReplayOp& o = ops_[id];
+      CommChanges(o.queue / kStreamCount, comms_[o.ref].signature, -1);
+      Finish(id);
+      Drain();
+    });
   }
 
   // A part arrives: the collective counts it (one cache miss per part); the last starts it.
   void Arrive(int32_t comm) {
-    const Comm& c = p_.comms()[comm];
+    const CommRecord& c = comms_[comm];
     if (--c.waiting != 0) return;
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) result_.start[*i] = sim_.Now();
     if (interference_) {
       for (const OpId* i = begin; i != end; ++i) {
-        CommChanges(ops_[*i].queue / kStreamCount, comm, 1);
+        CommChanges(ops_[*i].queue / kStreamCount, c.signature, 1);
       }
     }
-    static const std::vector<std::vector<int>> kNoMirrors;
-    const auto& mirrors = options_.mirrors.empty() ? kNoMirrors : options_.mirrors[c.group];
-    network_.Start(
-        sim_, c.op, p_.groups()[c.group], c.bytes, [this, comm] { EndShared(comm); }, mirrors);
+    StartOnNetwork(c.signature, [this, comm] { EndShared(comm); });
   }
 
   // A collective of several parts ends: each part finishes, in the order they were added.
   // Their records are fetched together first (they are far apart: one per rank).
   void EndShared(int32_t comm) {
-    const Comm& c = p_.comms()[comm];
+    const CommRecord& c = comms_[comm];
     const OpId *begin = p_.PartsBegin(c), *end = p_.PartsEnd(c);
     for (const OpId* i = begin; i != end; ++i) __builtin_prefetch(&ops_[*i]);
     for (const OpId* i = begin; i != end; ++i) {
-      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, comm, -1);
+      if (interference_) CommChanges(ops_[*i].queue / kStreamCount, c.signature, -1);
       Finish(*i);
     }
     Drain();
@@ -301,16 +306,17 @@ class Replayer {
 
   void ApplyMemory(const ReplayOp& op) {
     const uint32_t rank = op.queue / kStreamCount;
-    auto& cur = current_[rank];
-    DeviceMemory& mem = result_.memory[rank];
-    cur[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
+    RankMemory& m = memory_[rank];
+    m.current[static_cast<int>(op.category())] += p_.works()[op.ref].work.bytes;
     double total = 0;
-    for (double b : cur) total += b;
-    if (total > mem.peak_bytes) {
+    for (double b : m.current) total += b;
+    if (total > m.peak_bytes) {
+      m.peak_bytes = total;
+      DeviceMemory& mem = result_.memory[rank];
       mem.peak_bytes = total;
-      mem.at_peak = cur;
+      mem.at_peak = m.current;
     }
-    if (record_curve_[rank]) mem.curve.push_back({sim_.Now(), total});
+    if (m.record_curve) result_.memory[rank].curve.push_back({sim_.Now(), total});
   }
 
   void CheckCompleted() {
@@ -332,13 +338,23 @@ class Replayer {
   const Program& p_;
   const ReplayRecord* ops_;  // the program's records (pending counts change as it runs)
   const OpId* deps_ = p_.Dependents();
+  const CommRecord* comms_ = p_.CommRecords();  // `waiting` counts change as it runs
+  const std::vector<CommSignature>& sigs_ = p_.signatures();
   Network& network_;
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
-  std::vector<std::array<double, kMemCategoryCount>> current_;
+  // Per rank, what a memory op reads: the bytes allocated by category, their peak total
+  // and whether the curve is recorded, in one cache line (the result's DeviceMemory, a
+  // line further, is written only at a new peak).
+  struct alignas(64) RankMemory {
+    std::array<double, kMemCategoryCount> current{};
+    double peak_bytes = 0;
+    bool record_curve = false;
+  };
+  std::vector<RankMemory> memory_;
   // Interference (ReplayOptions::comm_interference, comm_slowdown): per rank, the compute
   // op running on it (RunningCompute), the communication ops in flight by kind, and the
   // sum of the own slowdowns of those in flight that have one, in kHeldUnits.
@@ -350,7 +366,6 @@ class Replayer {
   // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
   // ReplayResult::work_times in the end.
   std::vector<SimTime> work_times_;
-  std::vector<uint8_t> record_curve_;
 };
 
 }  // namespace

@@ -32,9 +32,10 @@ struct ReplayOptions {
   // rank, its running compute op progresses at 1 / (1 + the sum of their values). All
   // zero: no interference (and no bookkeeping).
   std::array<double, kCommOpCount> comm_interference{};
-  // Per collective of the program (index into Program::comms()): the slowdown its kernel
-  // causes, in place of its kind's comm_interference value; < 0: its kind's value. Empty:
-  // every collective takes its kind's (CommSlowdowns, kernel_interference.h, fills it).
+  // Per signature of the program (index into Program::signatures(): collectives of one
+  // kind, group and bytes): the slowdown their kernel causes, in place of their kind's
+  // comm_interference value; < 0: their kind's value. Empty: every collective takes its
+  // kind's (CommSlowdowns, kernel_interference.h, fills it).
   std::vector<float> comm_slowdown;
   // Per program group: the groups that run the same collectives at the same time without
   // being replayed (symmetric copies); the network carries their traffic too. Empty: none.

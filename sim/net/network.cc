@@ -7,8 +7,23 @@ namespace meshsim {
 void CostModelNetwork::Start(Simulator& sim, CommOp op, std::span<const int> gpus, double bytes,
                              std::function<void()> done,
                              std::span<const std::vector<int>> mirrors) {
-  const CollectiveCost& cost = Cost(op, gpus, bytes);
-  const double copies = 1.0 + static_cast<double>(mirrors.size());
+  Run(sim, Cost(op, gpus, bytes), std::move(done), mirrors.size());
+}
+
+void CostModelNetwork::StartKnown(Simulator& sim, uint32_t key, CommOp op,
+                                  std::span<const int> gpus, double bytes,
+                                  std::function<void()> done,
+                                  std::span<const std::vector<int>> mirrors) {
+  constexpr SimTime kUnknown = SimTime::Picoseconds(-1);
+  if (key >= known_.size()) known_.resize(std::max<size_t>(key + 1, 2 * known_.size()), {kUnknown});
+  CollectiveCost& cost = known_[key];
+  if (cost.duration == kUnknown) cost = Cost(op, gpus, bytes);
+  Run(sim, cost, std::move(done), mirrors.size());
+}
+
+void CostModelNetwork::Run(Simulator& sim, const CollectiveCost& cost, std::function<void()> done,
+                           size_t mirrors) {
+  const double copies = 1.0 + static_cast<double>(mirrors);
   intra_bytes_ += cost.intra_node_bytes * copies;
   inter_bytes_ += cost.inter_node_bytes * copies;
   sim.Schedule(cost.duration, std::move(done));

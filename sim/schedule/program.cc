@@ -341,9 +341,48 @@ int32_t Program::AddGroup(const std::vector<int>& ranks) {
 }
 
 int32_t Program::AddComm(CommOp op, int32_t group, double bytes) {
-  comms_.push_back(
-      Comm{op, group, bytes, 0, InternWork(OpWork{KernelWork{0, bytes}, 0}), kNoOp, 0});
+  comms_.push_back(CommRecord{InternSignature(op, group, bytes), 0, kNoOp, 0});
   return static_cast<int32_t>(comms_.size() - 1);
+}
+
+namespace {
+uint64_t HashOf(CommOp op, int32_t group, double bytes) {
+  return Fmix64(
+      std::bit_cast<uint64_t>(bytes) ^
+      std::rotl((uint64_t{static_cast<uint32_t>(group)} << 8) | static_cast<uint8_t>(op), 29));
+}
+}  // namespace
+
+// A signature's work is interned with it: the first collective of some bytes makes a new
+// signature, so that works are added in the order they were before signatures.
+uint32_t Program::InternSignature(CommOp op, int32_t group, double bytes) {
+  if (2 * (signatures_.size() + 1) > signature_index_.size()) GrowSignatureIndex();
+  const size_t mask = signature_index_.size() - 1;
+  for (size_t i = HashOf(op, group, bytes) & mask;; i = (i + 1) & mask) {
+    uint32_t& slot = signature_index_[i];
+    if (slot == kNoWork) {
+      slot = static_cast<uint32_t>(signatures_.size());
+      signatures_.push_back(
+          CommSignature{op, group, bytes, InternWork(OpWork{KernelWork{0, bytes}, 0})});
+      return slot;
+    }
+    const CommSignature& s = signatures_[slot];
+    if (s.op == op && s.group == group &&
+        std::bit_cast<uint64_t>(s.bytes) == std::bit_cast<uint64_t>(bytes)) {
+      return slot;
+    }
+  }
+}
+
+void Program::GrowSignatureIndex() {
+  signature_index_.assign(std::max<size_t>(1024, 2 * signature_index_.size()), kNoWork);
+  const size_t mask = signature_index_.size() - 1;
+  for (uint32_t k = 0; k < signatures_.size(); ++k) {
+    const CommSignature& s = signatures_[k];
+    size_t i = HashOf(s.op, s.group, s.bytes) & mask;
+    while (signature_index_[i] != kNoWork) i = (i + 1) & mask;
+    signature_index_[i] = k;
+  }
 }
 
 OpId Program::AddCommPart(int rank, Stream stream, int32_t comm, Tag tag, int layer,
@@ -370,11 +409,11 @@ void Program::AddPart(OpId id, int32_t comm) {
 
 // Lists every collective's parts, collective by collective and each in id order: the
 // lists' starts from the counts, then one pass over the records in id order with
-// Comm::waiting as each list's cursor; a part of a collective of several parts becomes
+// CommRecord::waiting as each list's cursor; a part of a collective of several parts becomes
 // kShared there (its collective's line is read for the cursor anyway). O(ops).
 void Program::ListParts() {
   uint32_t begin = 0;
-  for (Comm& c : comms_) {
+  for (CommRecord& c : comms_) {
     c.first_part = begin;
     c.waiting = begin;
     begin += static_cast<uint32_t>(c.parts);
@@ -386,12 +425,12 @@ void Program::ListParts() {
   for (size_t id = 0; id < n; ++id) {
     ReplayRecord& r = records_[id];
     if (r.kind() == ReplayRecord::Kind::kShared || r.kind() == ReplayRecord::Kind::kSolo) {
-      Comm& c = comms_[r.ref];
+      CommRecord& c = comms_[r.ref];
       parts_[c.waiting++] = static_cast<OpId>(id);
       if (c.parts > 1) r.kind_bits = kShared;
     }
   }
-  for (Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
+  for (CommRecord& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
 }
 
 void Program::AddDep(OpId before, OpId after) {
@@ -448,7 +487,7 @@ const ReplayRecord* Program::RecordsForReplay() const {
     const size_t n = OpCount();
     for (size_t i = 0; i < n; ++i) records_[i].pending = 0;
     for (const OpId after : dependents_) ++records_[after].pending;
-    for (const Comm& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
+    for (const CommRecord& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
   }
   pending_spent_ = true;
   return records_.data();

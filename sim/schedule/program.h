@@ -207,13 +207,23 @@ class StreamRange {
   OpId first_;
 };
 
-// One collective (or transfer) shared by the ops of its participants.
-struct Comm {
+// What collectives of one kind over one group with the same bytes share: the program
+// keeps it once (Program::signatures()), however many times a step runs that collective
+// (every layer's TP collectives, every micro-batch's pipeline transfers). A network can
+// remember its cost by the signature's index (Network::StartKnown).
+struct CommSignature {
   CommOp op = CommOp::kAllReduce;
   int32_t group = 0;  // index into Program::groups()
   double bytes = 0;   // nccl-tests convention, see CollectiveModel
-  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
   uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
+};
+static_assert(sizeof(CommSignature) == 24);
+
+// One collective as the program keeps it: 16 bytes (a full replay of GPT-1T at 3,072 GPUs
+// has a million of them; with the signature's fields inline they took 32).
+struct CommRecord {
+  uint32_t signature = 0;  // index into Program::signatures()
+  int32_t parts = 0;       // participants' ops added so far (AddCommPart)
   // After Finalize(): where its parts begin in the Program's list of parts (PartsBegin());
   // kNoOp before (parts are found by their records' `ref`: ids may move, InterleaveAdded).
   uint32_t first_part = kNoOp;
@@ -222,7 +232,20 @@ struct Comm {
   // last, the collective); Program::RecordsForReplay() counts it up again.
   mutable uint32_t waiting = 0;
 };
-static_assert(sizeof(Comm) == 32);
+static_assert(sizeof(CommRecord) == 16);
+
+// One collective (or transfer) shared by the ops of its participants, as Program::comms()
+// gives it (by value): its CommRecord with its CommSignature's fields.
+struct Comm {
+  CommOp op = CommOp::kAllReduce;
+  int32_t group = 0;  // index into Program::groups()
+  double bytes = 0;   // nccl-tests convention, see CollectiveModel
+  int32_t parts = 0;  // participants' ops added so far (AddCommPart)
+  uint32_t work = 0;  // its parts' OpWork: `bytes` (index into Program::works())
+  // After Finalize(): where its parts begin in the Program's list of parts (PartsBegin()).
+  uint32_t first_part = kNoOp;
+  uint32_t signature = 0;  // index into Program::signatures()
+};
 
 class Program {
  public:
@@ -269,7 +292,7 @@ class Program {
   size_t ShapesCount() const { return shapes_.size(); }
   // An op's work (OpWork), and the table of distinct works ops refer to by Op::work.
   uint32_t WorkIndexOf(const Op& op) const {
-    return op.kind == OpKind::kComm ? comms_[op.comm].work : op.work;
+    return op.kind == OpKind::kComm ? signatures_[comms_[op.comm].signature].work : op.work;
   }
   const KernelWork& WorkOf(const Op& op) const { return works_[WorkIndexOf(op)].work; }
   double RecomputeFlopsOf(const Op& op) const { return works_[WorkIndexOf(op)].recompute_flops; }
@@ -352,7 +375,51 @@ class Program {
   };
   OpRange ops() const { return OpRange(this); }
   const OpInfo& Info(OpId id) const { return infos_[id]; }
-  const std::vector<Comm>& comms() const { return comms_; }
+  // Collective `c` (index into comms(), as Op::comm names it).
+  Comm comm(size_t c) const {
+    const CommRecord& r = comms_[c];
+    const CommSignature& s = signatures_[r.signature];
+    return Comm{s.op, s.group, s.bytes, r.parts, s.work, r.first_part, r.signature};
+  }
+  // Every collective, by value: `for (const Comm& c : program.comms())`, comms()[c],
+  // comms().size().
+  class CommRange {
+   public:
+    class Iterator {
+     public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = Comm;
+      using difference_type = std::ptrdiff_t;
+      using pointer = const Comm*;
+      using reference = Comm;
+      Iterator(const Program* p, size_t c) : p_(p), c_(c) {}
+      Comm operator*() const { return p_->comm(c_); }
+      Iterator& operator++() {
+        ++c_;
+        return *this;
+      }
+      bool operator==(const Iterator& o) const { return c_ == o.c_; }
+
+     private:
+      const Program* p_;
+      size_t c_;
+    };
+    explicit CommRange(const Program* p) : p_(p) {}
+    Iterator begin() const { return Iterator(p_, 0); }
+    Iterator end() const { return Iterator(p_, size()); }
+    size_t size() const { return p_->comms_.size(); }
+    bool empty() const { return p_->comms_.empty(); }
+    Comm operator[](size_t c) const { return p_->comm(c); }
+
+   private:
+    const Program* p_;
+  };
+  CommRange comms() const { return CommRange(this); }
+  // The collectives as the replay reads them (comms().size() of them), and their
+  // signatures: collectives of one kind, group and bytes share one (the first collective
+  // added with them made it).
+  const CommRecord* CommRecords() const { return comms_.data(); }
+  const std::vector<CommSignature>& signatures() const { return signatures_; }
   const std::vector<std::vector<int>>& groups() const { return groups_; }
   // The MoE routing whose fan-out the kExpertDispatch collectives take (a dense model's:
   // none).
@@ -373,6 +440,8 @@ class Program {
   // added (AddCommPart), which is their ids' order unless InterleaveRanks renumbered them.
   const OpId* PartsBegin(const Comm& c) const { return parts_.data() + c.first_part; }
   const OpId* PartsEnd(const Comm& c) const { return PartsBegin(c) + c.parts; }
+  const OpId* PartsBegin(const CommRecord& c) const { return parts_.data() + c.first_part; }
+  const OpId* PartsEnd(const CommRecord& c) const { return PartsBegin(c) + c.parts; }
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
   // the order their first op was added.
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
@@ -396,6 +465,9 @@ class Program {
   // replay then times equal works once and gives them the same time.
   uint32_t InternWork(const OpWork& w);
   void GrowWorkIndex();
+  // The index of (op, group, bytes) in signatures_, added if new (bytes equal by bits).
+  uint32_t InternSignature(CommOp op, int32_t group, double bytes);
+  void GrowSignatureIndex();
 
   int ranks_;
   ExpertRouting expert_routing_;
@@ -406,12 +478,15 @@ class Program {
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
   std::vector<OpInfo> infos_;  // per op
-  std::vector<Comm> comms_;
+  std::vector<CommRecord> comms_;
+  std::vector<CommSignature> signatures_;
   std::vector<KernelShapes> shapes_;
   std::vector<OpWork> works_;
   // Open addressing over works_ (kNoWork: empty slot); size a power of two, at most half full.
   static constexpr uint32_t kNoWork = UINT32_MAX;
   std::vector<uint32_t> work_index_;
+  // The same over signatures_.
+  std::vector<uint32_t> signature_index_;
   std::vector<std::vector<int>> groups_;
   struct GroupHash {
     size_t operator()(const std::vector<int>& g) const;

@@ -239,7 +239,7 @@ class CommOrder {
   }
   // Moves each collective to its new id, those without parts last, one permutation cycle
   // at a time (in place: a new array would be fresh pages); each keeps its parts list.
-  void Apply(std::vector<Comm>& comms) {
+  void Apply(std::vector<CommRecord>& comms) {
     for (uint32_t& t : to_) {
       if (t == kNoOp) t = next_++;
     }
@@ -264,7 +264,7 @@ bool IsPart(const ReplayRecord& r) {
 // Renumbers the collectives in the order of their first part in the (new) records, those
 // without parts last; each keeps its parts list. Its parts then find it beside the
 // collectives they run with.
-void RenumberComms(std::vector<ReplayRecord>& records, size_t ops, std::vector<Comm>& comms) {
+void RenumberComms(std::vector<ReplayRecord>& records, size_t ops, std::vector<CommRecord>& comms) {
   CommOrder order(comms.size());
   for (size_t id = 0; id < ops; ++id) {
     ReplayRecord& r = records[id];

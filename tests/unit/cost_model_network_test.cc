@@ -83,5 +83,40 @@ TEST(CostModelNetwork, StorageWithOtherMembersIsCostedAgain) {
   EXPECT_EQ(calls, 2);
 }
 
+// StartKnown: a key's cost is worked out once and kept by the key; keys of other
+// collectives (other ops, groups or bytes) give their own costs, as Start does.
+TEST(CostModelNetwork, KnownCollectivesAreCostedOncePerKey) {
+  int calls = 0, start_calls = 0;
+  CostModelNetwork net(std::make_unique<CountingModel>(&calls), 1e9, 1e9);
+  CostModelNetwork by_start(std::make_unique<CountingModel>(&start_calls), 1e9, 1e9);
+  struct Known {
+    CommOp op;
+    std::vector<int> group;
+    double bytes;
+  };
+  // Keys out of order and sparse: 9 before 0, none between 2 and 9.
+  const std::vector<std::pair<uint32_t, Known>> keys = {{9, {CommOp::kAllReduce, {7, 8}, 10}},
+                                                        {0, {CommOp::kAllGather, {7, 8}, 10}},
+                                                        {2, {CommOp::kAllReduce, {1, 2, 3}, 20}},
+                                                        {1, {CommOp::kAllReduce, {7, 8}, 20}}};
+  Simulator sim, sim_start;
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& [key, k] : keys) {
+      int64_t known = -1, started = -1;
+      const int64_t t0 = sim.Now().picoseconds(), t1 = sim_start.Now().picoseconds();
+      net.StartKnown(sim, key, k.op, k.group, k.bytes,
+                     [&] { known = sim.Now().picoseconds() - t0; }, {});
+      by_start.Start(sim_start, k.op, k.group, k.bytes,
+                     [&] { started = sim_start.Now().picoseconds() - t1; }, {});
+      sim.Run();
+      sim_start.Run();
+      EXPECT_EQ(known, started) << "key " << key << " round " << round;
+    }
+  }
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(sim.Now(), SimTime::Picoseconds(3 * (9'010 + 9'011 + 4'020 + 9'020)));
+  EXPECT_DOUBLE_EQ(net.IntraNodeBytes(), by_start.IntraNodeBytes());
+}
+
 }  // namespace
 }  // namespace meshsim

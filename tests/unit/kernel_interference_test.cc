@@ -42,9 +42,11 @@ TEST(KernelInterference, FewChannelsSlowComputeLessByTheSmsTheyHold) {
   const std::vector<float> s = CommSlowdowns(c, NcclOptions{}, t.program);
   ASSERT_EQ(s.size(), 2u);
   // One CTA (SM) per channel; the compute runs on the other 108 - channels SMs.
-  EXPECT_FLOAT_EQ(s[t.node_ring], 24.0f / (108 - 24));
-  EXPECT_FLOAT_EQ(s[t.cross_ring], 2.0f / (108 - 2));
-  EXPECT_LT(s[t.cross_ring], s[t.node_ring] / 10);
+  const uint32_t node_ring = t.program.comms()[t.node_ring].signature;
+  const uint32_t cross_ring = t.program.comms()[t.cross_ring].signature;
+  EXPECT_FLOAT_EQ(s[node_ring], 24.0f / (108 - 24));
+  EXPECT_FLOAT_EQ(s[cross_ring], 2.0f / (108 - 2));
+  EXPECT_LT(s[cross_ring], s[node_ring] / 10);
 }
 
 // On one node of H100s the switch reduces: a large all-reduce runs NVLS, on NCCL's 16 NVLS
@@ -61,7 +63,7 @@ TEST(KernelInterference, NvlsHoldsItsOwnChannels) {
                                                 AllReduceAlgorithm::kAuto, NcclProtocol::kAuto);
   ASSERT_EQ(choice.algorithm, AllReduceAlgorithm::kNvls);
   ASSERT_EQ(choice.channels, 16);
-  EXPECT_FLOAT_EQ(CommSlowdowns(c, NcclOptions{}, p)[ar], 16.0f / (132 - 16));
+  EXPECT_FLOAT_EQ(CommSlowdowns(c, NcclOptions{}, p)[p.comms()[ar].signature], 16.0f / (132 - 16));
 }
 
 TEST(KernelInterference, ExplicitNumbersAreFixedPerKind) {
@@ -73,8 +75,7 @@ TEST(KernelInterference, ExplicitNumbersAreFixedPerKind) {
   c.efficiency.comm_interference.all_gather = CommInterference::kFromKernel;
   const std::vector<float> s = CommSlowdowns(c, NcclOptions{}, t.program);
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[t.node_ring], -1.0f);
-  EXPECT_EQ(s[t.cross_ring], -1.0f);
+  for (const float one : s) EXPECT_EQ(one, -1.0f);
 }
 
 // Rank 0: kernel A (2 us), then an all-reduce (4 us) beside kernel B (10 us).
@@ -122,6 +123,29 @@ TEST(KernelInterference, ReplaySlowsByTheCollectivesOwnSlowdown) {
   fallback.comm_slowdown = {-1.0f};
   EXPECT_EQ(InterferenceWith(o, fallback), InterferenceWith(o, by_kind));
   EXPECT_NEAR(InterferenceWith(o, by_kind).seconds() * 1e6, late_us(0.19), 2e-6);
+}
+
+// comm_slowdown is read by the collective's signature, not its index: here collective 2
+// has signature 1 (collectives 0 and 1 are alike), and only entry 1 slows B.
+TEST(KernelInterference, ReplayReadsTheSlowdownOfTheCollectivesSignature) {
+  Beside o;
+  Program& p = o.program;
+  const int32_t group = p.AddGroup({0});
+  p.AddComm(CommOp::kAllReduce, group, 1e6);
+  p.AddComm(CommOp::kAllReduce, group, 1e6);
+  const int32_t c = p.AddComm(CommOp::kAllGather, group, 1e6);
+  p.AddComm(CommOp::kReduceScatter, group, 1e6);
+  ASSERT_EQ(p.signatures().size(), 3u);
+  ASSERT_EQ(p.comms()[c].signature, 1u);
+  const OpId a = p.AddCompute(0, Tag::kMlpFwd, KernelWork{2e9, 0, 1});
+  const OpId comm = p.AddCommPart(0, Stream::kTp, c, Tag::kTpComm);
+  p.AddDep(a, comm);
+  o.b = p.AddCompute(0, Tag::kMlpFwd, KernelWork{10e9, 0, 1});
+  p.Finalize();
+  const float s = 24.0f / 108;
+  ReplayOptions options;
+  options.comm_slowdown = {0, s, 0};
+  EXPECT_NEAR(InterferenceWith(o, options).seconds() * 1e6, 4 * s / (1 + s), 2e-6);
 }
 
 // The bundled GPT-3 175B run on Selene (TP 8 in a node, DP rings across nodes): an explicit

@@ -20,6 +20,44 @@ TEST(OpRecords, FitInSixtyFourBytes) {
   EXPECT_EQ(sizeof(ReplayRecord) + sizeof(OpInfo), 28u);
 }
 
+// Collectives of one kind over one group with the same bytes (by their bits) share one
+// signature, which keeps those once; each collective keeps 16 bytes.
+TEST(OpRecords, AlikeCollectivesShareOneSignature) {
+  EXPECT_EQ(sizeof(CommRecord), 16u);
+  Program p(4);
+  const int32_t g = p.AddGroup({0, 1}), h = p.AddGroup({2, 3});
+  const int32_t a = p.AddComm(CommOp::kAllReduce, g, 1e6);
+  const int32_t other_op = p.AddComm(CommOp::kAllGather, g, 1e6);
+  const int32_t other_group = p.AddComm(CommOp::kAllReduce, h, 1e6);
+  const int32_t other_bytes = p.AddComm(CommOp::kAllReduce, g, 2e6);
+  const int32_t again = p.AddComm(CommOp::kAllReduce, g, 1e6);
+  const int32_t negative_zero = p.AddComm(CommOp::kAllReduce, g, -0.0);
+  const int32_t zero = p.AddComm(CommOp::kAllReduce, g, 0.0);
+  EXPECT_EQ(p.signatures().size(), 6u);
+  EXPECT_EQ(p.comms()[again].signature, p.comms()[a].signature);
+  EXPECT_NE(p.comms()[zero].signature, p.comms()[negative_zero].signature);
+  for (int32_t c : {a, other_op, other_group, other_bytes, negative_zero}) {
+    for (int32_t d : {a, other_op, other_group, other_bytes, negative_zero}) {
+      if (c != d) EXPECT_NE(p.comms()[c].signature, p.comms()[d].signature) << c << " " << d;
+    }
+  }
+  const Comm c = p.comms()[other_bytes];
+  EXPECT_EQ(c.op, CommOp::kAllReduce);
+  EXPECT_EQ(c.group, g);
+  EXPECT_EQ(c.bytes, 2e6);
+  EXPECT_EQ(p.works()[c.work].work.bytes, 2e6);
+  EXPECT_EQ(p.comms()[other_group].group, h);
+  EXPECT_EQ(p.comms()[other_op].op, CommOp::kAllGather);
+  // Alike bytes share their work too, whichever collective made it.
+  EXPECT_EQ(p.comms()[other_group].work, p.comms()[a].work);
+  size_t n = 0;
+  for (const Comm& each : p.comms()) {
+    EXPECT_EQ(each.signature, p.comms()[static_cast<int32_t>(n)].signature);
+    ++n;
+  }
+  EXPECT_EQ(n, p.comms().size());
+}
+
 // A collective's parts are listed together in the order they were added, whatever the
 // order in which the ranks added parts of other collectives between them; a collective
 // of several parts starts for all of them when its last part arrives.
