@@ -12,21 +12,15 @@
 #include "sim/plan/framework.h"
 #include "sim/workload/shape_compute_model.h"
 #include "tests/unit/experiment_step.h"
+#include "tests/unit/kernel_fixtures.h"
 
 namespace meshsim {
 namespace {
 
-// A GB200-like GPU under MXFP8 with the fused kernels measured (gb200-nvl72.yaml).
+// A GB200-like GPU under MXFP8 with the fused kernels measured (gb200-nvl72.yaml), `held_sms`
+// of its SMs held off the fused kernels.
 ShapeModelParams Gb200Fused(double held_sms) {
-  ShapeModelParams p;
-  p.peak_flops_per_s = 2500e12;
-  p.hbm_bytes_per_s = 8000e9;
-  p.sms = 148;
-  p.tile_m = 256;
-  p.tile_n = 256;
-  p.fp8.peak_flops_per_s = 5000e12;
-  p.fp8.matmul_efficiency = 0.457;
-  p.fused_mlp = {64, 4096, 2560, 1280, {0.4581, 0.3699, 0.2488, 0.5179, 0.4816, 0.4383}};
+  ShapeModelParams p = testing::Gb200Mxfp8Like(true);
   p.fused_mlp_held_sms = held_sms;
   return p;
 }

@@ -19,6 +19,25 @@ inline ShapeModelParams H100Like() {
   return p;
 }
 
+// A GB200-like GPU under MXFP8 training (gb200-nvl72.yaml): 2.5 PFLOP/s bf16, 5 PFLOP/s
+// FP8 at 0.457, 8 TB/s of HBM, 148 SMs, 256 x 256 tiles; with `measured`, the fused grouped
+// MLP's six kernels measured (gpu.fused_grouped_mlp: 64 experts x 4096 tokens, hidden 2560,
+// ffn 1280).
+inline ShapeModelParams Gb200Mxfp8Like(bool measured) {
+  ShapeModelParams p;
+  p.peak_flops_per_s = 2500e12;
+  p.hbm_bytes_per_s = 8000e9;
+  p.sms = 148;
+  p.tile_m = 256;
+  p.tile_n = 256;
+  p.fp8.peak_flops_per_s = 5000e12;
+  p.fp8.matmul_efficiency = 0.457;
+  if (measured) {
+    p.fused_mlp = {64, 4096, 2560, 1280, {0.4581, 0.3699, 0.2488, 0.5179, 0.4816, 0.4383}};
+  }
+  return p;
+}
+
 // 16 experts of 64, top 4 (or top_k), hidden 128 (or hidden), SwiGLU; one sequence of 256
 // tokens.
 inline ModelSpec TinyMoe(int top_k = 4, int hidden = 128) {

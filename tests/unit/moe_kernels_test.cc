@@ -185,22 +185,8 @@ TEST(MoeGroupedGemm, FusedGroupedMlpIsOneKernelPerGemmWithoutTheActivation) {
 }
 
 // A GB200-like GPU under MXFP8 training with the fused grouped MLP's six kernels measured
-// (gpu.fused_grouped_mlp, as gb200-nvl72.yaml): 64 experts x 4096 tokens, hidden 2560,
-// ffn 1280.
-ShapeModelParams Gb200Fused(bool measured) {
-  ShapeModelParams p;
-  p.peak_flops_per_s = 2500e12;
-  p.hbm_bytes_per_s = 8000e9;
-  p.sms = 148;
-  p.tile_m = 256;
-  p.tile_n = 256;
-  p.fp8.peak_flops_per_s = 5000e12;
-  p.fp8.matmul_efficiency = 0.457;
-  if (measured) {
-    p.fused_mlp = {64, 4096, 2560, 1280, {0.4581, 0.3699, 0.2488, 0.5179, 0.4816, 0.4383}};
-  }
-  return p;
-}
+// (or not): testing::Gb200Mxfp8Like.
+ShapeModelParams Gb200Fused(bool measured) { return testing::Gb200Mxfp8Like(measured); }
 
 // At the measured shape each kernel takes its measured time, FLOPs / (fraction x the FP8
 // peak): FC1 forward 2 x 262144 x 2560 x 2560 / (0.4581 x 5e15) = 1.500 ms, the dSwiGLU
