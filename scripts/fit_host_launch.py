@@ -10,11 +10,11 @@ that fits the others.
 
 Default rows: the eager (no CUDA graph) MoE rows, where the MoE dispatcher's host
 synchronisation per layer exposes the launches, and Megatron-LM's H100 dense rows (which
-turn host-bound above some cost). The topologies' value (40) came from:
-  scripts/fit_host_launch.py --meshsim build/meshsim --grid 0,20,30,40,45,50,55,60
-(in-sample 45 us: mean 13.17 %, 40 us: 13.21 %, no host: 15.2 %; leave-one-out mean
-14.18 %, max 37.82 %; 40 taken: the leave-one-out folds choose it for most rows and the H100
-32B row turns host-bound at 45).
+turn host-bound above some cost). The topologies' value (50, 2026-12-02) came from:
+  scripts/fit_host_launch.py --meshsim build/meshsim --grid 30,35,40,45,50,55,60
+(in-sample 50 us: mean 7.99 %, max 23.85 %; 40 us: 8.42 %; leave-one-out mean 8.29 %, max
+23.85 %, every fold choosing 50 but H100 Qwen3 30B's, 45). Before TE's TP overlap paid one
+launch per chunked GEMM the H100 32B row turned host-bound at 45 us and 40 was taken.
 
 Usage: scripts/fit_host_launch.py [--meshsim build/meshsim] [--grid 0,20,40] [--rows A,B]
                                   [--jobs 2] [--set KEY=VALUE ...]
