@@ -61,7 +61,7 @@ struct ModelSpec {
   // expert_bias, FC1 and FC2 of every routed expert carry a bias; glu_clamp > 0, the gated
   // activation clamps its gate half from above and its linear half to +-glu_clamp (HF
   // `swiglu_limit`). Costed as the element-wise kernels Megatron-Core runs for them
-  // (ExpertElementwise, transformer.cc); their parameters are not counted.
+  // (ExpertElementwise, moe_layer_cost.cc); their parameters are not counted.
   bool expert_bias = false;
   double glu_clamp = 0;
 

@@ -191,7 +191,7 @@ struct MoeCost {
   double token_bytes = 0;     // the rank's tokens once: tokens * hidden (DeepEP's input)
   double expert_params = 0;   // routed-expert parameters held by this rank
   // The routed experts' element-wise kernels for expert biases and a clamped GLU
-  // (ExpertElementwise in transformer.cc; 0 without them): HBM bytes and kernels of the
+  // (ExpertElementwise in moe_layer_cost.cc; 0 without them): HBM bytes and kernels of the
   // forward, and of their autograd backward, which runs in the input-gradient op.
   double extra_fwd_bytes = 0, extra_bwd_bytes = 0;
   int extra_fwd_kernels = 0, extra_bwd_kernels = 0;
