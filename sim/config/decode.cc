@@ -273,10 +273,12 @@ TrainingSpec DecodeTraining(YamlReader& r) {
                        &t.optimizer);
   r.GetBool("flash_attention", &t.flash_attention);
   r.GetBool("cross_entropy_fusion", &t.cross_entropy_fusion);
-  r.GetEnum<CrossEntropyImpl>(
-      "cross_entropy_fusion_impl",
-      {{"native", CrossEntropyImpl::kNative}, {"te", CrossEntropyImpl::kTe}},
-      &t.cross_entropy_impl);
+  r.GetEnum<CrossEntropyImpl>("cross_entropy_fusion_impl",
+                              {{"native", CrossEntropyImpl::kNative},
+                               {"te", CrossEntropyImpl::kTe},
+                               {"torch", CrossEntropyImpl::kTorch},
+                               {"torch_fp32", CrossEntropyImpl::kTorchFp32}},
+                              &t.cross_entropy_impl);
   r.GetEnum<GradAccumDtype>("grad_accum_dtype",
                             {{"same", GradAccumDtype::kSame}, {"fp32", GradAccumDtype::kFp32}},
                             &t.grad_accum_dtype);

@@ -130,7 +130,12 @@ struct CudaGraphScope {
 //  - kTe: Transformer Engine's Triton kernel (transformer_engine/pytorch/triton/
 //    cross_entropy.py, an online softmax), which reads the bf16 logits twice and writes the
 //    gradient over them; Megatron-Bridge's recipes set it.
-enum class CrossEntropyImpl : uint8_t { kNative, kTe };
+//  - kTorch, kTorchFp32: PyTorch's F.cross_entropy (log_softmax, then nll_loss), eager, as
+//    NeMo-Automodel's MaskedCrossEntropy calls it (nemo_automodel/components/loss/
+//    masked_ce.py): over the logits as the output layer writes them (kTorch, its
+//    fp32_upcast false, which the Automodel MoE benchmark configs set) or cast to fp32 first
+//    (kTorchFp32, fp32_upcast true, its default).
+enum class CrossEntropyImpl : uint8_t { kNative, kTe, kTorch, kTorchFp32 };
 
 struct TrainingSpec {
   Dtype dtype = Dtype::kBf16;

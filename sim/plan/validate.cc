@@ -252,6 +252,13 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
     return BadKey("training.cross_entropy_fusion_impl",
                   "te is a fused cross entropy: it needs training.cross_entropy_fusion true");
   }
+  if ((training.cross_entropy_impl == CrossEntropyImpl::kTorch ||
+       training.cross_entropy_impl == CrossEntropyImpl::kTorchFp32) &&
+      !training.cross_entropy_fusion) {
+    return BadKey("training.cross_entropy_fusion_impl",
+                  "torch and torch_fp32 are PyTorch's cross entropy, not Megatron-Core's unfused "
+                  "one: they need training.cross_entropy_fusion true (its default)");
+  }
   if (p.framework_options.fused_grouped_mlp &&
       !(training.dtype == Dtype::kFp8 && training.fp8_recipe == Fp8Recipe::kMxfp8)) {
     return BadKey("plan.framework_options.fused_grouped_mlp",

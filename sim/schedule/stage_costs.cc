@@ -29,15 +29,31 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   return s;
 }
 
+// Bytes per logit the loss keeps to its backward (StageCosts::LogitBytes). PyTorch's
+// F.cross_entropy saves log_softmax's output (`result`, in the input's dtype: its
+// derivatives.yaml entry for _log_softmax), and NeMo-Automodel's training step holds the
+// model's output, the bf16 logits, until its backward has run (`out = model(**batch)` ...
+// `.backward()` in one function, _forward_backward_step of nemo_automodel/recipes/llm/
+// train_ft.py @ NVIDIA-NeMo/Automodel 364f600be): 2 + 2 bytes, 2 + 4 cast to fp32.
+double KeptBytesPerLogit(const TrainingSpec& t) {
+  if (!t.cross_entropy_fusion) return 4.0;
+  switch (t.cross_entropy_impl) {
+    case CrossEntropyImpl::kTe:
+      return 2.0;
+    case CrossEntropyImpl::kTorch:
+      return 4.0;
+    case CrossEntropyImpl::kTorchFp32:
+      return 6.0;
+    case CrossEntropyImpl::kNative:
+      break;
+  }
+  return 4.0;
+}
+
 }  // namespace
 
 StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
-    : m_(m),
-      p_(p),
-      split_(p, m),
-      shape_(ShapeOf(m, p, t)),
-      logit_bytes_(t.cross_entropy_fusion && t.cross_entropy_impl == CrossEntropyImpl::kTe ? 2.0
-                                                                                           : 4.0) {
+    : m_(m), p_(p), split_(p, m), shape_(ShapeOf(m, p, t)), logit_bytes_(KeptBytesPerLogit(t)) {
   dense_layer_ = TransformerLayerCost(m, shape_);
   windowed_shape_ = shape_;
   windowed_shape_.window = m.sliding_window;

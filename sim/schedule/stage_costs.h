@@ -59,7 +59,8 @@ class StageCosts {
   double Logits() const;
   // What the loss keeps of them for its backward: fp32 logits (4 bytes each), or with
   // Transformer Engine's cross entropy (TrainingSpec::cross_entropy_impl kTe) the bf16
-  // logits it overwrote with their gradient (2 bytes each).
+  // logits it overwrote with their gradient (2 bytes each); with PyTorch's (kTorch,
+  // kTorchFp32) the bf16 logits and log_softmax's output, bf16 or fp32 (4 or 6 bytes).
   double LogitBytes() const;
   // Routed tokens the experts of a rank at expert-parallel coordinate `ep_coord` receive,
   // over the average: under plan.moe_skew the busiest expert sits on coordinate 0 and gets

@@ -297,17 +297,48 @@ double StepBuilder::LogitActBytes() const { return stages_.LogitBytes(); }
 // softmax written over them in place as the gradient: 6 bytes per logit; backward scales
 // that bf16 gradient by the per-token loss gradient in place (element_mul_kernel: 2 read,
 // 2 written): 4, with no cast (TE 2026-07-09, 01bbe3ee, later writes an fp32 gradient).
+// PyTorch's F.cross_entropy (training.cross_entropy_fusion_impl torch / torch_fp32,
+// NeMo-Automodel's MaskedCrossEntropy with fp32_upcast false / true) is log_softmax and
+// nll_loss (aten/src/ATen/native/LossNLL.cpp cross_entropy_loss). A vocabulary row is
+// too long for the shared-memory softmax (can_use_smem: dim_size under sharedMemPerBlock,
+// 48 KiB, over the element size), so log_softmax runs cunn_SoftMaxForward, which reads the
+// row three times (its max, the sum of the shifted exponentials, and the pass that writes
+// the result) and writes it once, and its backward cunn_SoftMaxBackward, which reads the
+// incoming gradient for its sum, then it again with the saved output, and writes the
+// input's gradient (aten/src/ATen/native/cuda/SoftMax.cu @ pytorch/pytorch 000cace5);
+// nll_loss reads one logit per token, and its backward zero-fills a gradient the size of
+// the logits before scattering the tokens' entries into it (nll_loss_backward). With e the
+// element size (2 for the bf16 logits, 4 cast to fp32): forward 4e bytes per logit,
+// backward e + 4e; the fp32 cast adds 2 read and 4 written forward, and its backward casts
+// the gradient back to bf16 (4 read, 2 written): torch 8 and 10, torch_fp32 22 and 26.
 KernelWork StepBuilder::LogitsWork(bool backward) const {
   constexpr double kFusedForwardBytesPerLogit = 26, kUnfusedForwardBytesPerLogit = 38;
   constexpr double kBackwardBytesPerLogit = 14;
   constexpr double kTeForwardBytesPerLogit = 6, kTeBackwardBytesPerLogit = 4;
-  const bool te = t_.cross_entropy_fusion && t_.cross_entropy_impl == CrossEntropyImpl::kTe;
+  constexpr double kTorchCastForwardBytesPerLogit = 6, kTorchCastBackwardBytesPerLogit = 6;
   const double logits = stages_.Logits();
   const double flops = LogitFlops(m_, shape_) * (backward ? 2 : 1);
   double bytes =
       t_.cross_entropy_fusion ? kFusedForwardBytesPerLogit : kUnfusedForwardBytesPerLogit;
   if (backward) bytes = kBackwardBytesPerLogit;
-  if (te) bytes = backward ? kTeBackwardBytesPerLogit : kTeForwardBytesPerLogit;
+  if (t_.cross_entropy_fusion) {
+    switch (t_.cross_entropy_impl) {
+      case CrossEntropyImpl::kTe:
+        bytes = backward ? kTeBackwardBytesPerLogit : kTeForwardBytesPerLogit;
+        break;
+      case CrossEntropyImpl::kTorch:
+      case CrossEntropyImpl::kTorchFp32: {
+        const bool fp32 = t_.cross_entropy_impl == CrossEntropyImpl::kTorchFp32;
+        const double e = fp32 ? 4 : 2;  // log_softmax's element size
+        bytes = backward ? e + 4 * e : 4 * e;
+        if (fp32)
+          bytes += backward ? kTorchCastBackwardBytesPerLogit : kTorchCastForwardBytesPerLogit;
+        break;
+      }
+      case CrossEntropyImpl::kNative:
+        break;
+    }
+  }
   return KernelWork{flops, logits * bytes, 1, backward ? logits_bwd_id_ : logits_fwd_id_};
 }
 

@@ -513,6 +513,8 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
     if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (!e.training.cross_entropy_fusion) h = Fnv(h, "ce|unfused");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTe) h = Fnv(h, "ce|te");
+    if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorch) h = Fnv(h, "ce|torch");
+    if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorchFp32) h = Fnv(h, "ce|torch32");
     if (e.training.moments_dtype == MomentsDtype::kBf16) h = Fnv(h, "moments|bf16");
     if (k.nvlink_domain_nodes != 1) h = Fnv(h, "nvl|" + std::to_string(k.nvlink_domain_nodes));
     if (k.mirror_traffic != MirrorTraffic::kNear) h = Fnv(h, "mirrors|full");

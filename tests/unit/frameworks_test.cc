@@ -267,6 +267,57 @@ TEST(Frameworks, TransformerEnginesLossNeedsTheFusedLoss) {
   EXPECT_EQ(ok.value().training.cross_entropy_impl, CrossEntropyImpl::kTe);
 }
 
+// PyTorch's F.cross_entropy, as NeMo-Automodel's MaskedCrossEntropy calls it
+// (training.cross_entropy_fusion_impl torch: fp32_upcast false): log_softmax reads each
+// bf16 logit three times and writes it once (cunn_SoftMaxForward: the vocabulary row is too
+// long for the shared-memory kernel), 8 bytes = 262,144,000; backward nll_loss zero-fills
+// its gradient (2) and cunn_SoftMaxBackward reads three times and writes once (8): 10 =
+// 327,680,000. The loss keeps the bf16 logits and log_softmax's bf16 output: 4 bytes each.
+// torch_fp32 (fp32_upcast true) runs the same kernels on fp32 (16 and 4 + 16) with the cast
+// (6 forward, its backward 6): 22 = 720,896,000 and 26 = 851,968,000, keeping 2 + 4 bytes.
+TEST(Frameworks, PyTorchsCrossEntropyReadsEachLogitThreeTimes) {
+  Experiment e = Dp8(Framework::kFsdp2, 3);
+  e.training.cross_entropy_impl = CrossEntropyImpl::kTorch;
+  const auto sim = Simulate(e, {}, testing::FakeModels());
+  const LossWork loss = LossWorkOf(*sim);
+  EXPECT_EQ(loss.forward.bytes, 262'144'000);
+  EXPECT_EQ(loss.backward.bytes, 327'680'000);
+  EXPECT_EQ(loss.forward.flops, 67'108'864'000);
+  EXPECT_EQ(loss.backward.flops, 134'217'728'000);
+  EXPECT_EQ(StageCosts(e.model, e.plan, e.training).LogitBytes(), 4.0 * 32'768'000);
+  e.training.cross_entropy_impl = CrossEntropyImpl::kTorchFp32;
+  const auto fp32 = Simulate(e, {}, testing::FakeModels());
+  const LossWork upcast = LossWorkOf(*fp32);
+  EXPECT_EQ(upcast.forward.bytes, 720'896'000);
+  EXPECT_EQ(upcast.backward.bytes, 851'968'000);
+  EXPECT_EQ(StageCosts(e.model, e.plan, e.training).LogitBytes(), 6.0 * 32'768'000);
+  // The bf16 loss is the faster: 18 bytes per logit fewer forward than Megatron-Core's fused
+  // fp32 one (26), and the step with it is shorter.
+  const auto native = Simulate(Dp8(Framework::kFsdp2, 3), {}, testing::FakeModels());
+  EXPECT_LT(sim->replay.step_time.seconds(), native->replay.step_time.seconds());
+}
+
+TEST(Frameworks, PyTorchsCrossEntropyIsReadFromYaml) {
+  const std::string text =
+      "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
+      "cluster_overrides: {nodes: 1}\nplan: {tp: 8, global_batch: 8}\n"
+      "training: {cross_entropy_fusion: false, cross_entropy_fusion_impl: torch}\n";
+  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/test.yaml";
+  Result<Experiment> e = LoadExperimentText(text, path, {});
+  ASSERT_FALSE(e.ok());
+  const std::string message = e.error().ToString();
+  EXPECT_NE(message.find("training.cross_entropy_fusion_impl"), std::string::npos) << message;
+  std::string fused = text;
+  fused.replace(fused.find("false"), 5, "true");
+  Result<Experiment> ok = LoadExperimentText(fused, path, {});
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(ok.value().training.cross_entropy_impl, CrossEntropyImpl::kTorch);
+  fused.replace(fused.find("impl: torch"), 11, "impl: torch_fp32");
+  Result<Experiment> upcast = LoadExperimentText(fused, path, {});
+  ASSERT_TRUE(upcast.ok()) << upcast.error().ToString();
+  EXPECT_EQ(upcast.value().training.cross_entropy_impl, CrossEntropyImpl::kTorchFp32);
+}
+
 TEST(Frameworks, MegatronByDefaultIsTheOriginalProgram) {
   // Megatron's ZeRO-3: one gather per layer, the same collectives as FSDP's FULL_SHARD.
   const auto sim = Simulate(Dp8(Framework::kMegatron, 3), {}, testing::FakeModels());
