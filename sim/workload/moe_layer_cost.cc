@@ -156,9 +156,8 @@ void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCos
 // buffer's pages; before their backward paged_stash_pop_kernel reads it back into a fresh
 // tensor: each way twice the saved bytes, one kernel per tensor (the few-byte book-keeping
 // kernels beside them, the page record's and free list's, are not counted). Megatron-Core
-// runs them on a side stream; meshsim has one compute stream and charges them in the
-// experts' ops (an upper bound on their cost where the compute they overlap leaves HBM
-// bandwidth and SMs idle).
+// runs them on a side stream (PagedStashManager.pack_stream, also its unpack stream): the
+// schedule puts them there (moe_blocks.cc).
 void AddPagedStash(const ModelSpec& m, double received, MoeCost* c) {
   constexpr double kBf16 = 2, kProbBytes = 4, kScalePerElement = 1.0 / 32;
   constexpr int kTensors = 6;  // FC1's input and FC2's data and scales, FC1's output, probs
@@ -167,10 +166,8 @@ void AddPagedStash(const ModelSpec& m, double received, MoeCost* c) {
   const double fc1_out = (m.FfnMatrices() == 3 ? 2 : 1) * f;
   const double saved =
       received * ((dim + f) * (1 + kScalePerElement) + fc1_out * kBf16 + kProbBytes);
-  c->extra_fwd_bytes += 2 * saved;
-  c->extra_bwd_bytes += 2 * saved;
-  c->extra_fwd_kernels += kTensors;
-  c->extra_bwd_kernels += kTensors;
+  c->stash_bytes = 2 * saved;
+  c->stash_kernels = kTensors;
 }
 
 }  // namespace
