@@ -70,9 +70,26 @@ struct ExpertExtras {
   int fwd_after_fc2 = 0;  // forward kernels launched after FC2's GEMMs (_apply_bias)
 };
 
+// The fused grouped MLP takes the biases into its kernels' epilogues but for FC2's bias
+// gradient, which it scales by the routing probabilities (GroupedLinear scale_bias):
+// compute_grouped_dbias_dscales, a Triton kernel, reads FC2's output gradient (dim x e bytes
+// per copy) and the fp32 probabilities and adds into the fp32 probabilities' gradient it
+// zeroes first (transformer_engine/pytorch/ops/fused/grouped_mlp.py and triton/
+// grouped_dbias_dscales.py @ release_v2.18_nemo_26.08): received x (dim x e + 12) bytes, in
+// four kernels (the two zero fills, the kernel, the bias gradient's cast to e). FC1's bias
+// gradient is the dGLU kernel's (GemmShape::fused_dbias).
+ExpertExtras FusedExpertBias(const ModelSpec& m, double received, double e) {
+  ExpertExtras x;
+  if (!m.expert_bias) return x;
+  x.bwd_bytes = received * (static_cast<double>(m.ExpertDim()) * e + 12);
+  x.bwd_kernels = 4;
+  return x;
+}
+
 ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, double received,
                                double local_experts, double e) {
   ExpertExtras x;
+  if (shape.megatron && shape.fused_grouped_mlp) return FusedExpertBias(m, received, e);
   if (!shape.megatron || shape.fused_grouped_mlp || shape.grouped_gemm != MoeGroupedGemm::kTe)
     return x;
   const double f = static_cast<double>(m.ExpertFfnHidden());

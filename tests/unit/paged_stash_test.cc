@@ -64,7 +64,7 @@ TEST(PagedStash, LengthensTheStepOfAFusedRun) {
   EXPECT_GT(on.step_time_s, 1.02 * off.step_time_s);
 }
 
-std::unique_ptr<Simulation> Run(std::vector<std::string> sets) {
+std::unique_ptr<Simulation> SimulateWith(std::vector<std::string> sets) {
   sets.push_back("cluster.network_model=alpha_beta");
   Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
   EXPECT_TRUE(e.ok()) << e.error().ToString();
@@ -86,9 +86,9 @@ std::vector<OpId> Ops(const Program& p, Stream stream, Tag tag) {
 // forward op no longer holds them (their launches come after it).
 TEST(PagedStash, CopiesRunOnTheSideStream) {
   for (const std::string overlap : {"true", "false"}) {
-    const auto on =
-        Run({kKey + "=true", "plan.framework_options.overlap_moe_expert_parallel_comm=" + overlap});
-    const auto off = Run(
+    const auto on = SimulateWith(
+        {kKey + "=true", "plan.framework_options.overlap_moe_expert_parallel_comm=" + overlap});
+    const auto off = SimulateWith(
         {kKey + "=false", "plan.framework_options.overlap_moe_expert_parallel_comm=" + overlap});
     ASSERT_TRUE(on->replay.completed) << on->replay.stall;
     const Program& p = on->program;
