@@ -26,6 +26,7 @@ namespace {
 using megatron_internal::Args;
 using megatron_internal::Classify;
 using megatron_internal::DecodeModel;
+using megatron_internal::DecodeMoeOptions;
 using megatron_internal::DecodePlan;
 using megatron_internal::DecodeTraining;
 using megatron_internal::Fail;
@@ -45,6 +46,23 @@ MegatronImport Parse(const std::string& text) {
   DecodeModel(a, &out);
   DecodePlan(a, &out);
   DecodeTraining(a, &out);
+  DecodeMoeOptions(a, &out);
+  return out;
+}
+
+// The framework options an import sets, as a YAML flow mapping's entries
+// ("overlap_param_gather: true, moe_paged_stash: true"); empty when none is set.
+std::string FrameworkOptionsYaml(const FrameworkOptions& f) {
+  std::string out;
+  const auto add = [&out](const std::string& entry) { out += (out.empty() ? "" : ", ") + entry; };
+  if (f.overlap_param_gather) add("overlap_param_gather: true");
+  if (f.fused_grouped_mlp) add("fused_grouped_mlp: true");
+  if (f.moe_paged_stash) add("moe_paged_stash: true");
+  if (f.moe_flex_dispatcher_num_sms > 0)
+    add("moe_flex_dispatcher_num_sms: " + std::to_string(f.moe_flex_dispatcher_num_sms));
+  if (f.overlap_moe_expert_parallel_comm) add("overlap_moe_expert_parallel_comm: true");
+  if (f.overlap_dispatch_backward_with_experts_wgrad)
+    add("overlap_dispatch_backward_with_experts_wgrad: true");
   return out;
 }
 
@@ -225,9 +243,9 @@ std::string MegatronExperimentYaml(const MegatronImport& run, const std::string&
   o << "  dp_bucket_mb: " << Megabytes(p.dp_bucket_bytes) << "\n";
   if (p.overlap_p2p) o << "  overlap_p2p: true\n";
   if (p.tp_comm_overlap) o << "  tp_comm_overlap: true\n";
-  if (p.framework_options.overlap_param_gather) {
+  if (const std::string options = FrameworkOptionsYaml(p.framework_options); !options.empty()) {
     o << "  framework: megatron\n"
-      << "  framework_options: {overlap_param_gather: true}\n";
+      << "  framework_options: {" << options << "}\n";
   }
   if (p.cpu_offload_layers > 0) o << "  cpu_offload_layers: " << p.cpu_offload_layers << "\n";
   if (p.moe_dispatcher == MoeDispatcher::kFlex) o << "  moe_dispatcher: flex\n";

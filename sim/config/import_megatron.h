@@ -35,7 +35,11 @@
 //     --[no-]overlap-p2p-communication (interleaved only, as Megatron), dp_bucket_mb from
 //     --overlap-grad-reduce and --ddp-bucket-size, --overlap-param-gather (with the
 //     distributed optimizer: framework_options.overlap_param_gather),
-//     --moe-expert-capacity-factor.
+//     --moe-expert-capacity-factor; the MoE options plan.framework_options models:
+//     --use-transformer-engine-op-fuser (fused_grouped_mlp, with MXFP8 and a gated MLP),
+//     --moe-paged-stash (with it and HybridEP), --moe-flex-dispatcher-num-sms or the
+//     deprecated --moe-hybridep-num-sms / --moe-deepep-num-sms, --overlap-moe-expert-parallel-comm
+//     (where meshsim models it), --overlap-dispatch-backward-with-experts-wgrad.
 //   training: --bf16 | --fp16 | --fp8-format (dtype), --optimizer adam|sgd,
 //     grad_accum_dtype fp32 (Megatron's main_grad; same with --grad-reduce-in-bf16),
 //     flash_attention from --use-flash-attn or --attention-backend flash|fused|auto,

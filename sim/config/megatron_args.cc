@@ -103,6 +103,13 @@ const std::vector<FlagInfo> kTable = {
     {"--moe-flex-dispatcher-backend", kOne, kMapped, ""},
     {"--moe-grouped-gemm", kSwitch, kMapped, ""},
     {"--moe-expert-capacity-factor", kOne, kMapped, ""},
+    {"--moe-flex-dispatcher-num-sms", kOne, kMapped, ""},
+    {"--moe-hybridep-num-sms", kOne, kMapped, ""},
+    {"--moe-deepep-num-sms", kOne, kMapped, ""},
+    {"--use-transformer-engine-op-fuser", kSwitch, kMapped, ""},
+    {"--moe-paged-stash", kSwitch, kMapped, ""},
+    {"--overlap-moe-expert-parallel-comm", kSwitch, kMapped, ""},
+    {"--overlap-dispatch-backward-with-experts-wgrad", kSwitch, kMapped, ""},
     // ---- (a) mapped: training ----
     {"--bf16", kSwitch, kMapped, ""},
     {"--fp16", kSwitch, kMapped, ""},
@@ -147,8 +154,6 @@ const std::vector<FlagInfo> kTable = {
      "weight gradients are computed right after the input gradients"},
     {"--defer-embedding-wgrad-compute", kSwitch, kNotModelled,
      "the output layer's weight gradient is computed with its input gradient"},
-    {"--overlap-moe-expert-parallel-comm", kSwitch, kNotModelled,
-     "MoE all-to-alls are not overlapped with another micro-batch's compute"},
     {"--moe-shared-expert-overlap", kSwitch, kNotModelled,
      "the shared experts run after the routed experts, not during the token dispatch"},
     {"--hierarchical-context-parallel-sizes", kList, kNotModelled,
@@ -176,6 +181,11 @@ const std::vector<FlagInfo> kTable = {
     {"--distribute-saved-activations", kSwitch, kNotModelled,
      "a fully recomputed layer keeps its whole input on every TP rank (split by sequence "
      "parallelism only)"},
+    {"--moe-paged-stash-buffer-size-factor-cuda", kOne, kNotModelled,
+     "the paged stash's buffer is not counted: the stashed tensors count as their layer's "
+     "activations"},
+    {"--moe-paged-stash-buffer-size-factor-cpu", kOne, kNotModelled,
+     "the paged stash does not spill to host memory"},
     {"--moe-layer-recompute", kSwitch, kNotModelled,
      "MoE layers are recomputed as --recompute-granularity says, like the others"},
     {"--main-grads-dtype", kOne, kNotModelled,
@@ -317,7 +327,10 @@ const std::vector<FlagInfo> kTable = {
     {"--cuda-graph-warmup-steps", kOne, kNoEffect, ""},
     {"--cuda-graph-scope", kList, kMapped, ""},
     {"--cuda-graph-modules", kList, kNoEffect, ""},
-    {"--moe-deepep-num-sms", kOne, kNoEffect, ""},
+    {"--moe-paged-stash-page-size", kOne, kNoEffect, ""},
+    // The per-rank receive budget: a buffer size; the experts' kernels and the stash's copies
+    // move the tokens received (README "What the 26.08 GB200 MXFP8 MoE recipes run").
+    {"--moe-expert-rank-capacity-factor", kOne, kNoEffect, ""},
     {"--moe-enable-deepep", kSwitch, kNoEffect, ""},  // with --moe-token-dispatcher-type flex
     {"--align-grad-reduce", kSwitch, kNoEffect, ""},
     {"--no-align-grad-reduce", kSwitch, kNoEffect, ""},

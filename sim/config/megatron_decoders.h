@@ -27,6 +27,12 @@ void DecodePlan(const Args& a, MegatronImport* out);
 // graphs (megatron_training.cc).
 void DecodeTraining(const Args& a, MegatronImport* out);
 
+// The MoE layer's Megatron-Core options that meshsim models
+// (plan.framework_options: fused_grouped_mlp, moe_paged_stash, moe_flex_dispatcher_num_sms,
+// overlap_moe_expert_parallel_comm, overlap_dispatch_backward_with_experts_wgrad)
+// (megatron_plan.cc). Call after DecodePlan and DecodeTraining.
+void DecodeMoeOptions(const Args& a, MegatronImport* out);
+
 // plan.stage_layers from Megatron's uneven-split flags (megatron_stage_split.cc). Without
 // them, Megatron needs pp*v to divide the layers; where it does not, meshsim's default
 // split is warned. Call after the plan's pp and virtual stages are set.

@@ -259,4 +259,76 @@ void DecodePlan(const Args& a, MegatronImport* out) {
   DecodeMoePlan(a, out);
 }
 
+// Megatron-Core's MoE options that meshsim models (megatron/core/transformer/
+// transformer_config.py and moe/experts.py @ NVIDIA/Megatron-LM core_v0.19.0).
+void DecodeMoeOptions(const Args& a, MegatronImport* out) {
+  const ModelSpec& m = out->model;
+  const TrainingSpec& t = out->training;
+  PlanSpec& p = out->plan;
+  FrameworkOptions& f = p.framework_options;
+  if (m.experts == 0) return;
+  const bool hybridep =
+      p.moe_dispatcher == MoeDispatcher::kFlex && p.moe_flex_backend == MoeFlexBackend::kHybridEp;
+  // The flex dispatcher's SMs: --moe-flex-dispatcher-num-sms, or the deprecated
+  // --moe-hybridep-num-sms / --moe-deepep-num-sms, which __post_init__ routes to it (an
+  // error where they differ).
+  int sms = a.Int32("--moe-flex-dispatcher-num-sms", 0, 1);
+  if (sms == 0) {
+    const int deepep = a.Int32("--moe-deepep-num-sms", 0, 1);
+    const int hybrid = a.Int32("--moe-hybridep-num-sms", 0, 1);
+    if (deepep > 0 && hybrid > 0 && deepep != hybrid) {
+      Fail("--moe-hybridep-num-sms", "conflicts with --moe-deepep-num-sms " + N(deepep) +
+                                         " (Megatron-Core: set --moe-flex-dispatcher-num-sms)");
+    }
+    sms = hybrid > 0 ? hybrid : deepep;
+  }
+  if (sms > 0 && p.moe_dispatcher == MoeDispatcher::kFlex && p.ep > 1) {
+    f.moe_flex_dispatcher_num_sms = sms;
+  }
+  // --use-transformer-engine-op-fuser: TEGroupedMLP asserts _is_fused_impl_supported, which
+  // for a gated MLP needs NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, TE's CuTe-DSL fused grouped MLP.
+  if (a.Flag("--use-transformer-engine-op-fuser")) {
+    if (m.FfnMatrices() == 3 && t.dtype == Dtype::kFp8 && t.fp8_recipe == Fp8Recipe::kMxfp8) {
+      f.fused_grouped_mlp = true;
+      out->notes.push_back(
+          "fused_grouped_mlp: --use-transformer-engine-op-fuser with a gated MLP runs Transformer "
+          "Engine's CuTe-DSL fused grouped MLP (Megatron-Core asserts it: "
+          "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1)");
+    } else {
+      out->not_modelled.push_back(
+          "--use-transformer-engine-op-fuser is not modelled outside MXFP8 with a gated MLP: "
+          "meshsim times the experts as GroupedLinear's per-expert GEMMs");
+    }
+  }
+  // --moe-paged-stash acts in the fused grouped MLP's forward only (TEGroupedMLP.
+  // _fused_forward), which HybridEP feeds (docs/user-guide/features/paged_stash.md).
+  if (a.Flag("--moe-paged-stash")) {
+    if (f.fused_grouped_mlp && hybridep && p.recompute != Recompute::kFull) {
+      f.moe_paged_stash = true;
+    } else {
+      out->not_modelled.push_back(
+          "--moe-paged-stash is not modelled here: meshsim models the paged stash with the "
+          "fused grouped MLP (--use-transformer-engine-op-fuser, MXFP8), HybridEP and no full "
+          "recomputation");
+    }
+  }
+  // The EP all-to-all overlap, where meshsim models it (plan/validate.cc CheckEpOverlap,
+  // as Megatron-Core's checks); otherwise one of the two overlaps of the experts' backward.
+  if (a.Flag("--overlap-moe-expert-parallel-comm")) {
+    const bool schedule = p.pp == 1 || (p.schedule == ScheduleKind::kInterleaved && p.overlap_p2p);
+    if (p.ep > 1 && p.recompute != Recompute::kFull && schedule) {
+      f.overlap_moe_expert_parallel_comm = true;
+    } else {
+      out->not_modelled.push_back(
+          "--overlap-moe-expert-parallel-comm is not modelled here: meshsim overlaps the EP "
+          "all-to-alls with ep > 1, no full recomputation and, with pipelining, the "
+          "interleaved schedule with overlapped sends and receives");
+    }
+  }
+  if (a.Flag("--overlap-dispatch-backward-with-experts-wgrad") && p.ep > 1 &&
+      !f.overlap_moe_expert_parallel_comm) {
+    f.overlap_dispatch_backward_with_experts_wgrad = true;
+  }
+}
+
 }  // namespace meshsim::megatron_internal

@@ -53,12 +53,16 @@ class Replayer {
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
     assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == sigs_.size());
     for (float s : options.comm_slowdown) interference_ = interference_ || s > 0;
+    // Side-stream ops share the GPU with the compute stream: their progress is tracked.
+    side_ = options.side_stream_slowdown > 0 && p.HasSideCompute();
+    interference_ = interference_ || side_;
     result_.interference_on = interference_;
     if (interference_) {
       running_.assign(p.Ranks(), RunningCompute());
       in_flight_.assign(p.Ranks(), {});
       held_.assign(p.Ranks(), 0);
     }
+    if (side_) side_running_.assign(p.Ranks(), RunningCompute());
     memory_.assign(p.Ranks(), {});
     for (int r : options.memory_curve_ranks) memory_[r].record_curve = true;
     sim_.Reserve(1024);
@@ -140,7 +144,19 @@ class Replayer {
   // trailing launches releases the ops it issues before its end (HostRelease) and keeps
   // the host busy until its last launch.
   void StartCompute(OpId id, const ReplayOp& op) {
-    const bool host = op.queue % kStreamCount == static_cast<uint32_t>(Stream::kHost);
+    const uint32_t stream = op.queue % kStreamCount;
+    if (stream == static_cast<uint32_t>(Stream::kSideCompute)) {
+      if (side_) {
+        StartSide(id, op);
+        return;
+      }
+      sim_.Schedule(Duration(op), [this, id] {
+        Finish(id);
+        Drain();
+      });
+      return;
+    }
+    const bool host = stream == static_cast<uint32_t>(Stream::kHost);
     if (host) {
       const SimTime d = Duration(op);
       const KernelWork& w = p_.works()[op.ref].work;
@@ -171,6 +187,56 @@ class Replayer {
     rc.left_ps = static_cast<double>(Duration(op).picoseconds());
     rc.slowdown = SlowdownOf(rank);
     ScheduleCompute(rank);
+    if (side_) RerateSide(rank);
+  }
+
+  // A side-stream op starts: it runs at its own rate, shared with the rank's compute op
+  // while one runs (ReplayOptions::side_stream_slowdown), which slows by as much.
+  void StartSide(OpId id, const ReplayOp& op) {
+    const uint32_t rank = op.queue / kStreamCount;
+    RunningCompute& sc = side_running_[rank];
+    sc.op = id;
+    sc.since = sim_.Now();
+    sc.left_ps = static_cast<double>(Duration(op).picoseconds());
+    sc.slowdown = running_[rank].op != kNone ? options_.side_stream_slowdown : 0;
+    ScheduleSide(rank);
+    RerateCompute(rank);
+  }
+
+  void ScheduleSide(uint32_t rank) {
+    RunningCompute& sc = side_running_[rank];
+    const OpId id = sc.op;
+    const int64_t left = RoundToInt64(sc.left_ps * (1 + sc.slowdown));
+    sc.event = sim_.ScheduleAt(sc.since + SimTime::Picoseconds(left), [this, id, rank] {
+      side_running_[rank].op = kNone;
+      RerateCompute(rank);
+      Finish(id);
+      Drain();
+    });
+  }
+
+  // The rank's side op, if any, continues at the rate the compute stream now leaves it.
+  void RerateSide(uint32_t rank) {
+    RunningCompute& sc = side_running_[rank];
+    if (sc.op == kNone) return;
+    const double s = running_[rank].op != kNone ? options_.side_stream_slowdown : 0;
+    if (s == sc.slowdown) return;
+    Progress(sc);
+    sc.slowdown = s;
+    sim_.Cancel(sc.event);
+    ScheduleSide(rank);
+  }
+
+  // The rank's compute op, if any, continues at its new rate from now on.
+  void RerateCompute(uint32_t rank) {
+    RunningCompute& rc = running_[rank];
+    if (rc.op == kNone) return;
+    const double s = SlowdownOf(rank);
+    if (s == rc.slowdown) return;
+    Progress(rc);
+    rc.slowdown = s;
+    sim_.Cancel(rc.event);
+    ScheduleCompute(rank);
   }
 
   // Schedules the end of `rank`'s running compute op at its current rate.
@@ -180,6 +246,7 @@ class Replayer {
     const int64_t left = RoundToInt64(rc.left_ps * (1 + rc.slowdown));
     rc.event = sim_.ScheduleAt(rc.since + SimTime::Picoseconds(left), [this, id, rank] {
       running_[rank].op = kNone;
+      if (side_) RerateSide(rank);
       Finish(id);
       Drain();
     });
@@ -196,6 +263,7 @@ class Replayer {
     double s = 0;
     for (int k = 0; k < kCommOpCount; ++k) s += in_flight_[rank][k] * options_.comm_interference[k];
     if (held_[rank] != 0) s += static_cast<double>(held_[rank]) * kHeldUnit;
+    if (side_ && side_running_[rank].op != kNone) s += options_.side_stream_slowdown;
     return s;
   }
 
@@ -214,14 +282,7 @@ class Replayer {
       if (options_.comm_interference[k] == 0) return;
       in_flight_[rank][k] = static_cast<uint16_t>(in_flight_[rank][k] + delta);
     }
-    RunningCompute& rc = running_[rank];
-    if (rc.op == kNone) return;
-    const double s = SlowdownOf(rank);
-    if (s == rc.slowdown) return;
-    Progress(rc);
-    rc.slowdown = s;
-    sim_.Cancel(rc.event);
-    ScheduleCompute(rank);
+    RerateCompute(rank);
   }
 
   const std::vector<std::vector<int>>& MirrorsOf(const CommSignature& s) const {
@@ -363,6 +424,10 @@ class Replayer {
   std::vector<RunningCompute> running_;
   std::vector<std::array<uint16_t, kCommOpCount>> in_flight_;
   std::vector<int64_t> held_;
+  // Side-stream ops (Stream::kSideCompute; side_ when the program has any and they share
+  // the GPU): per rank, the one running and its progress.
+  bool side_ = false;
+  std::vector<RunningCompute> side_running_;
   // Per entry of the program's works table: its ComputeModel time (-1 ps: not timed);
   // ReplayResult::work_times in the end.
   std::vector<SimTime> work_times_;

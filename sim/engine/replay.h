@@ -37,6 +37,12 @@ struct ReplayOptions {
   // comm_interference value; < 0: their kind's value. Empty: every collective takes its
   // kind's (CommSlowdowns, kernel_interference.h, fills it).
   std::vector<float> comm_slowdown;
+  // While an op of the side compute stream (Stream::kSideCompute) and one of the compute
+  // stream run together on a rank, each progresses at 1 / (1 + side_stream_slowdown) of
+  // its own rate (the compute op's besides any communication's slowdown). 1: the two
+  // share the GPU evenly, as two kernels that each need all of its HBM bandwidth would;
+  // a side op running alone (the compute stream idle) runs at its own rate.
+  double side_stream_slowdown = 1.0;
   // Per program group: the groups that run the same collectives at the same time without
   // being replayed (symmetric copies); the network carries their traffic too. Empty: none.
   std::vector<std::vector<std::vector<int>>> mirrors;

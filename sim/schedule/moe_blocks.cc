@@ -4,6 +4,7 @@
 // and the shared experts as a dense, TP-split MLP. The experts' ops carry the token
 // permutations around the all-to-alls (MoeCost::permute_bytes): the forward's, and their
 // inverses in the input-gradient op.
+#include <algorithm>
 #include <optional>
 
 #include "sim/schedule/step_builder_impl.h"
@@ -123,18 +124,94 @@ OpId StepBuilder::MoeRouterForward(RankState& st, const MoeCost& c, const MoeSha
   return routed;
 }
 
+// Megatron-Core's paged stash (FrameworkOptions::moe_paged_stash; megatron/core/transformer/
+// moe/paged_stash.py and experts.py @ NVIDIA/Megatron-LM core_v0.19.0), on one side stream
+// (PagedStashManager: "use the same stream for packing and unpacking"):
+//  - PipelinePostScheduleFunction.forward, after the experts' forward, copies their saved
+//    tensors out (stash_paged_tensors: the pack stream first waits for the compute stream),
+//    unless the next entry of the schedule is this layer's backward
+//    (remove_paged_tensor_from_stash: they stay where they are). Which op comes next is
+//    known when the next experts' op is emitted: StashOut emits the copy then;
+//  - PipelinePreScheduleFunction.forward, before the next experts' forward, and
+//    PipelinePostScheduleFunction.backward, before their backward, make the compute stream
+//    wait for the side stream (wait_for_stash_to_complete, and the unpack stream);
+//  - PipelinePreScheduleFunction.backward, once the experts' backward is done, starts
+//    copying back the next layer to run backward (reload_paged_tensors: the unpack stream
+//    waits for the compute stream); one whose backward follows a forward instead is copied
+//    back there (PipelinePostScheduleFunction.forward, no_wait): StashBack before its
+//    backward.
+// Each copy is MoeCost::stash_bytes through HBM in stash_kernels kernels, launched by the
+// host after the op they follow (not among its leading launches).
+void StepBuilder::StashOut(RankState& st, const MoeCost& c, int next_layer, int next_mb,
+                           bool backward) {
+  RankState::Stash& s = st.stash;
+  if (!s.forward) return;
+  const OpId forward = *s.forward;
+  s.forward.reset();
+  if (backward && s.layer == next_layer && s.mb == next_mb) return;
+  const OpId copy = prog_.AddSideCompute(
+      st.rank, Tag::kMoeStash, KernelWork{0, c.stash_bytes, c.stash_kernels}, s.layer, s.mb);
+  prog_.AddDep(forward, copy);
+  st.host.Issue(prog_, copy, c.stash_kernels, s.layer, s.mb);
+  s.out.emplace_back(s.layer, s.mb);
+  s.out_unwaited = s.any_unwaited = copy;
+}
+
+// Copies back the experts' saved tensors of (layer, mb) if they were copied out, after the
+// compute stream's latest op.
+void StepBuilder::StashBack(RankState& st, const MoeCost& c, int layer, int mb) {
+  RankState::Stash& s = st.stash;
+  const auto it = std::find(s.out.begin(), s.out.end(), std::pair{layer, mb});
+  if (it == s.out.end()) return;
+  s.out.erase(it);
+  const OpId back = prog_.AddSideCompute(st.rank, Tag::kMoeStash,
+                                         KernelWork{0, c.stash_bytes, c.stash_kernels}, layer, mb);
+  if (st.last_compute) prog_.AddDep(*st.last_compute, back);
+  st.host.Issue(prog_, back, c.stash_kernels, layer, mb);
+  s.any_unwaited = back;
+  s.back.push_back({{layer, mb}, back});
+}
+
+// The compute stream waits for the side stream: before the experts' forward for its latest
+// copy out (wait_for_stash_to_complete waits while one is in flight), before the backward of
+// (layer, mb) for everything on it, its own copy back among them.
+void StepBuilder::WaitForStash(RankState& st, int layer, int mb, bool backward) {
+  RankState::Stash& s = st.stash;
+  if (s.out_unwaited) st.wait.push_back(*s.out_unwaited);
+  if (backward && s.any_unwaited) st.wait.push_back(*s.any_unwaited);
+  if (backward || s.any_unwaited == s.out_unwaited) s.any_unwaited.reset();
+  s.out_unwaited.reset();
+  if (!backward) return;
+  const auto it = std::find_if(s.back.begin(), s.back.end(), [&](const auto& b) {
+    return b.first == std::pair{layer, mb};
+  });
+  if (it == s.back.end()) return;
+  st.wait.push_back(it->second);
+  s.back.erase(it);
+}
+
 // With the element-wise kernels of expert biases and a clamped GLU (MoeCost::extra_*),
 // forward here, their backward with the input gradients. FC2's bias kernels are launched
 // after FC2's GEMMs: the GPU runs the experts while the host launches them.
 void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                     int layer, int mb, bool recompute) {
+  const bool stash = PagedStash() && !recompute;
+  if (stash) {
+    StashOut(st, c, layer, mb, /*backward=*/false);
+    WaitForStash(st, layer, mb, /*backward=*/false);
+  }
   const int kernels = c.experts.fwd_kernels + c.extra_fwd_kernels;
-  Compute(st, recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
-                     kernels, ids.experts.fwd},
-          layer, mb, recompute ? c.experts.fwd_flops : 0,
-          ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true),
-          c.extra_fwd_trailing);
+  const OpId id = Compute(
+      st, recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd,
+      KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
+                 kernels, ids.experts.fwd},
+      layer, mb, recompute ? c.experts.fwd_flops : 0,
+      ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true), c.extra_fwd_trailing);
+  if (stash) {
+    st.stash.layer = layer;
+    st.stash.mb = mb;
+    st.stash.forward = id;
+  }
 }
 
 void StepBuilder::SharedExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
@@ -189,6 +266,11 @@ void StepBuilder::SharedExpertsBackward(RankState& st, const MoeCost& c, const M
 // the expert biases' and clamped GLU's element-wise kernels.
 void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                   int layer, int mb) {
+  if (PagedStash()) {
+    StashOut(st, c, layer, mb, /*backward=*/true);
+    StashBack(st, c, layer, mb);
+    WaitForStash(st, layer, mb, /*backward=*/true);
+  }
   const int kernels = c.experts.fwd_kernels + c.extra_bwd_kernels;
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
@@ -202,6 +284,13 @@ void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShap
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
                      ids.experts.wgrad},
           layer, mb, 0, ExpertGemmLaunches());
+  if (!PagedStash()) return;
+  // The next layer of this micro-batch to run backward: the latest copied out below this one.
+  std::optional<int> next;
+  for (const auto& [l, b] : st.stash.out) {
+    if (b == mb && l < layer && (!next || l > *next)) next = l;
+  }
+  if (next) StashBack(st, c, *next, mb);
 }
 
 void StepBuilder::MoeRouterBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,

@@ -36,6 +36,8 @@ std::string_view StreamName(Stream s) {
       return "tp comm back";
     case Stream::kHost:
       return "host";
+    case Stream::kSideCompute:
+      return "side compute";
   }
   return "?";
 }
@@ -125,6 +127,8 @@ std::string_view TagName(Tag t) {
       return "host launch";
     case Tag::kHostSync:
       return "host sync";
+    case Tag::kMoeStash:
+      return "moe paged stash";
   }
   return "?";
 }
@@ -244,6 +248,18 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
   op.layer = layer;
   op.micro_batch = micro_batch;
   return PushCompute(op, OpWork{work, recompute_flops});
+}
+
+OpId Program::AddSideCompute(int rank, Tag tag, KernelWork work, int layer, int micro_batch) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.stream = Stream::kSideCompute;
+  op.tag = tag;
+  op.rank = rank;
+  op.layer = layer;
+  op.micro_batch = micro_batch;
+  has_side_compute_ = true;
+  return PushCompute(op, OpWork{work, 0});
 }
 
 OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch,

@@ -45,8 +45,13 @@ enum class Stream : uint8_t {
   // its ops are compute ops that take KernelWork::kernels launches of host time
   // (IsHostLaunch) and run on the CPU, not the GPU.
   kHost,
+  // A second compute stream of the GPU: kernels the framework runs beside the main one
+  // (Megatron-Core's paged stash copies on PagedStashManager.pack_stream). Its ops are
+  // compute ops; while one runs beside a kCompute op of its rank, the GPU is shared
+  // (ReplayOptions::side_stream_slowdown).
+  kSideCompute,
 };
-constexpr int kStreamCount = 12;
+constexpr int kStreamCount = 13;
 std::string_view StreamName(Stream s);
 bool IsPipelineStream(Stream s);
 
@@ -92,6 +97,7 @@ enum class Tag : uint8_t {
   kOther,
   kHostLaunch,  // the host thread issues GPU ops (kernel launches)
   kHostSync,    // the host thread waits for a GPU op (a host-device synchronisation)
+  kMoeStash,    // the paged stash's copies of the experts' saved tensors (out or back in)
 };
 std::string_view TagName(Tag t);
 
@@ -261,6 +267,8 @@ class Program {
   // Appends a compute kernel to `rank`'s compute stream.
   OpId AddCompute(int rank, Tag tag, KernelWork work, int layer = -1, int micro_batch = -1,
                   double recompute_flops = 0);
+  // Appends a compute kernel to `rank`'s side compute stream (Stream::kSideCompute).
+  OpId AddSideCompute(int rank, Tag tag, KernelWork work, int layer = -1, int micro_batch = -1);
   // Appends to `rank`'s host stream (Stream::kHost) an op that takes `launches` kernel
   // launches of host time (IsHostLaunch work; 0 launches: a synchronisation point), the
   // last `trailing` of them not waited for by the ops that depend on it (HostRelease).
@@ -445,6 +453,8 @@ class Program {
   // Ops that compute, by work: the works (indices into works()) that compute ops have, in
   // the order their first op was added.
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
+  // Whether any op is on a side compute stream (Stream::kSideCompute).
+  bool HasSideCompute() const { return has_side_compute_; }
   // After Finalize(): the ops that wait for `id`.
   const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }
   const OpId* DependentsEnd(OpId id) const { return Dependents() + DependentsOffset(id + 1); }
@@ -470,6 +480,7 @@ class Program {
   void GrowSignatureIndex();
 
   int ranks_;
+  bool has_side_compute_ = false;
   ExpertRouting expert_routing_;
   bool serialize_collectives_ = false;
   bool finalized_ = false;

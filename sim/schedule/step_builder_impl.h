@@ -144,6 +144,19 @@ class StepBuilder {
       int issued = 0;  // buckets issued so far, in order
     };
     ParamBuckets dense_buckets, expert_buckets;
+    // The paged stash (moe_blocks.cc): the experts' forward whose saved tensors are not
+    // yet known to be copied out (its layer, micro-batch and op), the (layer, micro-batch)
+    // pairs copied out and not yet back, the latest copy out and the latest copy of either
+    // way on the side stream that the compute stream has not waited for, and the copies
+    // back whose backward has not yet waited for them.
+    struct Stash {
+      int layer = -1, mb = -1;
+      std::optional<OpId> forward;
+      std::vector<std::pair<int, int>> out;
+      std::optional<OpId> out_unwaited, any_unwaited;
+      std::vector<std::pair<std::pair<int, int>, OpId>> back;
+    };
+    Stash stash;
   };
 
   // step_builder.cc: ops, collectives, pipeline, gradients, optimizer.
@@ -294,6 +307,11 @@ class StepBuilder {
   void MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb);
   void MoeRouterBackward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer,
                          int mb);
+  // The paged stash's copies on the side stream (FrameworkOptions::moe_paged_stash).
+  bool PagedStash() const { return shape_.fused_grouped_mlp && shape_.moe_paged_stash; }
+  void StashOut(RankState& st, const MoeCost& c, int next_layer, int next_mb, bool backward);
+  void StashBack(RankState& st, const MoeCost& c, int layer, int mb);
+  void WaitForStash(RankState& st, int layer, int mb, bool backward);
 
   // ep_overlap.cc: Megatron-Core's EP all-to-all overlap
   // (plan.framework_options.overlap_moe_expert_parallel_comm): a forward and a backward

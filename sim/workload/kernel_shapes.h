@@ -43,7 +43,9 @@ namespace meshsim {
 // (ShapeModelParams::fused_grouped_gemm_efficiency) rather than the dense rate.
 // `fused_kernel`: which of that MLP's six kernels it is (FusedMlpKernel); where the GPU
 // has them measured (ShapeModelParams::fused_mlp), the kernel's own efficiency replaces
-// the GEMM rate.
+// the GEMM rate. `fused_dbias`: the kernel also reduces the experts' bias gradient (the
+// dGLU kernel's generate_dbias, for experts with biases), at kFusedDbiasSlowdown of its
+// measured time.
 enum FusedMlpKernel : int {
   kFusedNone = -1,
   kFusedFc1Fwd,  // FC1 forward with the SwiGLU and the quantisation of its output
@@ -54,6 +56,11 @@ enum FusedMlpKernel : int {
   kFusedFc2Wgrad,
   kFusedMlpKernels
 };
+
+// The fused grouped MLP's dGLU kernel with the bias gradient against without:
+// cudnn-frontend PR #322 (issue #256) times grouped_gemm_dglu on the issue's shape at
+// 155.6 us with the bias gradient and 139.0 us without, after its fix.
+inline constexpr double kFusedDbiasSlowdown = 155.6 / 139.0;
 
 struct GemmShape {
   double m = 0;
@@ -68,6 +75,7 @@ struct GemmShape {
   bool gmm_rate = false;
   bool grouped_rate = false;
   int fused_kernel = kFusedNone;
+  bool fused_dbias = false;
   double Flops() const { return 2 * m * n * k * batch; }
   bool operator==(const GemmShape&) const = default;
 };

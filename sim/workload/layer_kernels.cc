@@ -144,7 +144,9 @@ void AtGmmRate(PassKernels* p) {
 // grouped_gemm_dglu_wrapper_sm100 for FC2's input gradient, grouped_gemm_quant_wrapper_sm100
 // on their quantised outputs, d_row_tensor and sfd_row_tensor, for FC2 and FC1's input
 // gradient, grouped_gemm_wgrad_wrapper_sm100 for the weight gradients).
-void AtGroupedRate(PassKernels* p) {
+// With expert biases (`dbias`) the dGLU kernel also reduces FC1's bias gradient
+// (grouped_mlp.py: `generate_dbias: fc1_op.has_bias` @ release_v2.18_nemo_26.08).
+void AtGroupedRate(PassKernels* p, bool dbias) {
   for (KernelShapes* k : {&p->fwd, &p->dgrad, &p->wgrad, &p->recompute}) {
     for (GemmShape& g : k->gemms) g.grouped_rate = true;
   }
@@ -157,6 +159,7 @@ void AtGroupedRate(PassKernels* p) {
   mark(&p->recompute, kFusedFc1Fwd, kFusedFc2Fwd);
   mark(&p->dgrad, kFusedFc2Dgrad, kFusedFc1Dgrad);
   mark(&p->wgrad, kFusedFc2Wgrad, kFusedFc1Wgrad);
+  if (dbias && p->dgrad.gemms.size() == 2) p->dgrad.gemms[0].fused_dbias = true;
   for (KernelShapes* k : {&p->fwd, &p->recompute, &p->dgrad}) {
     if (k->gemms.size() == 2) k->gemms[1].casts_a = false;
   }
@@ -274,7 +277,7 @@ MoeKernels MoeLayerKernels(const ModelSpec& m, const LayerShape& shape, int ep, 
   if (!shape.xla_remat && !shape.OneKernelPerExpertGemm())
     AsPerExpertGemms(&k.experts, local_experts);
   if (shape.grouped_gemm != MoeGroupedGemm::kTe) AtGmmRate(&k.experts);
-  if (shape.fused_grouped_mlp) AtGroupedRate(&k.experts);
+  if (shape.fused_grouped_mlp) AtGroupedRate(&k.experts, m.expert_bias);
   if (m.shared_experts > 0) {
     ModelSpec dense = m;
     dense.ffn_hidden = m.shared_experts * m.ExpertFfnHidden();

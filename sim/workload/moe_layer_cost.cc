@@ -70,9 +70,26 @@ struct ExpertExtras {
   int fwd_after_fc2 = 0;  // forward kernels launched after FC2's GEMMs (_apply_bias)
 };
 
+// The fused grouped MLP takes the biases into its kernels' epilogues but for FC2's bias
+// gradient, which it scales by the routing probabilities (GroupedLinear scale_bias):
+// compute_grouped_dbias_dscales, a Triton kernel, reads FC2's output gradient (dim x e bytes
+// per copy) and the fp32 probabilities and adds into the fp32 probabilities' gradient it
+// zeroes first (transformer_engine/pytorch/ops/fused/grouped_mlp.py and triton/
+// grouped_dbias_dscales.py @ release_v2.18_nemo_26.08): received x (dim x e + 12) bytes, in
+// four kernels (the two zero fills, the kernel, the bias gradient's cast to e). FC1's bias
+// gradient is the dGLU kernel's (GemmShape::fused_dbias).
+ExpertExtras FusedExpertBias(const ModelSpec& m, double received, double e) {
+  ExpertExtras x;
+  if (!m.expert_bias) return x;
+  x.bwd_bytes = received * (static_cast<double>(m.ExpertDim()) * e + 12);
+  x.bwd_kernels = 4;
+  return x;
+}
+
 ExpertExtras ExpertElementwise(const ModelSpec& m, const LayerShape& shape, double received,
                                double local_experts, double e) {
   ExpertExtras x;
+  if (shape.megatron && shape.fused_grouped_mlp) return FusedExpertBias(m, received, e);
   if (!shape.megatron || shape.fused_grouped_mlp || shape.grouped_gemm != MoeGroupedGemm::kTe)
     return x;
   const double f = static_cast<double>(m.ExpertFfnHidden());
@@ -156,9 +173,8 @@ void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCos
 // buffer's pages; before their backward paged_stash_pop_kernel reads it back into a fresh
 // tensor: each way twice the saved bytes, one kernel per tensor (the few-byte book-keeping
 // kernels beside them, the page record's and free list's, are not counted). Megatron-Core
-// runs them on a side stream; meshsim has one compute stream and charges them in the
-// experts' ops (an upper bound on their cost where the compute they overlap leaves HBM
-// bandwidth and SMs idle).
+// runs them on a side stream (PagedStashManager.pack_stream, also its unpack stream): the
+// schedule puts them there (moe_blocks.cc).
 void AddPagedStash(const ModelSpec& m, double received, MoeCost* c) {
   constexpr double kBf16 = 2, kProbBytes = 4, kScalePerElement = 1.0 / 32;
   constexpr int kTensors = 6;  // FC1's input and FC2's data and scales, FC1's output, probs
@@ -167,10 +183,8 @@ void AddPagedStash(const ModelSpec& m, double received, MoeCost* c) {
   const double fc1_out = (m.FfnMatrices() == 3 ? 2 : 1) * f;
   const double saved =
       received * ((dim + f) * (1 + kScalePerElement) + fc1_out * kBf16 + kProbBytes);
-  c->extra_fwd_bytes += 2 * saved;
-  c->extra_bwd_bytes += 2 * saved;
-  c->extra_fwd_kernels += kTensors;
-  c->extra_bwd_kernels += kTensors;
+  c->stash_bytes = 2 * saved;
+  c->stash_kernels = kTensors;
 }
 
 }  // namespace

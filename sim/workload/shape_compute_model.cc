@@ -175,7 +175,10 @@ double ShapeComputeModel::KernelSeconds(const GemmShape& g, double rate_scale) c
   const double peak = fp8 ? p_.fp8.peak_flops_per_s : p_.peak_flops_per_s;
   double efficiency = rate_scale * (fp8 && p_.fp8.matmul_efficiency >= 0 ? p_.fp8.matmul_efficiency
                                                                          : p_.matmul_efficiency);
-  if (measured_fused) efficiency = rate_scale * fused_efficiency_[g.fused_kernel];
+  if (measured_fused) {
+    efficiency = rate_scale * fused_efficiency_[g.fused_kernel];
+    if (g.fused_dbias) efficiency /= kFusedDbiasSlowdown;
+  }
   const double compute =
       std::min(ComputeSeconds(g, peak, efficiency), SharedComputeSeconds(g, peak, efficiency));
   // FP8: 1-byte A and B, a 16-bit C.

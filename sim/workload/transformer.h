@@ -115,7 +115,7 @@ struct LayerShape {
   bool fused_grouped_mlp = false;
   // Megatron-Core's paged stash of the fused grouped MLP's saved tensors
   // (FrameworkOptions::moe_paged_stash): copied out after the experts' forward and back
-  // before their backward (MoeCost::extra_*).
+  // before their backward, on a side stream (MoeCost::stash_*).
   bool moe_paged_stash = false;
   // The library of the experts' GEMMs (MoeGroupedGemm); fused_grouped_mlp is TE's.
   MoeGroupedGemm grouped_gemm = MoeGroupedGemm::kTe;
@@ -198,6 +198,12 @@ struct MoeCost {
   // Of extra_fwd_kernels, those launched after FC2's GEMMs (FC2's bias): the forward's
   // trailing host launches (HostThread::Issue).
   int extra_fwd_trailing = 0;
+  // The paged stash (LayerShape::moe_paged_stash with fused_grouped_mlp; 0 without it):
+  // the HBM bytes and kernels of copying the experts' saved tensors out after their
+  // forward, and as much again of copying them back before their backward. Megatron-Core
+  // runs both on a side stream (moe_blocks.cc MoeStash).
+  double stash_bytes = 0;
+  int stash_kernels = 0;
   double dense_params = 0;  // router + shared experts + norm, per TP rank
 };
 // `load` scales the routed tokens this rank's experts process (1 = balanced).

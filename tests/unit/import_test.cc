@@ -1041,6 +1041,71 @@ TEST(MegatronFlags, OtherMappedFlags) {
             std::string::npos);
 }
 
+// The MoE options of the GB200 MXFP8 recipes (Megatron-Bridge perf_recipes/gpt_oss/
+// common.py @ v0.6.0): the fused grouped MLP, the paged stash, HybridEP's SMs and the EP
+// overlap map to plan.framework_options.
+constexpr const char* kHybridEpMoe =
+    "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --swiglu "
+    "--num-experts 64 --moe-router-topk 4 --expert-model-parallel-size 8 "
+    "--expert-tensor-parallel-size 1 --moe-grouped-gemm --moe-token-dispatcher-type flex "
+    "--moe-flex-dispatcher-backend hybridep --bf16 --fp8-format e4m3 --fp8-recipe mxfp8 "
+    "--world-size 8 ";
+
+TEST(MegatronFlags, MoeRecipeOptions) {
+  const MegatronImport run =
+      Import(std::string(kHybridEpMoe) +
+             "--use-transformer-engine-op-fuser --moe-paged-stash "
+             "--moe-expert-rank-capacity-factor 1.5 --moe-paged-stash-page-size 64 "
+             "--moe-hybridep-num-sms 32 --overlap-moe-expert-parallel-comm");
+  const FrameworkOptions& f = run.plan.framework_options;
+  EXPECT_TRUE(f.fused_grouped_mlp);
+  EXPECT_TRUE(f.moe_paged_stash);
+  EXPECT_EQ(f.moe_flex_dispatcher_num_sms, 32);
+  EXPECT_TRUE(f.overlap_moe_expert_parallel_comm);
+  EXPECT_TRUE(run.not_modelled.empty()) << run.not_modelled[0];
+  EXPECT_TRUE(run.unknown.empty()) << run.unknown[0];
+  EXPECT_NE(MegatronExperimentYaml(run, "x", "c.yaml", 1, 0)
+                .find("\n  framework: megatron\n  framework_options: {fused_grouped_mlp: true, "
+                      "moe_paged_stash: true, moe_flex_dispatcher_num_sms: 32, "
+                      "overlap_moe_expert_parallel_comm: true}\n"),
+            std::string::npos);
+  // --moe-flex-dispatcher-num-sms wins over the deprecated names; the deprecated ones must
+  // agree (Megatron-Core raises on a conflict).
+  EXPECT_EQ(Import(std::string(kHybridEpMoe) +
+                   "--moe-flex-dispatcher-num-sms 24 --moe-hybridep-num-sms 32")
+                .plan.framework_options.moe_flex_dispatcher_num_sms,
+            24);
+  EXPECT_EQ(Import(std::string(kHybridEpMoe) + "--moe-deepep-num-sms 20")
+                .plan.framework_options.moe_flex_dispatcher_num_sms,
+            20);
+  EXPECT_FALSE(ParseMegatronArgs(std::string(kHybridEpMoe) +
+                                 "--moe-deepep-num-sms 20 --moe-hybridep-num-sms 32")
+                   .ok());
+  // The dispatch wait for the experts' backward overlapped with their weight gradients.
+  EXPECT_TRUE(Import(std::string(kHybridEpMoe) + "--overlap-dispatch-backward-with-experts-wgrad")
+                  .plan.framework_options.overlap_dispatch_backward_with_experts_wgrad);
+}
+
+// Where meshsim does not model them, the options are listed as not modelled: the paged
+// stash without the fused grouped MLP, the op fuser outside MXFP8, the EP overlap with
+// full recomputation.
+TEST(MegatronFlags, MoeRecipeOptionsOutsideWhatIsModelled) {
+  MegatronImport run = Import(std::string(kHybridEpMoe) + "--moe-paged-stash");
+  EXPECT_FALSE(run.plan.framework_options.moe_paged_stash);
+  EXPECT_EQ(Mentions(run.not_modelled, "--moe-paged-stash is not modelled"), 1);
+  std::string bf16 = kHybridEpMoe;
+  bf16.erase(bf16.find("--fp8-format"),
+             std::string("--fp8-format e4m3 --fp8-recipe mxfp8 ").size());
+  run = Import(bf16 + "--use-transformer-engine-op-fuser");
+  EXPECT_FALSE(run.plan.framework_options.fused_grouped_mlp);
+  EXPECT_EQ(Mentions(run.not_modelled, "--use-transformer-engine-op-fuser is not modelled"), 1);
+  run = Import(std::string(kHybridEpMoe) +
+               "--overlap-moe-expert-parallel-comm --recompute-granularity full "
+               "--recompute-method uniform --recompute-num-layers 1");
+  EXPECT_FALSE(run.plan.framework_options.overlap_moe_expert_parallel_comm);
+  EXPECT_EQ(Mentions(run.not_modelled, "--overlap-moe-expert-parallel-comm is not modelled"), 1);
+}
+
 // (b) Every not-modelled flag of the table: one line naming it (with its value), saying
 // what meshsim assumes instead, and nothing else.
 TEST(MegatronFlags, EveryNotModelledFlagIsWarnedOnce) {
