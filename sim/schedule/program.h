@@ -129,11 +129,14 @@ constexpr OpId kNoOp = UINT32_MAX;
 // What an op's ReplayRecord does not hold: 8 bytes. (How many ops it waits for is
 // ReplayRecord::pending between replays.) A layer index fits 16 bits (kMaxOpLayer; a
 // model's layers are counted in the hundreds): 4 bytes an op less than 32 bits, ~35 MB
-// of fresh pages at 3,072 GPUs of GPT-1T in full replay.
+// of fresh pages at 3,072 GPUs of GPT-1T in full replay. The ranks of a pipeline stage
+// that InterleaveAdded interleaves have the same infos op for op as a rule: the program
+// then keeps one rank's (Program::Info).
 struct OpInfo {
   Tag tag = Tag::kOther;
   int16_t layer = -1;
   int32_t micro_batch = -1;
+  bool operator==(const OpInfo&) const = default;
 };
 static_assert(sizeof(OpInfo) == 8);
 constexpr int kMaxOpLayer = INT16_MAX;
@@ -156,13 +159,18 @@ struct ReplayRecord {
   uint32_t dependents = 0;
   uint32_t queue : 27 = 0;  // rank * kStreamCount + stream
   uint32_t kind_bits : 2 = 0;
+  // kMemory: its MemCategory; kCompute: kOptimizerBits for the optimizer step
+  // (Tag::kOptimizerStep), else 0, so that the step analysis reads no OpInfo.
   uint32_t category_bits : 3 = 0;
+  static constexpr uint32_t kOptimizerBits = 1;
   // How many of the ops it waits for have not finished: AddDep counts it up, a replay
   // counts it down, and Program::RecordsForReplay() counts it again before the next
   // replay of the same program (a Program is replayed by one thread at a time).
   mutable uint32_t pending = 0;
   Kind kind() const { return static_cast<Kind>(kind_bits); }
   MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
+  // kCompute: whether it is the optimizer step (Tag::kOptimizerStep).
+  bool optimizer() const { return category_bits == kOptimizerBits; }
   int rank() const { return static_cast<int>(queue / kStreamCount); }
 };
 static_assert(sizeof(ReplayRecord) == 20);
@@ -340,7 +348,7 @@ class Program {
   // (not: the program as it was). O(the ops since `begin`).
   bool InterleaveAdded(OpId begin);
 
-  size_t OpCount() const { return infos_.size(); }
+  size_t OpCount() const { return records_.size() - (finalized_ ? 1 : 0); }
   Op op(OpId id) const;
   // Every op, in id order: `for (const Op& op : program.ops())`, ops()[id], ops().size().
   class OpRange {
@@ -374,7 +382,8 @@ class Program {
     const Program* p_;
   };
   OpRange ops() const { return OpRange(this); }
-  const OpInfo& Info(OpId id) const { return infos_[id]; }
+  // Op `id`'s info. O(log of the runs of interleaved stages whose infos are kept once).
+  const OpInfo& Info(OpId id) const;
   // Collective `c` (index into comms(), as Op::comm names it).
   Comm comm(size_t c) const {
     const CommRecord& r = comms_[c];
@@ -477,7 +486,24 @@ class Program {
   bool interleaved_added_ = false;      // InterleaveAdded renumbered some ops
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
-  std::vector<OpInfo> infos_;  // per op
+  // A run of ops whose infos are infos_[offset + (id - first) / ranks] (ranks 1: one an
+  // op; more: a stage interleaved by InterleaveAdded whose ranks' infos are alike, kept
+  // once), up to the next run's first op.
+  struct InfoRun {
+    OpId first = 0;
+    uint32_t ranks = 1;
+    uint32_t offset = 0;
+  };
+  // Writes the infos of the `ranks` x `count` ops from `begin` (interleaved, op k of rank
+  // j at begin + k * ranks + j) from `old`, their ranks' infos one rank after another: once
+  // where every rank's are alike, else op by op. Their slots in infos_ begin at the run
+  // that holds `begin`'s, which ends there. O(ranks x count).
+  void PutInterleavedInfos(OpId begin, uint32_t ranks, uint32_t count,
+                           const std::vector<OpInfo>& old);
+  // Gives every op its own info again (one run of ranks 1), for InterleaveRanks.
+  void ExpandInfos();
+  std::vector<OpInfo> infos_;       // per op, or per rank's op of a run (info_runs_)
+  std::vector<InfoRun> info_runs_;  // by first op; the first begins at op 0
   std::vector<CommRecord> comms_;
   std::vector<CommSignature> signatures_;
   std::vector<KernelShapes> shapes_;

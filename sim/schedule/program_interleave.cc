@@ -407,7 +407,8 @@ bool Program::InterleaveAdded(OpId begin) {
   std::vector<OpId>& old_lists = Buffers().lists;
   const uint32_t lists_begin = records_[begin].dependents;
   old_records.assign(records_.begin() + begin, records_.end());
-  old_infos.assign(infos_.begin() + begin, infos_.end());
+  // (The ops from `begin` have an info each: the open run's, InfoRun.)
+  old_infos.assign(infos_.end() - (n - begin), infos_.end());
   old_lists.assign(dependents_.begin() + lists_begin, dependents_.end());
   const auto new_id = [&](uint32_t j, OpId old) {
     return begin + (old - runs[j].begin) * ranks + j;
@@ -427,10 +428,10 @@ bool Program::InterleaveAdded(OpId begin) {
       }
       if (r.next_in_queue != kNoOp) r.next_in_queue = new_id(j, r.next_in_queue);
       records_[dst] = r;
-      infos_[dst] = old_infos[old - begin];
     }
   }
   assert(at == dependents_.size());
+  PutInterleavedInfos(begin, ranks, count, old_infos);
   for (uint32_t j = 0; j < ranks; ++j) {
     const size_t q = static_cast<size_t>(runs[j].rank) * kStreamCount;
     for (int s = 0; s < kStreamCount; ++s) {
@@ -449,6 +450,7 @@ bool Program::InterleaveAdded(OpId begin) {
 bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   assert(finalized_ && !pending_spent_);
   const size_t n = OpCount();
+  ExpandInfos();
   Layout layout;
   if (!layout.Measure(records_.data(), n, ranks_) || !layout.Place(groups)) return false;
   const auto new_id = [&](OpId old) { return layout.NewId(old, records_[old].rank()); };
