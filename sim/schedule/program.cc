@@ -500,32 +500,50 @@ void Program::Reserve(size_t ops, size_t deps) {
   ReserveHuge(dependents_, deps);
 }
 
-// Counts each new op's dependents into ReplayRecord::dependents, turns the counts into
-// each list's end, then fills the lists from the back with the edges taken last to first,
-// which leaves each record's `dependents` at its list's start and the lists in the order
-// the edges were added.
+// Counts each new op's dependents into ReplayRecord::dependents; gives each op of more
+// than one a list (its length, then room for them) with `dependents` at the list's end;
+// then puts each edge, last to first, in its op's record (a lone dependent) or its list
+// from the back, which leaves the lists in the order the edges were added, and each
+// `dependents` at its list's start.
 void Program::Seal() {
   assert(!finalized_);
   for (const auto& [before, after] : edges_) ++records_[before].dependents;
-  auto end = static_cast<uint32_t>(dependents_.size());
+  using Deps = ReplayRecord::Deps;
   for (size_t id = sealed_ops_; id < records_.size(); ++id) {
-    end += records_[id].dependents;
-    records_[id].dependents = end;
+    ReplayRecord& r = records_[id];
+    const uint32_t count = r.dependents;
+    r.deps_bits = static_cast<uint32_t>(count == 0   ? Deps::kNone
+                                        : count == 1 ? Deps::kOne
+                                                     : Deps::kList);
+    if (count > 1) {
+      dependents_.push_back(count);
+      dependents_.resize(dependents_.size() + count);
+      r.dependents = static_cast<uint32_t>(dependents_.size());
+    }
   }
-  dependents_.resize(end);
   for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
-    dependents_[--records_[e->first].dependents] = e->second;
+    ReplayRecord& r = records_[e->first];
+    if (r.deps() == Deps::kOne) {
+      r.dependents = e->second;
+    } else {
+      dependents_[--r.dependents] = e->second;
+    }
   }
+  for (size_t id = sealed_ops_; id < records_.size(); ++id) {
+    ReplayRecord& r = records_[id];
+    if (r.deps() == Deps::kList) --r.dependents;  // from its first op to its length
+  }
+  sealed_deps_ += edges_.size();
   edges_.clear();
   sealed_ops_ = records_.size();
 }
 
-// A record past the last op ends the last list.
+// A record past the last op, without dependents.
 void Program::Finalize() {
   Seal();
   if (interleaved_added_) RenumberCommsByFirstPart();
   ListParts();
-  records_.emplace_back().dependents = static_cast<uint32_t>(dependents_.size());
+  records_.emplace_back();
   edges_ = {};
   stream_tails_ = {};
   is_compute_work_ = {};
@@ -537,7 +555,10 @@ const ReplayRecord* Program::RecordsForReplay() const {
   if (pending_spent_) {
     const size_t n = OpCount();
     for (size_t i = 0; i < n; ++i) records_[i].pending = 0;
-    for (const OpId after : dependents_) ++records_[after].pending;
+    for (size_t i = 0; i < n; ++i) {
+      const ReplayRecord& r = records_[i];
+      for (const OpId* d = DependentsBegin(r); d != DependentsEnd(r); ++d) ++records_[*d].pending;
+    }
     for (const CommRecord& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
   }
   pending_spent_ = true;
