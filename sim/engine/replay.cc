@@ -20,7 +20,7 @@ class Replayer {
     uint32_t head = kNone;
     bool started = false;
   };
-  // The event loop reads the Program's ReplayRecords (one 24-byte record per op, built as
+  // The event loop reads the Program's ReplayRecords (one 20-byte record per op, built as
   // the program was) and nothing else of an op; start and end times go straight to the
   // result's arrays (8 bytes each, dense).
   using Kind = ReplayRecord::Kind;
@@ -136,9 +136,6 @@ class Replayer {
       }
     }
   }
-
-  const OpId* DependentsBegin(size_t id) const { return deps_ + ops_[id].dependents; }
-  const OpId* DependentsEnd(size_t id) const { return deps_ + ops_[id + 1].dependents; }
 
   // Host ops (Stream::kHost) run on the CPU: communication does not slow them. One with
   // trailing launches releases the ops it issues before its end (HostRelease) and keeps
@@ -357,12 +354,20 @@ class Replayer {
     if (release) Release(id);
   }
 
-  // Op `id`'s dependents no longer wait for it.
+  // Op `id`'s dependents no longer wait for it: most often one, in its record.
   void Release(OpId id) {
-    for (const OpId *d = DependentsBegin(id), *e = DependentsEnd(id); d != e; ++d) {
-      const ReplayOp& w = ops_[*d];
-      if (--w.pending == 0) worklist_.push_back(w.queue);
+    const ReplayOp& op = ops_[id];
+    if (op.deps() == ReplayOp::Deps::kOne) {
+      Released(op.dependents);
+    } else if (op.deps() == ReplayOp::Deps::kList) {
+      for (const OpId *d = p_.DependentsBegin(op), *e = p_.DependentsEnd(op); d != e; ++d) {
+        Released(*d);
+      }
     }
+  }
+  void Released(OpId id) {
+    const ReplayOp& w = ops_[id];
+    if (--w.pending == 0) worklist_.push_back(w.queue);
   }
 
   void ApplyMemory(const ReplayOp& op) {
@@ -398,7 +403,6 @@ class Replayer {
 
   const Program& p_;
   const ReplayRecord* ops_;  // the program's records (pending counts change as it runs)
-  const OpId* deps_ = p_.Dependents();
   const CommRecord* comms_ = p_.CommRecords();  // `waiting` counts change as it runs
   const std::vector<CommSignature>& sigs_ = p_.signatures();
   Network& network_;

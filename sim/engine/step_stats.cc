@@ -15,15 +15,16 @@ namespace {
 enum Activity { kOptimizer, kCompute, kTp, kCp, kEp, kPp, kDp, kHost, kActivityCount };
 
 // The analysis visits every op of every analysed rank several times: it reads the parts
-// of an op it needs from the program's ReplayRecord and OpInfo arrays rather than build
-// whole Ops (Program::op).
+// of an op it needs from the program's ReplayRecord array (the optimizer step's kernels
+// are marked there, ReplayRecord::optimizer) rather than build whole Ops (Program::op) or
+// read OpInfos.
 bool IsCompute(const ReplayRecord& r) { return r.kind() == ReplayRecord::Kind::kCompute; }
 
 // The activity of op `id` on `stream` (a memory op's counts for nothing).
 Activity ActivityOf(const Program& p, OpId id, Stream stream) {
   if (stream == Stream::kHost) return kHost;
   if (IsCompute(p.Records()[id])) {
-    return p.Info(id).tag == Tag::kOptimizerStep ? kOptimizer : kCompute;
+    return p.Records()[id].optimizer() ? kOptimizer : kCompute;
   }
   switch (stream) {
     case Stream::kTp:
@@ -243,8 +244,7 @@ RankEnds ScanRankEnds(const Program& program, const ReplayResult& replay) {
     const ReplayRecord& r = records[id];
     const int rank = r.rank();
     ends.last_op[rank] = static_cast<OpId>(id);
-    if (IsCompute(r) && r.queue % kStreamCount == kComputeQueue &&
-        program.Info(static_cast<OpId>(id)).tag != Tag::kOptimizerStep) {
+    if (IsCompute(r) && r.queue % kStreamCount == kComputeQueue && !r.optimizer()) {
       int64_t& last = ends.last_pass_end[rank];
       last = std::max(last, replay.end[id].picoseconds());
     }
@@ -291,8 +291,7 @@ void WalkOp(const Program& program, const ReplayResult& replay, OpId id, int ran
   if (IsCompute(r)) {
     if (stream != Stream::kCompute) return;
     if (replay.interference_on) {
-      walk.slowed[program.Info(id).tag == Tag::kOptimizerStep] +=
-          replay.Interference(program, id).picoseconds();
+      walk.slowed[r.optimizer()] += replay.Interference(program, id).picoseconds();
     }
     const OpWork& w = program.works()[r.ref];  // a compute op's ref is its work
     walk.model_flops += w.work.flops - w.recompute_flops;

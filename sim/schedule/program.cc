@@ -154,6 +154,7 @@ Program::Program(int ranks)
   assert(static_cast<uint64_t>(ranks) * kStreamCount <= kMaxQueues);
   infos_.swap(SpareOps());
   infos_.clear();
+  info_runs_.push_back(InfoRun{});
   records_.swap(SpareRecords());
   records_.clear();
 }
@@ -165,9 +166,53 @@ Program::~Program() {
   if (records_.capacity() > spare_records.capacity()) spare_records.swap(records_);
 }
 
+const OpInfo& Program::Info(OpId id) const {
+  if (info_runs_.size() == 1) return infos_[id];  // one info an op
+  const auto run =
+      std::prev(std::upper_bound(info_runs_.begin(), info_runs_.end(), id,
+                                 [](OpId v, const InfoRun& r) { return v < r.first; }));
+  return infos_[run->offset + (id - run->first) / run->ranks];
+}
+
+void Program::PutInterleavedInfos(OpId begin, uint32_t ranks, uint32_t count,
+                                  const std::vector<OpInfo>& old) {
+  assert(old.size() == size_t{ranks} * count);
+  InfoRun& open = info_runs_.back();
+  assert(open.ranks == 1 && open.first <= begin);
+  const uint32_t at = open.offset + (begin - open.first);
+  bool alike = true;
+  for (uint32_t j = 1; j < ranks && alike; ++j) {
+    alike = std::equal(old.begin(), old.begin() + count, old.begin() + size_t{j} * count);
+  }
+  if (!alike) {
+    for (uint32_t k = 0; k < count; ++k) {
+      for (uint32_t j = 0; j < ranks; ++j) infos_[at + k * ranks + j] = old[size_t{j} * count + k];
+    }
+    return;
+  }
+  std::copy(old.begin(), old.begin() + count, infos_.begin() + at);
+  // The slots past the run's stay, already touched, for the ops added next.
+  infos_.resize(at + count);
+  if (open.first == begin) {
+    open.ranks = ranks;
+  } else {
+    info_runs_.push_back(InfoRun{begin, ranks, at});
+  }
+  info_runs_.push_back(InfoRun{begin + ranks * count, 1, at + count});
+}
+
+void Program::ExpandInfos() {
+  if (info_runs_.size() == 1) return;
+  std::vector<OpInfo> all;
+  all.reserve(OpCount());
+  for (OpId id = 0; id < OpCount(); ++id) all.push_back(Info(id));
+  infos_.swap(all);
+  info_runs_.assign(1, InfoRun{});
+}
+
 Op Program::op(OpId id) const {
   const ReplayRecord& r = records_[id];
-  const OpInfo& info = infos_[id];
+  const OpInfo& info = Info(id);
   Op op;
   switch (r.kind()) {
     case ReplayRecord::Kind::kCompute:
@@ -186,7 +231,7 @@ Op Program::op(OpId id) const {
   }
   op.stream = static_cast<Stream>(r.queue % kStreamCount);
   op.tag = info.tag;
-  op.category = r.category();
+  if (r.kind() == ReplayRecord::Kind::kMemory) op.category = r.category();
   op.rank = r.rank();
   op.layer = info.layer;
   op.micro_batch = info.micro_batch;
@@ -199,7 +244,9 @@ OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   assert(op.rank >= 0 && op.rank < ranks_);
   static_assert(kMaxModelLayers <= kMaxOpLayer, "a model's layer index fits an OpInfo");
   assert(op.layer >= -1 && op.layer <= kMaxOpLayer);
-  const OpId id = static_cast<OpId>(infos_.size());
+  const OpId id = static_cast<OpId>(records_.size());
+  assert(info_runs_.back().ranks == 1 &&
+         info_runs_.back().offset + (id - info_runs_.back().first) == infos_.size());
   infos_.push_back(OpInfo{op.tag, static_cast<int16_t>(op.layer), op.micro_batch});
   const uint32_t queue =
       static_cast<uint32_t>(op.rank) * kStreamCount + static_cast<uint32_t>(op.stream);
@@ -207,7 +254,11 @@ OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
   r.ref = ref;
   r.queue = queue;
   r.kind_bits = static_cast<uint32_t>(kind);
-  r.category_bits = static_cast<uint32_t>(op.category);
+  if (kind == ReplayRecord::Kind::kMemory) {
+    r.category_bits = static_cast<uint32_t>(op.category);
+  } else if (kind == ReplayRecord::Kind::kCompute && op.tag == Tag::kOptimizerStep) {
+    r.category_bits = ReplayRecord::kOptimizerBits;
+  }
   OpId& tail = stream_tails_[queue];
   if (tail == kNoOp) {
     stream_heads_[queue] = id;
@@ -220,7 +271,7 @@ OpId Program::Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref) {
 }
 
 void Program::SerializeCollectives(bool on) {
-  assert(infos_.empty());
+  assert(records_.empty());
   serialize_collectives_ = on;
   last_serial_.assign(on ? ranks_ : 0, -1);
 }
@@ -450,7 +501,7 @@ void Program::ListParts() {
 }
 
 void Program::AddDep(OpId before, OpId after) {
-  assert(before < infos_.size() && after < infos_.size() && before != after);
+  assert(before < OpCount() && after < OpCount() && before != after);
   assert(before >= sealed_ops_ && "AddDep from a sealed op");
   edges_.emplace_back(before, after);
   ++records_[after].pending;
@@ -465,32 +516,50 @@ void Program::Reserve(size_t ops, size_t deps) {
   ReserveHuge(dependents_, deps);
 }
 
-// Counts each new op's dependents into ReplayRecord::dependents, turns the counts into
-// each list's end, then fills the lists from the back with the edges taken last to first,
-// which leaves each record's `dependents` at its list's start and the lists in the order
-// the edges were added.
+// Counts each new op's dependents into ReplayRecord::dependents; gives each op of more
+// than one a list (its length, then room for them) with `dependents` at the list's end;
+// then puts each edge, last to first, in its op's record (a lone dependent) or its list
+// from the back, which leaves the lists in the order the edges were added, and each
+// `dependents` at its list's start.
 void Program::Seal() {
   assert(!finalized_);
   for (const auto& [before, after] : edges_) ++records_[before].dependents;
-  auto end = static_cast<uint32_t>(dependents_.size());
+  using Deps = ReplayRecord::Deps;
   for (size_t id = sealed_ops_; id < records_.size(); ++id) {
-    end += records_[id].dependents;
-    records_[id].dependents = end;
+    ReplayRecord& r = records_[id];
+    const uint32_t count = r.dependents;
+    r.deps_bits = static_cast<uint32_t>(count == 0   ? Deps::kNone
+                                        : count == 1 ? Deps::kOne
+                                                     : Deps::kList);
+    if (count > 1) {
+      dependents_.push_back(count);
+      dependents_.resize(dependents_.size() + count);
+      r.dependents = static_cast<uint32_t>(dependents_.size());
+    }
   }
-  dependents_.resize(end);
   for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) {
-    dependents_[--records_[e->first].dependents] = e->second;
+    ReplayRecord& r = records_[e->first];
+    if (r.deps() == Deps::kOne) {
+      r.dependents = e->second;
+    } else {
+      dependents_[--r.dependents] = e->second;
+    }
   }
+  for (size_t id = sealed_ops_; id < records_.size(); ++id) {
+    ReplayRecord& r = records_[id];
+    if (r.deps() == Deps::kList) --r.dependents;  // from its first op to its length
+  }
+  sealed_deps_ += edges_.size();
   edges_.clear();
   sealed_ops_ = records_.size();
 }
 
-// A record past the last op ends the last list.
+// A record past the last op, without dependents.
 void Program::Finalize() {
   Seal();
   if (interleaved_added_) RenumberCommsByFirstPart();
   ListParts();
-  records_.emplace_back().dependents = static_cast<uint32_t>(dependents_.size());
+  records_.emplace_back();
   edges_ = {};
   stream_tails_ = {};
   is_compute_work_ = {};
@@ -502,7 +571,10 @@ const ReplayRecord* Program::RecordsForReplay() const {
   if (pending_spent_) {
     const size_t n = OpCount();
     for (size_t i = 0; i < n; ++i) records_[i].pending = 0;
-    for (const OpId after : dependents_) ++records_[after].pending;
+    for (size_t i = 0; i < n; ++i) {
+      const ReplayRecord& r = records_[i];
+      for (const OpId* d = DependentsBegin(r); d != DependentsEnd(r); ++d) ++records_[*d].pending;
+    }
     for (const CommRecord& c : comms_) c.waiting = static_cast<uint32_t>(c.parts);
   }
   pending_spent_ = true;

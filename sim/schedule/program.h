@@ -2,9 +2,9 @@
 //
 // Each rank has one in-order queue per Stream (like CUDA streams). An op starts when it
 // is at the head of its queue and every op it depends on has finished. Ops are stored
-// in one flat array and referred to by 32-bit index; dependency edges are kept as a
-// compressed adjacency list (each op's dependents), built by Seal() for the ops added
-// since the last Seal() and by Finalize() for the rest.
+// in one flat array and referred to by 32-bit index; dependency edges are kept as each
+// op's dependents (a lone one in its record, more in a list), built by Seal() for the ops
+// added since the last Seal() and by Finalize() for the rest.
 //
 // Op kinds:
 //  - kCompute: a kernel on the compute stream; its time comes from a ComputeModel.
@@ -135,11 +135,14 @@ constexpr OpId kNoOp = UINT32_MAX;
 // What an op's ReplayRecord does not hold: 8 bytes. (How many ops it waits for is
 // ReplayRecord::pending between replays.) A layer index fits 16 bits (kMaxOpLayer; a
 // model's layers are counted in the hundreds): 4 bytes an op less than 32 bits, ~35 MB
-// of fresh pages at 3,072 GPUs of GPT-1T in full replay.
+// of fresh pages at 3,072 GPUs of GPT-1T in full replay. The ranks of a pipeline stage
+// that InterleaveAdded interleaves have the same infos op for op as a rule: the program
+// then keeps one rank's (Program::Info).
 struct OpInfo {
   Tag tag = Tag::kOther;
   int16_t layer = -1;
   int32_t micro_batch = -1;
+  bool operator==(const OpInfo&) const = default;
 };
 static_assert(sizeof(OpInfo) == 8);
 constexpr int kMaxOpLayer = INT16_MAX;
@@ -147,28 +150,40 @@ constexpr int kMaxOpLayer = INT16_MAX;
 // What the replay needs of an op, kept by the Program as ops are added, in one 20-byte
 // record beside the Op: a program of millions of ops does not fit in cache, and the
 // replay's event loop touches this record and nothing else of the op (one cache miss per
-// op instead of one per array). Program::Records() has one record past the last op, whose
-// `dependents` ends the last op's list. (A collective's parts are listed by the Program,
+// op instead of one per array). Program::Records() has one record past the last op, with
+// no dependents. (A collective's parts are listed by the Program,
 // Program::PartsBegin(), not linked through their records: the replay fetches their
 // records at once instead of one after another, and ops that are no part keep no link.)
 struct ReplayRecord {
   // How the replay runs the op. kShared: a part of a collective with several parts;
   // kSolo: the only part of its collective (symmetric replay makes most of them so).
   enum class Kind : uint8_t { kCompute, kMemory, kShared, kSolo };
+  // How many ops wait for it, after Seal(): none, one (`dependents` is its id) or more
+  // (`dependents` is where their list is, Program::DependentsBegin()).
+  enum class Deps : uint8_t { kNone, kOne, kList };
   uint32_t ref = 0;            // kCompute, kMemory: Op::work; kShared, kSolo: Op::comm
   OpId next_in_queue = kNoOp;  // the op after this one on its (rank, stream) queue
-  // After Finalize(): where its dependents begin in Program::Dependents(); they end where
-  // the next record's begin.
+  // After Seal(): its lone dependent's id (Deps::kOne), or where its dependents' list
+  // begins (kList; Program::DependentsBegin()). Most ops have one dependent or none (GPT-1T
+  // at 3,072 GPUs: 5.7 M of 8.3 M one, the rest none but 1 %): the replay then reads no
+  // list, one cache miss less an op, and the lists take 4 bytes an op less.
   uint32_t dependents = 0;
   uint32_t queue : 27 = 0;  // rank * kStreamCount + stream
   uint32_t kind_bits : 2 = 0;
+  // kMemory: its MemCategory; kCompute: kOptimizerBits for the optimizer step
+  // (Tag::kOptimizerStep), else 0, so that the step analysis reads no OpInfo.
   uint32_t category_bits : 3 = 0;
+  static constexpr uint32_t kOptimizerBits = 1;
   // How many of the ops it waits for have not finished: AddDep counts it up, a replay
   // counts it down, and Program::RecordsForReplay() counts it again before the next
   // replay of the same program (a Program is replayed by one thread at a time).
-  mutable uint32_t pending = 0;
+  mutable uint32_t pending : 30 = 0;
+  uint32_t deps_bits : 2 = 0;
   Kind kind() const { return static_cast<Kind>(kind_bits); }
+  Deps deps() const { return static_cast<Deps>(deps_bits); }
   MemCategory category() const { return static_cast<MemCategory>(category_bits); }  // kMemory
+  // kCompute: whether it is the optimizer step (Tag::kOptimizerStep).
+  bool optimizer() const { return category_bits == kOptimizerBits; }
   int rank() const { return static_cast<int>(queue / kStreamCount); }
 };
 static_assert(sizeof(ReplayRecord) == 20);
@@ -317,7 +332,7 @@ class Program {
   // Ops added so far whose dependents lists are built (Seal()).
   size_t SealedOps() const { return sealed_ops_; }
   // Dependencies added so far.
-  size_t DepCount() const { return dependents_.size() + edges_.size(); }
+  size_t DepCount() const { return sealed_deps_ + edges_.size(); }
   // Seals the last ops and ends the lists. Call once, after the last Add*; no Add*
   // afterwards.
   void Finalize();
@@ -348,7 +363,7 @@ class Program {
   // (not: the program as it was). O(the ops since `begin`).
   bool InterleaveAdded(OpId begin);
 
-  size_t OpCount() const { return infos_.size(); }
+  size_t OpCount() const { return records_.size() - (finalized_ ? 1 : 0); }
   Op op(OpId id) const;
   // Every op, in id order: `for (const Op& op : program.ops())`, ops()[id], ops().size().
   class OpRange {
@@ -382,7 +397,11 @@ class Program {
     const Program* p_;
   };
   OpRange ops() const { return OpRange(this); }
-  const OpInfo& Info(OpId id) const { return infos_[id]; }
+  // Op `id`'s info. O(log of the runs of interleaved stages whose infos are kept once).
+  const OpInfo& Info(OpId id) const;
+  // How many OpInfos the program keeps: OpCount(), less where the ranks of a stage
+  // interleaved by InterleaveAdded share theirs.
+  size_t InfoCount() const { return infos_.size(); }
   // Collective `c` (index into comms(), as Op::comm names it).
   Comm comm(size_t c) const {
     const CommRecord& r = comms_[c];
@@ -455,13 +474,35 @@ class Program {
   const std::vector<uint32_t>& ComputeWorks() const { return compute_works_; }
   // Whether any op is on a side compute stream (Stream::kSideCompute).
   bool HasSideCompute() const { return has_side_compute_; }
-  // After Finalize(): the ops that wait for `id`.
-  const OpId* DependentsBegin(OpId id) const { return Dependents() + DependentsOffset(id); }
-  const OpId* DependentsEnd(OpId id) const { return Dependents() + DependentsOffset(id + 1); }
-  // The same lists as one array: op `id`'s dependents are
-  // Dependents()[DependentsOffset(id) .. DependentsOffset(id + 1)).
-  const OpId* Dependents() const { return dependents_.data(); }
-  uint32_t DependentsOffset(OpId id) const { return records_[id].dependents; }
+  // After Seal(): the ops that wait for `id`, in the order their AddDep came (a lone one
+  // in its record, ReplayRecord::Deps).
+  const OpId* DependentsBegin(OpId id) const { return DependentsBegin(records_[id]); }
+  const OpId* DependentsEnd(OpId id) const { return DependentsEnd(records_[id]); }
+  const OpId* DependentsBegin(const ReplayRecord& r) const {
+    switch (r.deps()) {
+      case ReplayRecord::Deps::kNone:
+        return nullptr;
+      case ReplayRecord::Deps::kOne:
+        return &r.dependents;
+      case ReplayRecord::Deps::kList:
+        break;
+    }
+    return dependents_.data() + r.dependents + 1;
+  }
+  const OpId* DependentsEnd(const ReplayRecord& r) const {
+    switch (r.deps()) {
+      case ReplayRecord::Deps::kNone:
+        return nullptr;
+      case ReplayRecord::Deps::kOne:
+        return &r.dependents + 1;
+      case ReplayRecord::Deps::kList:
+        break;
+    }
+    return dependents_.data() + r.dependents + 1 + dependents_[r.dependents];
+  }
+  // The lists of the ops with more than one dependent (Deps::kList), each its length then
+  // its ops.
+  const std::vector<OpId>& DependentLists() const { return dependents_; }
 
  private:
   OpId Push(const Op& op, ReplayRecord::Kind kind, uint32_t ref);
@@ -488,7 +529,24 @@ class Program {
   bool interleaved_added_ = false;      // InterleaveAdded renumbered some ops
   // With serialize_collectives_: per rank, the last op of the serial order (none: -1).
   std::vector<int64_t> last_serial_;
-  std::vector<OpInfo> infos_;  // per op
+  // A run of ops whose infos are infos_[offset + (id - first) / ranks] (ranks 1: one an
+  // op; more: a stage interleaved by InterleaveAdded whose ranks' infos are alike, kept
+  // once), up to the next run's first op.
+  struct InfoRun {
+    OpId first = 0;
+    uint32_t ranks = 1;
+    uint32_t offset = 0;
+  };
+  // Writes the infos of the `ranks` x `count` ops from `begin` (interleaved, op k of rank
+  // j at begin + k * ranks + j) from `old`, their ranks' infos one rank after another: once
+  // where every rank's are alike, else op by op. Their slots in infos_ begin at the run
+  // that holds `begin`'s, which ends there. O(ranks x count).
+  void PutInterleavedInfos(OpId begin, uint32_t ranks, uint32_t count,
+                           const std::vector<OpInfo>& old);
+  // Gives every op its own info again (one run of ranks 1), for InterleaveRanks.
+  void ExpandInfos();
+  std::vector<OpInfo> infos_;       // per op, or per rank's op of a run (info_runs_)
+  std::vector<InfoRun> info_runs_;  // by first op; the first begins at op 0
   std::vector<CommRecord> comms_;
   std::vector<CommSignature> signatures_;
   std::vector<KernelShapes> shapes_;
@@ -510,7 +568,9 @@ class Program {
   std::vector<uint8_t> is_compute_work_;  // per work: whether it is in compute_works_
   // Dependencies added since the last Seal() (before, after), in the order added.
   std::vector<std::pair<OpId, OpId>> edges_;
-  size_t sealed_ops_ = 0;  // ops [0, sealed_ops_) have their lists in dependents_
+  size_t sealed_ops_ = 0;   // ops [0, sealed_ops_) have their dependents (Seal())
+  size_t sealed_deps_ = 0;  // their number
+  // The lists of ops with more than one dependent: each its length, then its ops.
   std::vector<OpId> dependents_;
   // After Finalize(): every collective's parts, collective by collective (Comm::first_part).
   std::vector<OpId> parts_;

@@ -21,14 +21,13 @@ namespace {
 
 // Where a rank's ops lie: old ids [begin, begin + count); after, the `index`-th of a block
 // of `ranks` ranks whose ops begin at new id `block_base`: its k-th op is block_base +
-// k * ranks + index. dependents_end: where the dependents list of its last op ends.
+// k * ranks + index.
 struct RankSpan {
   uint32_t begin = 0;
   uint32_t count = 0;
   uint32_t block_base = 0;
   uint32_t index = 0;
   uint32_t ranks = 1;
-  uint32_t dependents_end = 0;
   bool placed = false;
 };
 
@@ -45,12 +44,10 @@ class Layout {
       if (r != prev) {
         if (spans_[r].count > 0) return false;
         spans_[r].begin = static_cast<uint32_t>(id);
-        if (prev >= 0) spans_[prev].dependents_end = records[id].dependents;
         prev = r;
       }
       ++spans_[r].count;
     }
-    if (prev >= 0) spans_[prev].dependents_end = records[ops].dependents;
     for (int r = 0; r < ranks; ++r) {
       if (spans_[r].count > 0) by_begin_.emplace_back(spans_[r].begin, r);
     }
@@ -78,12 +75,8 @@ class Layout {
     const RankSpan& s = spans_[rank];
     return s.block_base + (old - s.begin) * s.ranks + s.index;
   }
-  uint32_t DependentsEnd(int rank) const { return spans_[rank].dependents_end; }
   bool Holds(int rank, OpId old) const {
     return old - spans_[rank].begin < spans_[rank].count;  // unsigned: false below begin
-  }
-  bool LastOfRank(OpId old, int rank) const {
-    return old + 1 == spans_[rank].begin + spans_[rank].count;
   }
 
   // The rank whose ops held old id `old` (which some rank held). O(log ranks).
@@ -166,41 +159,16 @@ class Layout {
   uint32_t next_ = 0;
 };
 
-// Writes the dependents lists of the ops that `walk` visits (in new id order) to out[at..],
-// renumbered, and sets each op's record `dependents` to its list's new start (the records
-// still at their old ids). Old list entry i is lists[i - lists_base]. Returns where the
-// lists written end.
-template <typename Walk>
-uint32_t RelayLists(const Layout& layout, ReplayRecord* records, const OpId* lists,
-                    uint32_t lists_base, OpId* out, uint32_t at, Walk walk) {
-  walk([&](OpId old) {
-    const int rank = records[old].rank();
-    const uint32_t begin = records[old].dependents;
-    // The next op's start is still its old one: it comes later in the new order, unless
-    // it is another rank's.
-    const uint32_t end =
-        layout.LastOfRank(old, rank) ? layout.DependentsEnd(rank) : records[old + 1].dependents;
-    records[old].dependents = at;
-    for (uint32_t i = begin; i < end; ++i) {
-      const OpId d = lists[i - lists_base];
-      // Most dependents are the rank's own: no need to read their records.
-      out[at++] = layout.NewId(d, layout.Holds(rank, d) ? rank : records[d].rank());
-    }
-  });
-  return at;
-}
-
-// The dependents lists laid out again in new id order, renumbered, into a new array (for
-// a layout whose blocks do not keep their ids; MoveBlocks does the others').
-void RelayDependents(const Layout& layout, ReplayRecord* records, std::vector<OpId>& dependents) {
-  std::vector<OpId> old;
-  old.swap(dependents);
-  ReserveHuge(dependents, old.size());
-  dependents.resize(old.size());
-  const uint32_t end = RelayLists(layout, records, old.data(), 0, dependents.data(), 0,
-                                  [&](auto fn) { layout.ForEachInNewOrder(fn); });
-  assert(end == dependents.size());
-  (void)end;
+// Renumbers, in place, the dependents of the op whose record is `r` (its lone one, or its
+// list in `lists`) by `to(old id)`. Each list is one op's: renumbered once.
+template <typename To>
+void RenumberDependents(ReplayRecord& r, std::vector<OpId>& lists, To to) {
+  if (r.deps() == ReplayRecord::Deps::kOne) {
+    r.dependents = to(r.dependents);
+  } else if (r.deps() == ReplayRecord::Deps::kList) {
+    OpId* d = lists.data() + r.dependents + 1;
+    for (OpId* e = d + lists[r.dependents]; d != e; ++d) *d = to(*d);
+  }
 }
 
 // Moves records and infos from old ids to new ids, one permutation cycle at a time.
@@ -284,28 +252,19 @@ void MoveBlocks(const Layout& layout, std::vector<ReplayRecord>& records,
                 std::vector<OpInfo>& infos, std::vector<OpId>& dependents, CommOrder& comms) {
   std::vector<ReplayRecord> old_records;
   std::vector<OpInfo> old_infos;
-  std::vector<OpId> old_lists;
   for (size_t b = 0; b < layout.BlockCount(); ++b) {
     const std::vector<int>& block = layout.Block(b);
     const RankSpan& first = layout.Span(block.front());
     const uint32_t base = first.block_base;
     const uint32_t size = static_cast<uint32_t>(block.size()) * first.count;
-    // The next block's first record (or the one past the last op) is still where it was.
-    const uint32_t lists_begin = records[base].dependents;
-    const uint32_t lists_end = records[base + size].dependents;
     old_records.assign(records.begin() + base, records.begin() + base + size);
     old_infos.assign(infos.begin() + base, infos.begin() + base + size);
-    old_lists.assign(dependents.begin() + lists_begin, dependents.begin() + lists_end);
-    uint32_t dst = base, at = lists_begin;
+    uint32_t dst = base;
     layout.ForEachOfBlock(b, [&](OpId old) {
       ReplayRecord r = old_records[old - base];
       const int rank = r.rank();
-      const uint32_t begin = r.dependents;
-      const uint32_t end = layout.LastOfRank(old, rank) ? layout.DependentsEnd(rank)
-                                                        : old_records[old + 1 - base].dependents;
-      r.dependents = at;
-      for (uint32_t i = begin; i < end; ++i) {
-        const OpId d = old_lists[i - lists_begin];
+      // (Lists stay where they are: the record names its list.)
+      RenumberDependents(r, dependents, [&](OpId d) {
         // Most dependents are the rank's own: no need to find their rank.
         int of = rank;
         if (!layout.Holds(rank, d)) {
@@ -315,24 +274,21 @@ void MoveBlocks(const Layout& layout, std::vector<ReplayRecord>& records,
             of = d >= base + size ? records[d].rank() : layout.RankOfOld(d);
           }
         }
-        dependents[at++] = layout.NewId(d, of);
-      }
+        return layout.NewId(d, of);
+      });
       // The next op of a queue is the same rank's.
       if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, rank);
       if (IsPart(r)) r.ref = comms.Of(r.ref);
       records[dst] = r;
       infos[dst++] = old_infos[old - base];
     });
-    assert(at == lists_end);
   }
 }
 
-// One rank's ops among those InterleaveAdded interleaves: old ids [begin, begin + count),
-// its dependents lists ending at lists_end.
+// One rank's ops among those InterleaveAdded interleaves: old ids [begin, begin + count).
 struct AddedRun {
   int rank = 0;
   uint32_t begin = 0;
-  uint32_t lists_end = 0;
 };
 
 // InterleaveAdded's buffers, kept from one group to the next (no fresh pages per group)
@@ -341,13 +297,11 @@ struct AddedBuffers {
   std::vector<AddedRun> runs;
   std::vector<ReplayRecord> records;
   std::vector<OpInfo> infos;
-  std::vector<OpId> lists;
 };
 // Whether the runs, from op `begin`, are of distinct ranks, `count` ops each, each holding
-// all its rank's ops (its queues begin there) and the ops its ops' dependents lists name.
+// all its rank's ops (its queues begin there) and the ops its ops' dependents name.
 bool RunsInterleave(const std::vector<AddedRun>& runs, uint32_t begin, uint32_t count,
-                    const ReplayRecord* records, const OpId* dependents,
-                    const std::vector<OpId>& stream_heads) {
+                    const Program& p, const std::vector<OpId>& stream_heads) {
   std::vector<int> seen;
   for (size_t j = 0; j < runs.size(); ++j) {
     const AddedRun& run = runs[j];
@@ -357,8 +311,10 @@ bool RunsInterleave(const std::vector<AddedRun>& runs, uint32_t begin, uint32_t 
       const OpId head = stream_heads[static_cast<size_t>(run.rank) * kStreamCount + s];
       if (head != kNoOp && head < begin) return false;
     }
-    for (uint32_t i = records[run.begin].dependents; i < run.lists_end; ++i) {
-      if (dependents[i] - run.begin >= count) return false;
+    for (OpId id = run.begin; id < run.begin + count; ++id) {
+      for (const OpId* d = p.DependentsBegin(id); d != p.DependentsEnd(id); ++d) {
+        if (*d - run.begin >= count) return false;
+      }
     }
   }
   std::sort(seen.begin(), seen.end());
@@ -386,51 +342,36 @@ bool Program::InterleaveAdded(OpId begin) {
   runs.clear();
   for (size_t id = begin; id < n; ++id) {
     const int r = records_[id].rank();
-    if (runs.empty() || runs.back().rank != r) {
-      if (!runs.empty()) runs.back().lists_end = records_[id].dependents;
-      runs.push_back({r, static_cast<uint32_t>(id), 0});
-    }
+    if (runs.empty() || runs.back().rank != r) runs.push_back({r, static_cast<uint32_t>(id)});
   }
-  runs.back().lists_end = static_cast<uint32_t>(dependents_.size());
   const auto ranks = static_cast<uint32_t>(runs.size());
   if (ranks < 2 || (n - begin) % ranks != 0) return false;
   const auto count = static_cast<uint32_t>((n - begin) / ranks);
-  if (!RunsInterleave(runs, begin, count, records_.data(), dependents_.data(), stream_heads_)) {
+  if (!RunsInterleave(runs, begin, count, *this, stream_heads_)) {
     return false;
   }
 
-  // Op k of rank j (in the order added) moves to begin + k * ranks + j. The ops' records,
-  // infos and lists are copied to buffers (Buffers()) and written back in new id order,
-  // renumbered.
+  // Op k of rank j (in the order added) moves to begin + k * ranks + j. The ops' records
+  // and infos are copied to buffers (Buffers()) and written back in new id order,
+  // renumbered; their lists stay where they are, renumbered in place.
   std::vector<ReplayRecord>& old_records = Buffers().records;
   std::vector<OpInfo>& old_infos = Buffers().infos;
-  std::vector<OpId>& old_lists = Buffers().lists;
-  const uint32_t lists_begin = records_[begin].dependents;
   old_records.assign(records_.begin() + begin, records_.end());
-  old_infos.assign(infos_.begin() + begin, infos_.end());
-  old_lists.assign(dependents_.begin() + lists_begin, dependents_.end());
+  // (The ops from `begin` have an info each: the open run's, InfoRun.)
+  old_infos.assign(infos_.end() - (n - begin), infos_.end());
   const auto new_id = [&](uint32_t j, OpId old) {
     return begin + (old - runs[j].begin) * ranks + j;
   };
-  uint32_t at = lists_begin;
   OpId dst = begin;
   for (uint32_t k = 0; k < count; ++k) {
     for (uint32_t j = 0; j < ranks; ++j, ++dst) {
-      const uint32_t old = runs[j].begin + k;
-      ReplayRecord r = old_records[old - begin];
-      const uint32_t lists_from = r.dependents;
-      const uint32_t lists_to =
-          k + 1 < count ? old_records[old + 1 - begin].dependents : runs[j].lists_end;
-      r.dependents = at;
-      for (uint32_t i = lists_from; i < lists_to; ++i) {
-        dependents_[at++] = new_id(j, old_lists[i - lists_begin]);
-      }
+      ReplayRecord r = old_records[runs[j].begin + k - begin];
+      RenumberDependents(r, dependents_, [&](OpId d) { return new_id(j, d); });
       if (r.next_in_queue != kNoOp) r.next_in_queue = new_id(j, r.next_in_queue);
       records_[dst] = r;
-      infos_[dst] = old_infos[old - begin];
     }
   }
-  assert(at == dependents_.size());
+  PutInterleavedInfos(begin, ranks, count, old_infos);
   for (uint32_t j = 0; j < ranks; ++j) {
     const size_t q = static_cast<size_t>(runs[j].rank) * kStreamCount;
     for (int s = 0; s < kStreamCount; ++s) {
@@ -449,6 +390,7 @@ bool Program::InterleaveAdded(OpId begin) {
 bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   assert(finalized_ && !pending_spent_);
   const size_t n = OpCount();
+  ExpandInfos();
   Layout layout;
   if (!layout.Measure(records_.data(), n, ranks_) || !layout.Place(groups)) return false;
   const auto new_id = [&](OpId old) { return layout.NewId(old, records_[old].rank()); };
@@ -461,16 +403,19 @@ bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
     MoveBlocks(layout, records_, infos_, dependents_, comms);
     comms.Apply(comms_);
   } else {
-    RelayDependents(layout, records_.data(), dependents_);
     for (size_t id = 0; id < n; ++id) {
       ReplayRecord& r = records_[id];
+      const int rank = r.rank();
+      // (Records of the other ranks are still at their old ids: their `queue` tells.)
+      RenumberDependents(r, dependents_, [&](OpId d) {
+        return layout.NewId(d, layout.Holds(rank, d) ? rank : records_[d].rank());
+      });
       // The next op of a queue is the same rank's.
       if (r.next_in_queue != kNoOp) r.next_in_queue = layout.NewId(r.next_in_queue, r.rank());
     }
     Permute(layout, records_, infos_);
     RenumberComms(records_, n, comms_);
   }
-  records_[n].dependents = static_cast<uint32_t>(dependents_.size());
   return true;
 }
 

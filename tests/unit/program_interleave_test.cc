@@ -271,6 +271,7 @@ void ExpectSameLayout(const Program& a, const Program& b) {
   for (OpId id = 0; id <= a.OpCount(); ++id) {
     const ReplayRecord &x = a.Records()[id], &y = b.Records()[id];
     EXPECT_EQ(x.dependents, y.dependents) << "op " << id;
+    EXPECT_EQ(x.deps(), y.deps()) << "op " << id;
     if (id == a.OpCount()) break;
     if (x.kind() == ReplayRecord::Kind::kShared || x.kind() == ReplayRecord::Kind::kSolo) {
       EXPECT_EQ(x.ref, y.ref) << "op " << id;  // the collective
@@ -291,9 +292,7 @@ void ExpectSameLayout(const Program& a, const Program& b) {
     EXPECT_EQ(a.Info(id).layer, b.Info(id).layer) << "op " << id;
     EXPECT_EQ(a.Info(id).micro_batch, b.Info(id).micro_batch) << "op " << id;
   }
-  const uint32_t lists = a.DependentsOffset(static_cast<OpId>(a.OpCount()));
-  EXPECT_EQ(std::vector<OpId>(a.Dependents(), a.Dependents() + lists),
-            std::vector<OpId>(b.Dependents(), b.Dependents() + lists));
+  EXPECT_EQ(a.DependentLists(), b.DependentLists());
   for (size_t q = 0; q < static_cast<size_t>(a.Ranks()) * kStreamCount; ++q) {
     EXPECT_EQ(a.StreamHead(q), b.StreamHead(q)) << "queue " << q;
   }
@@ -394,6 +393,31 @@ TEST(ProgramInterleave, AStepProgramIsInterleavedAsBuilt) {
   for (int r = 0; r < mesh.Size(); ++r) stages[mesh.CoordsOf(r).pp].push_back(r);
   ASSERT_TRUE(renumbered.InterleaveRanks(stages));
   ExpectSameLayout(renumbered, built);
+}
+
+// Each stage's ranks of the default experiment in full replay have the same infos op for
+// op: the program keeps them once a stage (Program::Info gives each op its own, as the
+// layout check above compares), and marks the optimizer step's kernels in their records.
+TEST(ProgramInterleave, AStageKeepsItsRanksInfosOnce) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  const Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
+  const int ranks_per_stage = mesh.Size() / mesh.Degree(Axis::kPp);
+  ASSERT_GT(ranks_per_stage, 1);
+  EXPECT_EQ(built.InfoCount() * ranks_per_stage, built.OpCount());
+  const Program linear = RankAfterRank(built);
+  EXPECT_EQ(linear.InfoCount(), linear.OpCount());
+  int optimizer = 0;
+  for (OpId id = 0; id < built.OpCount(); ++id) {
+    const ReplayRecord& r = built.Records()[id];
+    const bool step =
+        r.kind() == ReplayRecord::Kind::kCompute && built.Info(id).tag == Tag::kOptimizerStep;
+    EXPECT_EQ(r.kind() == ReplayRecord::Kind::kCompute && r.optimizer(), step) << "op " << id;
+    optimizer += step;
+  }
+  EXPECT_GE(optimizer, mesh.Size());
 }
 
 // The per-rank stats of two analyses, bit for bit.

@@ -68,6 +68,22 @@ TEST(ProgramSeal, ASealedProgramReplaysAsTheWhole) {
   EXPECT_EQ(b.end[3], SimTime::Picoseconds(10'000'000));
 }
 
+// An op with one dependent keeps it in its record; only ops with more have a list (its
+// length, then its ops), so that most ops' dependents cost no list and no cache miss.
+TEST(ProgramSeal, ALoneDependentLivesInItsRecord) {
+  const Program p = ThreeRanks(true);
+  // Rank 0: op 0 releases 3, 1 and 2; op 2 releases 3 alone; op 1 none.
+  using Deps = ReplayRecord::Deps;
+  EXPECT_EQ(p.Records()[0].deps(), Deps::kList);
+  EXPECT_EQ(p.Records()[2].deps(), Deps::kOne);
+  EXPECT_EQ(p.Records()[2].dependents, 3u);
+  EXPECT_EQ(p.DependentsBegin(2), &p.Records()[2].dependents);
+  EXPECT_EQ(p.Records()[1].deps(), Deps::kNone);
+  // One list a rank (its op 0), of three ops each; the other six edges in records.
+  EXPECT_EQ(p.DependentLists().size(), 3u * (1 + 3));
+  EXPECT_EQ(p.DepCount(), 13u);
+}
+
 // Sealing is empty work when nothing was added since the last seal.
 TEST(ProgramSeal, SealingTwiceChangesNothing) {
   Program p(1);
