@@ -247,7 +247,7 @@ OpId Program::AddCompute(int rank, Tag tag, KernelWork work, int layer, int micr
 }
 
 OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch,
-                      int32_t trailing) {
+                      int32_t trailing, int32_t expert_units) {
   Op op;
   op.kind = OpKind::kCompute;
   op.stream = Stream::kHost;
@@ -255,7 +255,7 @@ OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  return PushCompute(op, OpWork{HostLaunchWork(launches, trailing), 0});
+  return PushCompute(op, OpWork{HostLaunchWork(launches, trailing, expert_units), 0});
 }
 
 OpId Program::PushCompute(Op op, const OpWork& w) {
