@@ -16,6 +16,14 @@ turn host-bound above some cost). The topologies' value (50, 2026-12-02) came fr
 23.85 %, every fold choosing 50 but H100 Qwen3 30B's, 45). Before TE's TP overlap paid one
 launch per chunked GEMM the H100 32B row turned host-bound at 45 us and 40 was taken.
 
+cluster.host.expert_us (GroupedLinear's per-expert host work, unset in the topologies:
+launch_us) is fitted with the same script, one run per value:
+  scripts/fit_host_launch.py --meshsim build/meshsim --grid 30,35,40,45,50,55,60 \
+      --set cluster.host.expert_us=X     (X = 40, 50, 60, 70)
+(2026-12-02, after GroupedLinear was counted per call and per local expert: best 40: 8.44 %
+at launch_us 60; 50: 8.30 % at 60 (8.49 % at 50); 60: 8.21 % at 60; 70: 9.08 % at 40: the
+lowest point on the grid's edge and above the 8.00 % of the count before, so both stay 50.)
+
 Usage: scripts/fit_host_launch.py [--meshsim build/meshsim] [--grid 0,20,40] [--rows A,B]
                                   [--jobs 2] [--set KEY=VALUE ...]
 """

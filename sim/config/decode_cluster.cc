@@ -381,6 +381,13 @@ void DecodeHost(YamlReader h, HostSpec* host) {
     Fail(h.sources(), h.Child("launch_us"), h.KeyPath("launch_us"),
          "expected a time >= 0, found " + Describe(h.Child("launch_us")));
   }
+  if (h.Has("expert_us")) {
+    h.GetDouble("expert_us", &host->expert_us);
+    if (!(host->expert_us >= 0)) {
+      Fail(h.sources(), h.Child("expert_us"), h.KeyPath("expert_us"),
+           "expected a time >= 0, found " + Describe(h.Child("expert_us")));
+    }
+  }
   h.Finish();
 }
 

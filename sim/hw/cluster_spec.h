@@ -227,8 +227,17 @@ struct EfficiencySpec {
 // launch", https://jiahuanglin.xyz/all_lessons/gpu_kernel_serving/18_pytorch_to_kernel.html:
 // Python ~1, binding ~1, autograd 1-3, dispatcher 1-2, library 1-5, cudaLaunchKernel 1-3 us).
 // 0: no host model (the GPU never waits for its CPU; the programs have no host ops).
+// expert_us: host time per local expert of each GEMM call of Transformer Engine's
+// GroupedLinear (the MoE experts' unfused GEMMs), which costs one launch for the call and
+// expert_us per local expert: its per-expert Python (grouped_linear.py loops over the
+// experts' quantizers, FP8 weight workspaces, saved tensors and main_grad hooks), its
+// per-expert quantize in split_quantize's C++ loop and its per-expert cuBLAS GEMM in
+// te_general_grouped_gemm's (sim/schedule/host_launch.h, GroupedGemmExpertUnits). < 0
+// (unset): launch_us.
 struct HostSpec {
   double launch_us = 0;
+  double expert_us = -1;
+  double ExpertUs() const { return expert_us < 0 ? launch_us : expert_us; }
 };
 
 // What-if changes to the hardware. Links are named as Topology names them (both

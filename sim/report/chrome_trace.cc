@@ -90,6 +90,14 @@ void WriteHostOp(const Simulation& sim, int rank, OpId id, TraceWriter& w) {
   const Program& p = sim.program;
   const Op& op = p.op(id);
   const double ts = Us(sim.replay.start[id]);
+  const int32_t units = HostExpertUnits(p.WorkOf(op));
+  if (units > 0) {  // GroupedLinear's per-expert host work (HostThread::Issue)
+    w.Event(
+        R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"host","args":{{"layer":{},"micro_batch":{},"launches":{},"expert_units":{}}}}})J",
+        rank, static_cast<int>(Stream::kHost), ts, Us(sim.replay.end[id]) - ts, TagName(op.tag),
+        op.layer, op.micro_batch, p.WorkOf(op).kernels, units);
+    return;
+  }
   w.Event(
       R"J({{"ph":"X","pid":{},"tid":{},"ts":{:.6f},"dur":{:.6f},"name":"{}","cat":"host","args":{{"layer":{},"micro_batch":{},"launches":{}}}}})J",
       rank, static_cast<int>(Stream::kHost), ts, Us(sim.replay.end[id]) - ts, TagName(op.tag),

@@ -39,11 +39,13 @@ class HostThread {
   HostThread(int rank, bool on) : rank_(rank), on_(on) {}
 
   bool On() const { return on_; }
-  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time, all but
-  // the last `trailing` before it can start (inside a captured region: the region's one
-  // launch).
+  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time and
+  // `expert_units` local experts' GroupedLinear host work (cluster.host.expert_us each),
+  // all but the last `trailing` launches before it can start (inside a captured region:
+  // the region's one launch). With both, the trailing launches are a host op of their own
+  // after the GPU op's, which the GPU op does not wait for.
   void Issue(Program& p, OpId gpu, int launches, int layer = -1, int micro_batch = -1,
-             int trailing = 0);
+             int trailing = 0, int expert_units = 0);
   // The host waits until every op of `gpu` (kNoOp entries ignored) has finished.
   void Sync(Program& p, std::initializer_list<OpId> gpu, int layer = -1, int micro_batch = -1);
   // Ops issued until the matching EndGraph are one captured CUDA graph. Regions nest (the
@@ -59,24 +61,49 @@ class HostThread {
   std::optional<OpId> graph_launch_;  // the open region's launch, once its first op is issued
 };
 
-// Host launches of a MoE layer's routed experts' GEMMs: Transformer Engine's GroupedLinear
-// (megatron/core/transformer/moe/experts.py TEGroupedMLP, transformer_engine/pytorch/
-// module/grouped_linear.py general_grouped_gemm), like the grouped_gemm library
-// (CublasGroupedGemm), launches one GEMM per local expert for each of `gemms_per_expert`
-// weight matrices, whatever streams the GPU runs them on.
-int GroupedGemmLaunches(double local_experts, int gemms_per_expert);
+// The per-expert host work of one pass of a MoE layer's routed experts' GEMMs as Transformer
+// Engine's GroupedLinear runs them (megatron/core/transformer/moe/experts.py TEGroupedMLP;
+// transformer_engine/pytorch/module/grouped_linear.py, cpp_extensions/gemm.py
+// general_grouped_gemm, csrc/extensions/gemm.cpp te_general_grouped_gemm and
+// common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm @ NVIDIA/TransformerEngine v2.14,
+// the 26.04 container's TE): each of the `gemms_per_expert` GroupedLinear calls (FC1, FC2)
+// is one Python module call (one launch, StepBuilder::ExpertGemmLaunches) that then works
+// per local expert: in forward it sets each expert's input and weight quantizer's usage,
+// fetches each expert's FP8 weight workspace (module.get_weight_workspace) and lists each
+// expert's input, FP8 and master weight for saving; in backward it builds each expert's
+// main_grad, sets each weight's column-wise usage, and after the weight gradients hands
+// Megatron each expert's dummy wgrad (handle_custom_ddp_from_mcore) and frees each input;
+// and in C++ split_quantize quantises each expert's input (forward) or output gradient
+// (backward) and te_general_grouped_gemm wraps each expert's operands and runs
+// nvte_cublas_gemm (cuBLASLt descriptors, heuristic, cublasLtMatmul) on stream i % 4. One
+// unit per local expert and call (a local expert count that is not whole rounds up),
+// whatever streams the GPU runs the GEMMs on, and with `fp8_casts` (an FP8 call that
+// quantises its input: forward, input gradient) a second: the FP8 path's per-expert work
+// that BF16 does not do (BF16 splits the input with one torch.split and passes the weights
+// as they are): each expert's quantizer usage set and its FP8 weight workspace fetched
+// (forward) or its FP8 weight's column-wise usage set (backward), and split_quantize's
+// per-expert quantizer conversion, FP8 tensor and quantize in C++ (one kernel per expert
+// for current, blockwise and MXFP8 scaling, the fused multi_cast_transpose for delayed:
+// the per-expert kernel launch, 1-3 us, is the same order as the rest of the unit). The
+// call's stream-event record/wait calls (1 + 3 x min(4, experts) per call) are not kernels
+// and not counted.
+int GroupedGemmExpertUnits(double local_experts, int gemms_per_expert, bool fp8_casts = false);
 
 // Host launches of the FP8 casts before an op's GEMMs under FP8 training: each GEMM that
 // casts its A operand (GemmShape::casts_a) launches the recipe's cast kernels
 // (Fp8CastKernels), which the op's GPU kernel count leaves out (the kernel model times
 // them with the GEMM). GroupedLinear's per-expert GEMMs (GemmShape::launches_per_batch)
-// cast each expert's A apart, batch times, except under delayed scaling: TE's
-// split_quantize runs multi_tensor_quantize_impl, which has one fused kernel for all the
-// tensors only for delayed scaling ("Currently only have fused kernel for FP8 delayed
-// scaling", transformer_engine/pytorch/csrc/extensions/cast.cpp) and quantises the
-// tensors one by one otherwise. With `norm_amax` (TE's own norm kernels, not cuDNN's:
-// TrainingSpec::cudnn_norm) a cast of an amax_fused A leaves out current scaling's amax
-// kernel (Fp8AmaxPassKernels).
+// cast their experts' inputs in one call too: TE's split_quantize (transformer_engine/
+// pytorch/csrc/extensions/cast.cpp @ v2.14, the 26.04 container's TE) is one Python call
+// into C++, which allocates the experts' FP8 tensors in bulk (bulk_allocate_mxfp8_tensors,
+// ..._fp8_blockwise_...) and, in multi_tensor_quantize_impl, launches one fused kernel for
+// all of them under delayed scaling or, for the other recipes, the experts' quantize
+// kernels one by one from a C++ loop (quantizer_cpp_list[i]->quantize), with no Python,
+// autograd or dispatcher work per expert: the per-expert kernels' cudaLaunchKernel cost
+// (1-3 us) is not counted, as for the grouped_gemm library's per-expert cublasGemmEx calls
+// (StepBuilder::ExpertGemmLaunches) and TE's TP overlap chunks (tp_overlap.cc). With
+// `norm_amax` (TE's own norm kernels, not cuDNN's: TrainingSpec::cudnn_norm) a cast of an
+// amax_fused A leaves out current scaling's amax kernel (Fp8AmaxPassKernels).
 int Fp8CastLaunches(const KernelShapes& shapes, Fp8Recipe recipe, bool norm_amax = true);
 
 }  // namespace meshsim

@@ -30,9 +30,10 @@ const MoeShapeIds& StepBuilder::MoeShapesFor(const RankState& st) {
 }
 
 // The host launches of the routed experts' op: its kernels, with the grouped GEMMs launched
-// one per local expert (GroupedGemmLaunches: the op's GPU kernels count a slot per 4); in
-// forward without the token-count preprocessing kernels when a moe_preprocess graph holds
-// them (AlltoAllPermutation's counts, their gather and the device-to-host copy).
+// as calls (ExpertGemmLaunches: the op's GPU kernels count a slot per 4 experts) beside
+// their per-expert work (ExpertGemmUnits); in forward without the token-count
+// preprocessing kernels when a moe_preprocess graph holds them (AlltoAllPermutation's
+// counts, their gather and the device-to-host copy).
 int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const {
   constexpr int kPreprocessKernels = 3;
   int launches = kernels - gemm_slots + ExpertGemmLaunches();
@@ -41,22 +42,28 @@ int StepBuilder::ExpertLaunches(int kernels, int gemm_slots, bool forward) const
   return launches;
 }
 
-// The host launches of one pass of the experts' GEMMs: one per local expert and GEMM
-// (Transformer Engine's GroupedLinear), or one per GEMM: the fused grouped MLP and
-// torch._grouped_mm (LayerShape::OneKernelPerExpertGemm), and the grouped_gemm library
-// (plan.moe_grouped_gemm gmm), whose per-expert cuBLAS GEMMs are issued by one C++ loop
-// inside one PyTorch op: NeMo-Automodel calls `grouped_gemm.ops.gmm` once per GEMM on the
-// stacked [experts, in, out] weights (nemo_automodel/components/moe/experts.py @ 79994aa1f),
-// the op's autograd function calls the extension's `gmm` once in forward and twice in
-// backward, and `CublasGroupedGemm` / `CublasGroupedGemmVariableK` loop over the experts
-// calling `cublasGemmEx` (fanshiqing/grouped_gemm csrc/grouped_gemm.cu @ v1.1.4.post8),
-// with no Python or autograd work per expert. GroupedLinear does per-expert work in Python
-// (its weights are one parameter per expert, weight0..weightN, listed, split and
-// quantised per expert in grouped_linear.py), which HostThread's per-op cost stands for.
-int StepBuilder::ExpertGemmLaunches() const {
-  if (shape_.OneKernelPerExpertGemm() || shape_.grouped_gemm == MoeGroupedGemm::kGmm)
-    return kGemmsPerExpert;
-  return GroupedGemmLaunches(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert);
+// The host launches of one pass of the experts' GEMMs: one per GEMM call. Transformer
+// Engine's GroupedLinear (FC1 and FC2 each one module call: one launch, as a dense TE
+// Linear's GEMM) works per local expert besides (ExpertGemmUnits, cluster.host.expert_us
+// each). The fused grouped MLP and torch._grouped_mm (LayerShape::OneKernelPerExpertGemm)
+// are one kernel per GEMM, and the grouped_gemm library (plan.moe_grouped_gemm gmm) issues
+// its per-expert cuBLAS GEMMs from one C++ loop inside one PyTorch op: NeMo-Automodel calls
+// `grouped_gemm.ops.gmm` once per GEMM on the stacked [experts, in, out] weights
+// (nemo_automodel/components/moe/experts.py @ 79994aa1f), the op's autograd function calls
+// the extension's `gmm` once in forward and twice in backward, and `CublasGroupedGemm` /
+// `CublasGroupedGemmVariableK` loop over the experts calling `cublasGemmEx`
+// (fanshiqing/grouped_gemm csrc/grouped_gemm.cu @ v1.1.4.post8), with no Python or autograd
+// work per expert and no per-expert cost.
+int StepBuilder::ExpertGemmLaunches() const { return kGemmsPerExpert; }
+
+// GroupedLinear's per-expert host work of one pass (GroupedGemmExpertUnits), with under
+// FP8 a unit more per local expert for each call that quantises its input (`casts`: forward
+// and input gradient, not the weight gradients, which reuse those casts); none on the
+// other paths (ExpertGemmLaunches).
+int StepBuilder::ExpertGemmUnits(bool casts) const {
+  if (shape_.OneKernelPerExpertGemm() || shape_.grouped_gemm == MoeGroupedGemm::kGmm) return 0;
+  return GroupedGemmExpertUnits(static_cast<double>(m_.experts) / p_.ep, kGemmsPerExpert,
+                                casts && t_.dtype == Dtype::kFp8);
 }
 
 double StepBuilder::MoeTransient(const RankState& st) const {
@@ -206,7 +213,8 @@ void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeSh
       KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
                  kernels, ids.experts.fwd},
       layer, mb, recompute ? c.experts.fwd_flops : 0,
-      ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true), c.extra_fwd_trailing);
+      ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true), c.extra_fwd_trailing,
+      ExpertGemmUnits(/*casts=*/true));
   if (stash) {
     st.stash.layer = layer;
     st.stash.mb = mb;
@@ -275,7 +283,8 @@ void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShap
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
                      kernels, ids.experts.dgrad},
-          layer, mb, 0, ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/false));
+          layer, mb, 0, ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/false), 0,
+          ExpertGemmUnits(/*casts=*/true));
 }
 
 void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
@@ -283,7 +292,7 @@ void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShap
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
                      ids.experts.wgrad},
-          layer, mb, 0, ExpertGemmLaunches());
+          layer, mb, 0, ExpertGemmLaunches(), 0, ExpertGemmUnits(/*casts=*/false));
   if (!PagedStash()) return;
   // The next layer of this micro-batch to run backward: the latest copied out below this one.
   std::optional<int> next;

@@ -153,14 +153,15 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, int32_t g, d
 }
 
 OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute,
-                          int launches, int trailing) {
+                          int launches, int trailing, int expert_units) {
   const OpId id = prog_.AddCompute(st.rank, tag, w, layer, mb, recompute);
   if (st.host.On()) {
     const KernelShapes* shapes = prog_.ShapesOf(w);
     const int casts = shapes && t_.dtype == Dtype::kFp8
                           ? Fp8CastLaunches(*shapes, t_.fp8_recipe, !t_.cudnn_norm)
                           : 0;
-    st.host.Issue(prog_, id, (launches < 0 ? w.kernels : launches) + casts, layer, mb, trailing);
+    st.host.Issue(prog_, id, (launches < 0 ? w.kernels : launches) + casts, layer, mb, trailing,
+                  expert_units);
   }
   for (OpId d : st.wait) prog_.AddDep(d, id);
   st.wait.clear();

@@ -168,9 +168,10 @@ class StepBuilder {
                    double bytes);
   int32_t NextComm(RankState& st, Channel ch, CommOp op, int32_t group, double bytes);
   // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels), the
-  // last `trailing` of them after its main kernels (HostThread::Issue).
+  // last `trailing` of them after its main kernels, and `expert_units` local experts'
+  // GroupedLinear host work (HostThread::Issue).
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
-               int launches = -1, int trailing = 0);
+               int launches = -1, int trailing = 0, int expert_units = 0);
   void Memory(RankState& st, MemCategory c, double bytes);
   // A collective; its host thread issues it in `launches` launches (1: one NCCL kernel;
   // 0: issued from inside a library call that another op's launch paid for).
@@ -293,6 +294,7 @@ class StepBuilder {
   double MoeTransient(const RankState& st) const;
   int ExpertLaunches(int kernels, int gemm_slots, bool forward) const;
   int ExpertGemmLaunches() const;
+  int ExpertGemmUnits(bool casts) const;
   // The MoE block's pieces, which MoeForward / MoeBackward and the EP overlap's merged
   // layers (ep_overlap.cc) run in their orders. MoeRouterForward returns the router's op.
   OpId MoeRouterForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids, int layer, int mb,

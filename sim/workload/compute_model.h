@@ -23,16 +23,22 @@ struct KernelWork {
 };
 
 // The work of a host thread's op (Program::AddHost): `launches` kernel launches issued by
-// the CPU, no GPU work. Its `shapes` is kHostLaunchShapes, which no shape table entry has;
-// a ComputeModel times it at zero, HostLaunchComputeModel at launches x the launch cost.
-// Its `bytes` holds how many of the launches are trailing (HostTrailingLaunches).
+// the CPU and `expert_units` local experts' host work of GroupedLinear GEMM calls
+// (GroupedGemmExpertUnits), no GPU work. Its `shapes` is kHostLaunchShapes, which no shape
+// table entry has; a ComputeModel times it at zero, HostLaunchComputeModel at launches x
+// the launch cost + expert_units x the per-expert cost. Its `bytes` holds how many of the
+// launches are trailing (HostTrailingLaunches), its `flops` the expert units
+// (HostExpertUnits; only a host op without trailing launches has them, HostThread::Issue).
 inline constexpr int32_t kHostLaunchShapes = -2;
-inline KernelWork HostLaunchWork(int32_t launches, int32_t trailing = 0) {
-  return KernelWork{0, static_cast<double>(trailing), launches, kHostLaunchShapes};
+inline KernelWork HostLaunchWork(int32_t launches, int32_t trailing = 0, int32_t expert_units = 0) {
+  return KernelWork{static_cast<double>(expert_units), static_cast<double>(trailing), launches,
+                    kHostLaunchShapes};
 }
 inline bool IsHostLaunch(const KernelWork& w) { return w.shapes == kHostLaunchShapes; }
 // The last launches of a host op that its GPU op does not wait for (HostThread::Issue).
 inline int32_t HostTrailingLaunches(const KernelWork& w) { return static_cast<int32_t>(w.bytes); }
+// The per-expert host work of a host op (HostLaunchWork's expert_units).
+inline int32_t HostExpertUnits(const KernelWork& w) { return static_cast<int32_t>(w.flops); }
 
 class ComputeModel {
  public:
@@ -69,14 +75,19 @@ class RooflineComputeModel final : public ComputeModel {
 };
 
 // A GPU's ComputeModel and the host CPU beside it: host ops (IsHostLaunch) take
-// work.kernels x `launch_s` (one kernel launch of host time, sim/schedule/host_launch.h);
-// every other op is the GPU model's.
+// work.kernels x `launch_s` (one kernel launch of host time, sim/schedule/host_launch.h)
+// and HostExpertUnits x `expert_s` (one local expert's host work in a GroupedLinear GEMM
+// call; < 0: launch_s); every other op is the GPU model's.
 class HostLaunchComputeModel final : public ComputeModel {
  public:
-  HostLaunchComputeModel(std::unique_ptr<ComputeModel> gpu, double launch_s)
-      : gpu_(std::move(gpu)), launch_s_(launch_s) {}
+  HostLaunchComputeModel(std::unique_ptr<ComputeModel> gpu, double launch_s, double expert_s = -1)
+      : gpu_(std::move(gpu)), launch_s_(launch_s), expert_s_(expert_s < 0 ? launch_s : expert_s) {}
   SimTime Duration(const KernelWork& work) const override {
-    if (IsHostLaunch(work)) return SimTime::Seconds(work.kernels * launch_s_);
+    if (IsHostLaunch(work)) {
+      const int32_t units = HostExpertUnits(work);
+      if (units == 0) return SimTime::Seconds(work.kernels * launch_s_);
+      return SimTime::Seconds(work.kernels * launch_s_ + units * expert_s_);
+    }
     return gpu_->Duration(work);
   }
   SimTime ShapedDuration(const KernelWork& work, const KernelShapes& shapes) const override {
@@ -86,6 +97,7 @@ class HostLaunchComputeModel final : public ComputeModel {
  private:
   const std::unique_ptr<ComputeModel> gpu_;
   const double launch_s_;
+  const double expert_s_;
 };
 
 }  // namespace meshsim

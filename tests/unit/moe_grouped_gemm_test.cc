@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/config/loader.h"
+#include "sim/engine/simulation.h"
 #include "sim/schedule/host_launch.h"
 #include "tests/unit/experiment_step.h"
 
@@ -59,16 +61,17 @@ TEST(MoeGroupedGemm, FusedGroupedMlpHasItsOwnEfficiencyAndLaunchesLess) {
   EXPECT_LT(b.step_time_s, unfused_half.step_time_s);
 }
 
-// GroupedLinear's casts: per expert under current scaling (amax and cast each) and MXFP8,
-// one fused multi-tensor kernel for all experts under delayed scaling; a dense GEMM's
-// input is cast once.
-TEST(MoeGroupedGemm, GroupedLinearCastsEachExpertsInputApart) {
+// GroupedLinear's casts: one call per GEMM whatever the recipe. TE's split_quantize
+// quantises the experts' inputs from one Python call, in a C++ loop (one fused kernel under
+// delayed scaling, the experts' kernels one by one otherwise: cast.cpp @ v2.14), so the
+// host pays the call once, as for a dense GEMM's cast (current scaling: amax and cast).
+TEST(MoeGroupedGemm, GroupedLinearCastsTheExpertsInOneCall) {
   KernelShapes grouped;
   GemmShape g{4096, 1536, 2048, 8, /*fp8=*/true, /*casts_a=*/true};
   g.launches_per_batch = true;
   grouped.gemms = {g};
-  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kCurrent), 16);
-  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kMxfp8), 8);
+  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kCurrent), 2);
+  EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kMxfp8), 1);
   EXPECT_EQ(Fp8CastLaunches(grouped, Fp8Recipe::kDelayed), 1);
   KernelShapes dense = grouped;
   dense.gemms[0].launches_per_batch = false;
@@ -78,12 +81,75 @@ TEST(MoeGroupedGemm, GroupedLinearCastsEachExpertsInputApart) {
   EXPECT_EQ(Fp8CastLaunches(wgrad, Fp8Recipe::kMxfp8), 0);
 }
 
-// On a step: MXFP8's per-expert casts cost the host more than delayed scaling's one fused
-// cast, so the host-bound time grows (the GPU's cast traffic is the same).
-TEST(MoeGroupedGemm, PerExpertCastsLengthenTheHostBoundStep) {
-  const StepSummary mx = Step({});
-  const StepSummary delayed = Step({"training.fp8_recipe=delayed"});
-  EXPECT_GT(mx.time_breakdown_s.host_bound, delayed.time_breakdown_s.host_bound);
+// The host work that issues rank 0's routed-expert ops (forward, input and weight
+// gradients): its launches and its GroupedLinear expert units (HostThread::Issue).
+struct HostWork {
+  int launches = 0;
+  int expert_units = 0;
+};
+HostWork HostWorkOf(std::vector<std::string> sets) {
+  sets.push_back("plan.global_batch=64");
+  sets.push_back("cluster.network_model=alpha_beta");
+  Result<Experiment> e = LoadExperimentFile(kExperiment, sets);
+  EXPECT_TRUE(e.ok()) << e.error().ToString();
+  const auto sim = Simulate(e.value());
+  const Program& p = sim->program;
+  HostWork h;
+  for (OpId id : p.StreamOps(0, Stream::kHost)) {
+    if (p.Info(id).tag != Tag::kHostLaunch) continue;
+    bool experts = false;
+    for (const OpId* d = p.DependentsBegin(id); d != p.DependentsEnd(id); ++d) {
+      const Tag t = p.Info(*d).tag;
+      experts = experts || t == Tag::kMoeExpertsFwd || t == Tag::kMoeExpertsBwd ||
+                t == Tag::kMoeExpertsWgrad;
+    }
+    if (!experts) continue;
+    const KernelWork& w = p.WorkOf(p.op(id));
+    h.launches += w.kernels;
+    h.expert_units += HostExpertUnits(w);
+  }
+  return h;
+}
+
+// On a step, GroupedLinear's host cost scales with the local experts as its source does:
+// each of FC1 and FC2 in each of forward, input gradient and weight gradient is one call
+// (one launch) and one unit of per-expert work per local expert (cluster.host.expert_us:
+// grouped_linear.py's per-expert weights, saved tensors and hooks, te_general_grouped_gemm's
+// per-expert cuBLAS GEMM), under FP8 a unit more per local expert for each call that
+// quantises its input (the per-expert quantizers and FP8 weights, split_quantize's
+// per-expert quantize), and the MXFP8 casts of the experts' inputs and output gradients
+// one split_quantize call (one launch) each, whatever the expert count. EP 8 -> 4 doubles
+// the local experts (16 -> 32) on 48 layers and 2 micro-batches: the launches stay, the
+// units double.
+TEST(MoeGroupedGemm, HostWorkScalesWithLocalExpertsByTheirGemmsNotTheirCasts) {
+  const int layers_mbs = 48 * 2;
+  const HostWork bf16_16 = HostWorkOf({"training.dtype=bf16"});
+  const HostWork bf16_32 = HostWorkOf({"training.dtype=bf16", "plan.ep=4"});
+  EXPECT_EQ(bf16_16.expert_units, 6 * 16 * layers_mbs);
+  EXPECT_EQ(bf16_32.expert_units, 6 * 32 * layers_mbs);
+  EXPECT_EQ(bf16_32.launches, bf16_16.launches);
+  const HostWork mx_16 = HostWorkOf({});
+  const HostWork mx_32 = HostWorkOf({"plan.ep=4"});
+  EXPECT_EQ(mx_16.expert_units, (6 + 4) * 16 * layers_mbs);
+  EXPECT_EQ(mx_32.expert_units, (6 + 4) * 32 * layers_mbs);
+  // The casts add one launch per call whatever the local experts (one per expert each
+  // before): FC1's and FC2's inputs forward, their output gradients backward.
+  EXPECT_EQ(mx_16.launches - bf16_16.launches, 4 * layers_mbs);
+  EXPECT_EQ(mx_32.launches - bf16_32.launches, 4 * layers_mbs);
+}
+
+// The per-expert cost is cluster.host.expert_us (launch_us when unset): a dearer expert
+// lengthens this host-bound step, and 0 leaves only the calls' launches.
+TEST(MoeGroupedGemm, ExpertHostCostSetsTheStep) {
+  HostSpec unset;
+  unset.launch_us = 7;
+  EXPECT_EQ(unset.ExpertUs(), 7);
+  const StepSummary at = Step({"cluster.host.expert_us=50"});
+  const StepSummary dear = Step({"cluster.host.expert_us=100"});
+  const StepSummary free = Step({"cluster.host.expert_us=0"});
+  EXPECT_GT(dear.step_time_s, 1.05 * at.step_time_s);
+  EXPECT_LT(free.step_time_s, at.step_time_s);
+  EXPECT_NE(LoadError({"cluster.host.expert_us=-1"}), "");
 }
 
 TEST(MoeGroupedGemm, BadInputNamesTheKey) {
