@@ -22,7 +22,8 @@ launch_us) is fitted with the same script, one run per value:
       --set cluster.host.expert_us=X     (X = 40, 50, 60, 70)
 (2026-12-02, after GroupedLinear was counted per call and per local expert: best 40: 8.44 %
 at launch_us 60; 50: 8.30 % at 60 (8.49 % at 50); 60: 8.21 % at 60; 70: 9.08 % at 40: the
-lowest point on the grid's edge and above the 8.00 % of the count before, so both stay 50.)
+lowest point on the grid's edge and above the 8.00 % of the count before, so both stay 50;
+2026-12-03, --grid 40,50,60 below that grid: X = 20: 9.77 %, 30: 8.84 %, both at launch_us 60.)
 
 Usage: scripts/fit_host_launch.py [--meshsim build/meshsim] [--grid 0,20,40] [--rows A,B]
                                   [--jobs 2] [--set KEY=VALUE ...]
