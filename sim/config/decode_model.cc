@@ -122,6 +122,13 @@ void CheckGluClamp(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+std::vector<std::pair<std::string, FfnKind>> FfnKinds() {
+  std::vector<std::pair<std::string, FfnKind>> kinds;
+  for (FfnKind k : {FfnKind::kGelu, FfnKind::kSwiglu, FfnKind::kSquaredRelu})
+    kinds.emplace_back(FfnKindName(k), k);
+  return kinds;
+}
+
 // Head sizes, Multi-head Latent Attention and sliding windows.
 void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt64("head_dim", &m->head_dim);
@@ -145,8 +152,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   m.kv_heads = m.heads;
   r.GetInt("kv_heads", &m.kv_heads);
   r.GetInt64("ffn_hidden", &m.ffn_hidden, true);
-  r.GetEnum<FfnKind>("ffn_kind", {{"gelu", FfnKind::kGelu}, {"swiglu", FfnKind::kSwiglu}},
-                     &m.ffn_kind);
+  r.GetEnum<FfnKind>("ffn_kind", FfnKinds(), &m.ffn_kind);
   r.GetInt64("vocab", &m.vocab, true);
   r.GetInt64("seq_len", &m.seq_len, true);
   r.GetBool("tied_embeddings", &m.tied_embeddings);

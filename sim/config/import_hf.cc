@@ -98,7 +98,8 @@ const Family& FindFamily(const Fields& f, std::string* model_type, std::string* 
 }
 
 // ffn_kind from hidden_act. Gated families always have 3 matrices; the activation only
-// names which gated unit it is (SwiGLU for silu, GeGLU for gelu).
+// names which gated unit it is (SwiGLU for silu, GeGLU for gelu). A plain MLP's relu2
+// (transformers' ReLUSquaredActivation, ACT2FN["relu2"]) is ffn_kind squared_relu.
 FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
   const std::string act = f.StringOr("hidden_act", fam.gated_mlp ? "silu" : "gelu");
   static const std::regex gelu("gelu(_new|_fast|_pytorch_tanh|_python|_accurate)?|quick_gelu");
@@ -117,6 +118,7 @@ FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
     }
     return FfnKind::kSwiglu;
   }
+  if (act == "relu2") return FfnKind::kSquaredRelu;
   if (!is_gelu) {
     out->warnings.push_back("hidden_act '" + act +
                             "' in a plain MLP is modelled as ffn_kind "

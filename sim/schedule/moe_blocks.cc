@@ -279,7 +279,7 @@ void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShap
     StashBack(st, c, layer, mb);
     WaitForStash(st, layer, mb, /*backward=*/true);
   }
-  const int kernels = c.experts.fwd_kernels + c.extra_bwd_kernels;
+  const int kernels = c.experts.fwd_kernels + c.experts.bwd_extra_kernels + c.extra_bwd_kernels;
   Compute(st, Tag::kMoeExpertsBwd,
           KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
                      kernels, ids.experts.dgrad},

@@ -512,6 +512,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
     if (e.training.dtype == Dtype::kFp8 && e.training.cudnn_norm) h = Fnv(h, "fp8|cudnn_norm");
     if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (!e.training.cross_entropy_fusion) h = Fnv(h, "ce|unfused");
+    if (!e.training.squared_relu_fusion) h = Fnv(h, "srelu|unfused");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTe) h = Fnv(h, "ce|te");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorch) h = Fnv(h, "ce|torch");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorchFp32) h = Fnv(h, "ce|torch32");

@@ -11,6 +11,25 @@ namespace meshsim {
 // bias and residual kernels (read + write of their inputs and outputs), in sbh-units.
 inline constexpr double kElementwiseTrafficSbh = 11.0;
 
+// The MLP activation's element-wise kernels per token: the elements (each of the
+// activation's dtype) they read and write per element of the FFN width f, forward and
+// backward, and their launches. GeLU: one kernel each way (bias_gelu / F.gelu: x -> y;
+// backward reads dy and x, writes dx). SwiGLU: reads 2f, writes f; backward reads the
+// saved 2f and dy (f), writes dx (2f): 5 (megatron/core/fusions/fused_bias_swiglu.py
+// swiglu_back @ NVIDIA/Megatron-LM core_v0.17.0). Squared ReLU fused (torch.compile of
+// torch.pow(F.relu(x), 2), TrainingSpec::squared_relu_fusion): as GeLU. Unfused (eager):
+// relu and pow, each reading and writing f forward; backward PyTorch's pow_backward for a
+// scalar exponent, grad * (2 * self.pow(1)), three kernels (pow(1) a copy, the scale, the
+// product: 2 + 2 + 3), and relu's threshold_backward(grad, result) (3)
+// (torch/csrc/autograd/FunctionsManual.cpp, derivatives.yaml @ pytorch/pytorch 002ca671).
+// What is kept for backward is as GeLU's either way: one f-wide tensor (the fused kernel's
+// input; eagerly relu's output, which pow saves too) besides FC2's input.
+struct ActivationKernels {
+  double fwd_elements = 2, bwd_elements = 3;
+  int fwd_kernels = 1, bwd_kernels = 1;
+};
+ActivationKernels ActivationKernelsOf(FfnKind kind, bool squared_relu_fused);
+
 struct LayerDims {
   double s, b, h, a, f, t, elt;
   int ffn_matrices;

@@ -8,7 +8,25 @@
 
 namespace meshsim {
 
-enum class FfnKind { kGelu, kSwiglu };
+// The MLP's activation. kGelu: FC1, GeLU, FC2. kSwiglu: a gated unit (gate and up as one
+// FC1 of twice the width, SiLU times up, FC2): 3 matrices. kSquaredRelu: FC1, relu(x)^2,
+// FC2 (Nemotron-3/4, Nemotron-H; Megatron --squared-relu, HF hidden_act relu2): 2 matrices,
+// the parameters and FLOPs of kGelu; its activation kernels depend on
+// TrainingSpec::squared_relu_fusion.
+enum class FfnKind { kGelu, kSwiglu, kSquaredRelu };
+
+// The model YAML's name of each kind (model.ffn_kind).
+inline const char* FfnKindName(FfnKind k) {
+  switch (k) {
+    case FfnKind::kSwiglu:
+      return "swiglu";
+    case FfnKind::kSquaredRelu:
+      return "squared_relu";
+    case FfnKind::kGelu:
+      break;
+  }
+  return "gelu";
+}
 
 // What one layer of a model holds. kTransformer: attention + dense MLP or MoE block (every
 // layer of a model without a layer pattern). The others are the one-block layers of a

@@ -31,6 +31,12 @@ LayerDims DimsOf(const ModelSpec& m, const LayerShape& shape) {
                    GemmOperandBytes(shape.dtype)};
 }
 
+ActivationKernels ActivationKernelsOf(FfnKind kind, bool squared_relu_fused) {
+  if (kind == FfnKind::kSwiglu) return {3, 5, 1, 1};
+  if (kind == FfnKind::kSquaredRelu && !squared_relu_fused) return {4, 10, 2, 4};
+  return {};
+}
+
 namespace {
 
 // Softmax, masking and dropout over the attention scores, in a*s*s*b units of 16-bit
@@ -175,11 +181,18 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   // MLP block.
   BlockCost& mlp = c.mlp;
   // LayerNorm, FC1 GEMM, activation, FC2 GEMM, bias+dropout+residual (SwiGLU: + 1 GEMM).
-  mlp.fwd_kernels = d.ffn_matrices == 3 ? 6 : 5;
+  // The activation's traffic in 16-bit elements; its backward, as the block's other
+  // element-wise work, is charged as the forward's in each of dgrad and wgrad, and what
+  // an unfused squared ReLU's backward moves beyond that in dgrad (bwd_extra_*).
+  const ActivationKernels act = ActivationKernelsOf(m.ffn_kind, shape.squared_relu_fused);
+  constexpr double kActivationElementBytes = 2;
+  const double act_unit = kActivationElementBytes * d.s * d.b * d.f / d.t;
+  mlp.fwd_kernels = (d.ffn_matrices == 3 ? 5 : 4) + act.fwd_kernels;
   mlp.weight_kernels = d.ffn_matrices;
   mlp.fwd_flops = 2 * sbh * d.f * d.ffn_matrices / d.t;
-  mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split +
-                  (d.ffn_matrices == 3 ? 6 : 4) * d.s * d.b * d.f / d.t;
+  mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + act.fwd_elements * act_unit;
+  mlp.bwd_extra_bytes = std::max(0.0, act.bwd_elements - 2 * act.fwd_elements) * act_unit;
+  mlp.bwd_extra_kernels = act.bwd_kernels - act.fwd_kernels;
   mlp.tp_comm_bytes = sbh * d.elt;
   const auto [mlp_rep, mlp_par] = MlpActivations(d);
   const double mlp_none = mlp_rep / sp_split + mlp_par / d.t;

@@ -99,6 +99,9 @@ struct LayerShape {
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
   bool fp8_attention = false;  // FP8 fused attention (TrainingSpec::fp8_attention)
+  // A squared-ReLU MLP's activation is one fused kernel per pass; false: relu then pow,
+  // two (TrainingSpec::squared_relu_fusion; ActivationKernelsOf, layer_dims.h).
+  bool squared_relu_fused = true;
   // The recomputation is XLA's (a JAX-style plan): jax.checkpoint re-runs the layer's
   // forward inside the backward loop body, where XLA's dead-code elimination drops what
   // the backward does not read. Under Recompute::kFull each block's last GEMM (the output
@@ -157,6 +160,11 @@ struct BlockCost {
   double tp_comm_bytes = 0;        // payload of the block's TP collective (full tensor)
   double core_flops = 0;           // attention only: the part that is the attention core
   double core_bytes = 0;           //   (scores, softmax, context), split by ring attention
+  // Element-wise HBM traffic and kernels the backward has beyond the fwd_bytes and
+  // fwd_kernels that its dgrad and its wgrad op each charge, in the dgrad op (the unfused
+  // squared ReLU's backward: ActivationKernelsOf, layer_dims.h).
+  double bwd_extra_bytes = 0;
+  int bwd_extra_kernels = 0;
 };
 
 struct LayerCost {
