@@ -194,6 +194,13 @@ struct MoeCost {
   // forward; backward runs their inverses, as much again. Its kernels are in
   // experts.fwd_kernels.
   double permute_bytes = 0;
+  // HBM traffic of the routed experts' activation backward (ActivationKernelsOf,
+  // layer_dims.h; SwiGLU: its saved 2f-wide input and the f-wide output gradient read, the
+  // 2f-wide input gradient written, 5f elements per received token), in the input-gradient
+  // op only: the weight-gradient op runs GEMMs and no element-wise kernel. 0 with the fused
+  // grouped MLP, whose dGLU kernel computes it. Its launches beyond the forward's:
+  // experts.bwd_extra_kernels.
+  double act_bwd_bytes = 0;
   BlockCost shared;           // shared experts (TP-split like a dense MLP); may be empty
   double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
   double token_bytes = 0;     // the rank's tokens once: tokens * hidden (DeepEP's input)
