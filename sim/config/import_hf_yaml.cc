@@ -102,6 +102,7 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
     o << indent << "sliding_window: " << m.sliding_window << "\n";
     o << indent << "sliding_window_pattern: " << m.sliding_window_pattern << "\n";
   }
+  if (m.rope_mscale != 1.0) o << indent << "rope_mscale: " << m.rope_mscale << "\n";
   if (m.IsHybrid()) HybridYamlKeys(m, indent, o);
   if (m.mtp_layers > 0) o << indent << "mtp_layers: " << m.mtp_layers << "\n";
   return o.str();

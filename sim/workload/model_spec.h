@@ -101,6 +101,11 @@ struct ModelSpec {
   // (1: all windowed; GPT-OSS: 2, layers 0, 2, 4, ... windowed).
   int64_t sliding_window = 0;
   int sliding_window_pattern = 1;
+  // The factor RoPE scales its cos and sin by: YaRN's attention factor (mscale; HF
+  // rope_scaling, 0.1 ln(factor) + 1 for GPT-OSS's factor 32: 1.34657). 1: none. Other
+  // than 1, Megatron-Core's fused RoPE does not take it and applies RoPE unfused
+  // (RopeKernelsOf, layer_dims.h).
+  double rope_mscale = 1.0;
 
   // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'
   // attention, '-' dense MLP, 'E' MoE; empty: every layer is kTransformer.

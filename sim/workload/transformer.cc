@@ -37,6 +37,11 @@ ActivationKernels ActivationKernelsOf(FfnKind kind, bool squared_relu_fused) {
   return {};
 }
 
+RopeKernels UnfusedRopeExtra(const ModelSpec& m, bool megatron) {
+  if (!megatron || m.rope_mscale == 1.0 || m.IsMla()) return {};
+  return {12 - 2, 13 - 2, 12 - 1, 7 - 1};
+}
+
 namespace {
 
 // Softmax, masking and dropout over the attention scores, in a*s*s*b units of 16-bit
@@ -115,6 +120,16 @@ void SetProjectionsActivations(const LayerDims& d, double sp_split, double core,
   c->mlp.stored_act_bytes = d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
 }
 
+// Unfused RoPE (YaRN's mscale) on Q and K: its forward traffic and launches, and its
+// backward's less the forward's, which dgrad and wgrad each charge (BlockCost::bwd_extra_*).
+void AddUnfusedRope(const RopeKernels& rope, const LayerDims& d, BlockCost* at) {
+  const double unit = 2 * d.s * d.b * (d.q_w + d.k_w) / d.t;  // Q and K in 16 bits
+  at->fwd_bytes += rope.fwd_elements * unit;
+  at->fwd_kernels += 2 * rope.fwd_kernels;
+  at->bwd_extra_bytes = (rope.bwd_elements - 2 * rope.fwd_elements) * unit;
+  at->bwd_extra_kernels = 2 * (rope.bwd_kernels - rope.fwd_kernels);
+}
+
 // Recompute::kFull: only the layer input is kept; backward re-runs the whole layer
 // forward, under XLA less each block's last GEMM (LayerShape::xla_remat).
 void SetFullRecompute(const LayerDims& d, double sp_split, double attn_none, double mlp_none,
@@ -175,6 +190,7 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   at.tp_comm_bytes = sbh * d.elt;
   at.core_flops = core_flops / d.t;
   at.core_bytes = core_bytes;
+  AddUnfusedRope(UnfusedRopeExtra(m, shape.megatron), d, &at);
   const AttentionActs aa = AttentionActivations(d, shape.flash_attention);
   const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t + aa.latent;
 

@@ -162,7 +162,9 @@ struct BlockCost {
   double core_bytes = 0;           //   (scores, softmax, context), split by ring attention
   // Element-wise HBM traffic and kernels the backward has beyond the fwd_bytes and
   // fwd_kernels that its dgrad and its wgrad op each charge, in the dgrad op (the unfused
-  // squared ReLU's backward: ActivationKernelsOf, layer_dims.h).
+  // squared ReLU's backward: ActivationKernelsOf, layer_dims.h). Negative where forward
+  // work has less backward than that convention mirrors (unfused RoPE: UnfusedRopeExtra);
+  // the dgrad op's total stays positive.
   double bwd_extra_bytes = 0;
   int bwd_extra_kernels = 0;
 };
