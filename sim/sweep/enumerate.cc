@@ -346,6 +346,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("parallel_block", m.parallel_block ? 1 : 0, 0);
   add("expert_bias", m.expert_bias ? 1 : 0, 0);
   if (m.glu_clamp > 0) t += "glu_clamp=" + std::to_string(m.glu_clamp) + ";";
+  if (m.rope_mscale != 1.0) t += "rope_mscale=" + std::to_string(m.rope_mscale) + ";";
   if (m.IsHybrid()) {
     t += "layer_pattern=" + m.layer_pattern + ";";
     add("mamba_heads", m.mamba_heads, -1);
