@@ -273,6 +273,7 @@ TrainingSpec DecodeTraining(YamlReader& r) {
                        &t.optimizer);
   r.GetBool("flash_attention", &t.flash_attention);
   r.GetBool("cross_entropy_fusion", &t.cross_entropy_fusion);
+  r.GetBool("squared_relu_fusion", &t.squared_relu_fusion);
   r.GetEnum<CrossEntropyImpl>("cross_entropy_fusion_impl",
                               {{"native", CrossEntropyImpl::kNative},
                                {"te", CrossEntropyImpl::kTe},

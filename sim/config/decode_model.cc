@@ -122,6 +122,13 @@ void CheckGluClamp(YamlReader& r, const ModelSpec& m) {
   }
 }
 
+std::vector<std::pair<std::string, FfnKind>> FfnKinds() {
+  std::vector<std::pair<std::string, FfnKind>> kinds;
+  for (FfnKind k : {FfnKind::kGelu, FfnKind::kSwiglu, FfnKind::kSquaredRelu})
+    kinds.emplace_back(FfnKindName(k), k);
+  return kinds;
+}
+
 // Head sizes, Multi-head Latent Attention and sliding windows.
 void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt64("head_dim", &m->head_dim);
@@ -131,6 +138,11 @@ void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt64("qk_rope_head_dim", &m->qk_rope_head_dim);
   r.GetInt64("sliding_window", &m->sliding_window);
   r.GetInt("sliding_window_pattern", &m->sliding_window_pattern);
+  r.GetDouble("rope_mscale", &m->rope_mscale);
+  if (m->rope_mscale <= 0) {
+    FailKey(r, "rope_mscale",
+            "expected a factor > 0 (1: none), found " + Describe(r.Child("rope_mscale")));
+  }
 }
 
 }  // namespace
@@ -145,8 +157,7 @@ ModelSpec DecodeModel(YamlReader& r) {
   m.kv_heads = m.heads;
   r.GetInt("kv_heads", &m.kv_heads);
   r.GetInt64("ffn_hidden", &m.ffn_hidden, true);
-  r.GetEnum<FfnKind>("ffn_kind", {{"gelu", FfnKind::kGelu}, {"swiglu", FfnKind::kSwiglu}},
-                     &m.ffn_kind);
+  r.GetEnum<FfnKind>("ffn_kind", FfnKinds(), &m.ffn_kind);
   r.GetInt64("vocab", &m.vocab, true);
   r.GetInt64("seq_len", &m.seq_len, true);
   r.GetBool("tied_embeddings", &m.tied_embeddings);

@@ -98,7 +98,8 @@ const Family& FindFamily(const Fields& f, std::string* model_type, std::string* 
 }
 
 // ffn_kind from hidden_act. Gated families always have 3 matrices; the activation only
-// names which gated unit it is (SwiGLU for silu, GeGLU for gelu).
+// names which gated unit it is (SwiGLU for silu, GeGLU for gelu). A plain MLP's relu2
+// (transformers' ReLUSquaredActivation, ACT2FN["relu2"]) is ffn_kind squared_relu.
 FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
   const std::string act = f.StringOr("hidden_act", fam.gated_mlp ? "silu" : "gelu");
   static const std::regex gelu("gelu(_new|_fast|_pytorch_tanh|_python|_accurate)?|quick_gelu");
@@ -117,12 +118,40 @@ FfnKind DecodeActivation(const Fields& f, const Family& fam, HfImport* out) {
     }
     return FfnKind::kSwiglu;
   }
+  if (act == "relu2") return FfnKind::kSquaredRelu;
   if (!is_gelu) {
     out->warnings.push_back("hidden_act '" + act +
                             "' in a plain MLP is modelled as ffn_kind "
                             "gelu (2 matrices: the same parameters and FLOPs)");
   }
   return FfnKind::kGelu;
+}
+
+// YaRN's attention factor (ModelSpec::rope_mscale), as transformers computes it
+// (src/transformers/modeling_rope_utils.py _compute_yarn_parameters, get_mscale(scale,
+// mscale) = 0.1 mscale ln(scale) + 1 for scale > 1): rope_scaling's attention_factor;
+// else, with mscale and mscale_all_dim (DeepSeek), get_mscale(factor, mscale) /
+// get_mscale(factor, mscale_all_dim); else get_mscale(factor). 1 without YaRN.
+double RopeMscale(const Fields& f) {
+  if (!f.Has("rope_scaling") || !f.At("rope_scaling").is_object()) return 1.0;
+  const json& s = f.At("rope_scaling");
+  const auto number = [&s](const char* key, double fallback) {
+    return s.contains(key) && s[key].is_number() ? s[key].get<double>() : fallback;
+  };
+  const auto text = [&s](const char* key) {
+    return s.contains(key) && s[key].is_string() ? s[key].get<std::string>() : std::string();
+  };
+  const std::string type = text("rope_type").empty() ? text("type") : text("rope_type");
+  if (type != "yarn") return 1.0;
+  if (number("attention_factor", 0) > 0) return number("attention_factor", 0);
+  const double factor = number("factor", 1);
+  const auto get_mscale = [factor](double mscale) {
+    return factor <= 1 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
+  };
+  if (s.contains("mscale") && s.contains("mscale_all_dim")) {
+    return get_mscale(number("mscale", 1)) / get_mscale(number("mscale_all_dim", 1));
+  }
+  return get_mscale(1);
 }
 
 // The linear layers' biases, which the model schema does not count: a warning with their
@@ -199,6 +228,7 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
   m.vocab = f.Int("vocab_size", 1);
   m.tied_embeddings = f.BoolOr("tie_word_embeddings", false);
   m.ffn_kind = DecodeActivation(f, fam, &out);
+  m.rope_mscale = RopeMscale(f);
   const int64_t head_dim = f.IntOr("head_dim", 0, 1);
   if (head_dim > 0 && (m.hidden % m.heads != 0 || head_dim != m.hidden / m.heads)) {
     m.head_dim = head_dim;

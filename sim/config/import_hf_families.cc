@@ -184,9 +184,13 @@ void DecodeNemotronH(const Fields& f, ModelSpec* m, HfImport* out) {
                            " does not divide mamba_num_heads = " + std::to_string(m->mamba_heads));
   }
   const std::string act = f.StringOr("mlp_hidden_act", "relu2");
-  out->warnings.push_back("mlp_hidden_act '" + act +
-                          "' in a plain MLP is modelled as ffn_kind gelu (2 matrices: the same "
-                          "parameters and FLOPs)");
+  if (act == "relu2") {
+    m->ffn_kind = FfnKind::kSquaredRelu;
+  } else {
+    out->warnings.push_back("mlp_hidden_act '" + act +
+                            "' in a plain MLP is modelled as ffn_kind gelu (2 matrices: the same "
+                            "parameters and FLOPs)");
+  }
   m->moe_latent_size = f.IntOr("moe_latent_size", 0, 1);
   if (m->layer_pattern.find('E') == std::string::npos) return;
   m->experts = f.Int32("n_routed_experts", 1);

@@ -71,7 +71,7 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
   o << indent << "heads: " << m.heads << "\n";
   o << indent << "kv_heads: " << m.kv_heads << "\n";
   o << indent << "ffn_hidden: " << m.ffn_hidden << "\n";
-  o << indent << "ffn_kind: " << (m.ffn_kind == FfnKind::kSwiglu ? "swiglu" : "gelu") << "\n";
+  o << indent << "ffn_kind: " << FfnKindName(m.ffn_kind) << "\n";
   o << indent << "vocab: " << m.vocab << "\n";
   o << indent << "seq_len: " << m.seq_len << "\n";
   o << indent << "tied_embeddings: " << (m.tied_embeddings ? "true" : "false") << "\n";
@@ -102,6 +102,7 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
     o << indent << "sliding_window: " << m.sliding_window << "\n";
     o << indent << "sliding_window_pattern: " << m.sliding_window_pattern << "\n";
   }
+  if (m.rope_mscale != 1.0) o << indent << "rope_mscale: " << m.rope_mscale << "\n";
   if (m.IsHybrid()) HybridYamlKeys(m, indent, o);
   if (m.mtp_layers > 0) o << indent << "mtp_layers: " << m.mtp_layers << "\n";
   return o.str();

@@ -305,7 +305,7 @@ const std::vector<FlagInfo> kTable = {
     {"--no-rope-freq", kOne, kNoEffect, ""},
     {"--mscale", kOne, kNoEffect, ""},
     {"--mscale-all-dim", kOne, kNoEffect, ""},
-    {"--squared-relu", kSwitch, kNoEffect, ""},  // 2 matrices, as ffn_kind gelu
+    {"--squared-relu", kSwitch, kMapped, ""},  // ffn_kind squared_relu
     {"--openai-gelu", kSwitch, kNoEffect, ""},
     {"--onnx-safe", kOne, kNoEffect, ""},
 

@@ -212,7 +212,9 @@ void DecodeModel(const Args& a, MegatronImport* out) {
   DecodeHeads(a, out);
   const bool swiglu = a.Flag("--swiglu");
   // --quick-geglu is gated too (3 matrices) but keeps the 4*hidden default.
-  m.ffn_kind = swiglu || a.Flag("--quick-geglu") ? FfnKind::kSwiglu : FfnKind::kGelu;
+  m.ffn_kind = swiglu || a.Flag("--quick-geglu") ? FfnKind::kSwiglu
+               : a.Flag("--squared-relu")        ? FfnKind::kSquaredRelu
+                                                 : FfnKind::kGelu;
   const int64_t default_ffn = swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
   m.ffn_hidden = a.Int("--ffn-hidden-size", default_ffn, 1);
   if (!a.Has("--ffn-hidden-size")) {

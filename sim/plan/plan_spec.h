@@ -147,6 +147,17 @@ struct TrainingSpec {
   // vocab-parallel cross entropy, Megatron-LM's default (StepBuilder::LogitsWork).
   bool cross_entropy_fusion = true;
   CrossEntropyImpl cross_entropy_impl = CrossEntropyImpl::kNative;
+  // A squared-ReLU MLP's activation (FfnKind::kSquaredRelu) is one fused element-wise
+  // kernel per pass, as Megatron-Core builds it: megatron/core/activations.py squared_relu
+  // is decorated @jit_fuser, which megatron/core/jit.py makes torch.compile on PyTorch >=
+  // 2.2 (NVIDIA/Megatron-LM @ 0ef95585, 00caa53a; Megatron-Bridge's Nemotron-H providers
+  // take it). false: the eager pair torch.pow(F.relu(x), 2), two kernels per pass, as
+  // NeMo's Nemotron configs define it without a fuser (nemo/collections/llm/fn/
+  // activation.py @ NVIDIA/NeMo 1430ee4c, "#@torch.jit.script # remove until we have
+  // serialization"; NeMo 1's activation_to_func 'squared-relu' takes the plain function of
+  // nemo/collections/nlp/modules/common/megatron/utils.py) and Megatron-Bridge's
+  // NemotronModelProvider (Nemotron-3/4 dense) its own plain squared_relu.
+  bool squared_relu_fusion = true;
   // Read only when dtype is kFp8.
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // Transformer Engine runs its norms with cuDNN (NVTE_NORM_FWD_USE_CUDNN=1, as Megatron-

@@ -48,7 +48,10 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassSha
     input_gather = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kAllGather,
                               st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
   }
-  Compute(st, dgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.fwd_kernels, ids.dgrad}, layer, mb);
+  Compute(st, dgrad_tag,
+          KernelWork{b.fwd_flops, b.fwd_bytes + b.bwd_extra_bytes,
+                     b.fwd_kernels + b.bwd_extra_kernels, ids.dgrad},
+          layer, mb);
   std::optional<OpId> reduce;
   if (p_.tp > 1 && e.reduce) {
     reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm,

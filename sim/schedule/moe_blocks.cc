@@ -270,8 +270,9 @@ void StepBuilder::SharedExpertsBackward(RankState& st, const MoeCost& c, const M
   Memory(st, MemCategory::kActivations, -c.shared.stored_act_bytes);
 }
 
-// The routed experts' input gradients, with the inverse permutations and the backward of
-// the expert biases' and clamped GLU's element-wise kernels.
+// The routed experts' input gradients, with the activation's backward (MoeCost::
+// act_bwd_bytes), the inverse permutations and the backward of the expert biases' and
+// clamped GLU's element-wise kernels. Their weight gradients: GEMMs only.
 void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                   int layer, int mb) {
   if (PagedStash()) {
@@ -279,9 +280,9 @@ void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShap
     StashBack(st, c, layer, mb);
     WaitForStash(st, layer, mb, /*backward=*/true);
   }
-  const int kernels = c.experts.fwd_kernels + c.extra_bwd_kernels;
+  const int kernels = c.experts.fwd_kernels + c.experts.bwd_extra_kernels + c.extra_bwd_kernels;
   Compute(st, Tag::kMoeExpertsBwd,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
+          KernelWork{c.experts.fwd_flops, c.act_bwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
                      kernels, ids.experts.dgrad},
           layer, mb, 0, ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/false), 0,
           ExpertGemmUnits(/*casts=*/true));
@@ -290,9 +291,8 @@ void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShap
 void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                   int layer, int mb) {
   Compute(st, Tag::kMoeExpertsWgrad,
-          KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes, c.experts.weight_kernels,
-                     ids.experts.wgrad},
-          layer, mb, 0, ExpertGemmLaunches(), 0, ExpertGemmUnits(/*casts=*/false));
+          KernelWork{c.experts.fwd_flops, 0, c.experts.weight_kernels, ids.experts.wgrad}, layer,
+          mb, 0, ExpertGemmLaunches(), 0, ExpertGemmUnits(/*casts=*/false));
   if (!PagedStash()) return;
   // The next layer of this micro-batch to run backward: the latest copied out below this one.
   std::optional<int> next;

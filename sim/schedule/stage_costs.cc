@@ -20,6 +20,7 @@ LayerShape ShapeOf(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t)
   s.dtype = t.dtype;
   s.flash_attention = t.flash_attention;
   s.fp8_attention = t.dtype == Dtype::kFp8 && t.fp8_attention;
+  s.squared_relu_fused = t.squared_relu_fusion;
   s.xla_remat = !p.jax.Empty();
   s.moe_dispatcher = p.moe_dispatcher;
   s.fused_grouped_mlp = p.framework_options.fused_grouped_mlp;

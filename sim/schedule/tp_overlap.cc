@@ -238,7 +238,8 @@ void StepBuilder::OverlappedBlockBackward(RankState& st, const BlockCost& b,
                               st.tp_group, bytes, layer, mb, false);
   }
   Compute(st, dgrad_tag,
-          KernelWork{o.dgrad_rest_flops, b.fwd_bytes, std::max(0, b.fwd_kernels - 1), o.dgrad_rest},
+          KernelWork{o.dgrad_rest_flops, b.fwd_bytes + b.bwd_extra_bytes,
+                     std::max(0, b.fwd_kernels - 1) + b.bwd_extra_kernels, o.dgrad_rest},
           layer, mb);
   std::optional<OpId> reduce;
   if (e.reduce) {

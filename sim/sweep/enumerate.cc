@@ -346,6 +346,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("parallel_block", m.parallel_block ? 1 : 0, 0);
   add("expert_bias", m.expert_bias ? 1 : 0, 0);
   if (m.glu_clamp > 0) t += "glu_clamp=" + std::to_string(m.glu_clamp) + ";";
+  if (m.rope_mscale != 1.0) t += "rope_mscale=" + std::to_string(m.rope_mscale) + ";";
   if (m.IsHybrid()) {
     t += "layer_pattern=" + m.layer_pattern + ";";
     add("mamba_heads", m.mamba_heads, -1);
@@ -512,6 +513,7 @@ std::string Fingerprint(const SweepSpec& spec, const std::vector<Configuration>&
     if (e.training.dtype == Dtype::kFp8 && e.training.cudnn_norm) h = Fnv(h, "fp8|cudnn_norm");
     if (!e.training.master_weights) h = Fnv(h, "master|0");
     if (!e.training.cross_entropy_fusion) h = Fnv(h, "ce|unfused");
+    if (!e.training.squared_relu_fusion) h = Fnv(h, "srelu|unfused");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTe) h = Fnv(h, "ce|te");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorch) h = Fnv(h, "ce|torch");
     if (e.training.cross_entropy_impl == CrossEntropyImpl::kTorchFp32) h = Fnv(h, "ce|torch32");

@@ -8,7 +8,25 @@
 
 namespace meshsim {
 
-enum class FfnKind { kGelu, kSwiglu };
+// The MLP's activation. kGelu: FC1, GeLU, FC2. kSwiglu: a gated unit (gate and up as one
+// FC1 of twice the width, SiLU times up, FC2): 3 matrices. kSquaredRelu: FC1, relu(x)^2,
+// FC2 (Nemotron-3/4, Nemotron-H; Megatron --squared-relu, HF hidden_act relu2): 2 matrices,
+// the parameters and FLOPs of kGelu; its activation kernels depend on
+// TrainingSpec::squared_relu_fusion.
+enum class FfnKind { kGelu, kSwiglu, kSquaredRelu };
+
+// The model YAML's name of each kind (model.ffn_kind).
+inline const char* FfnKindName(FfnKind k) {
+  switch (k) {
+    case FfnKind::kSwiglu:
+      return "swiglu";
+    case FfnKind::kSquaredRelu:
+      return "squared_relu";
+    case FfnKind::kGelu:
+      break;
+  }
+  return "gelu";
+}
 
 // What one layer of a model holds. kTransformer: attention + dense MLP or MoE block (every
 // layer of a model without a layer pattern). The others are the one-block layers of a
@@ -83,6 +101,11 @@ struct ModelSpec {
   // (1: all windowed; GPT-OSS: 2, layers 0, 2, 4, ... windowed).
   int64_t sliding_window = 0;
   int sliding_window_pattern = 1;
+  // The factor RoPE scales its cos and sin by: YaRN's attention factor (mscale; HF
+  // rope_scaling, 0.1 ln(factor) + 1 for GPT-OSS's factor 32: 1.34657). 1: none. Other
+  // than 1, Megatron-Core's fused RoPE does not take it and applies RoPE unfused
+  // (RopeKernelsOf, layer_dims.h).
+  double rope_mscale = 1.0;
 
   // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'
   // attention, '-' dense MLP, 'E' MoE; empty: every layer is kTransformer.

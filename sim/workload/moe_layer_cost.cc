@@ -48,11 +48,11 @@ void SetNormRecompute(double norm_out, BlockCost* router) {
 // RecomputeModules::moe_act: FC2's input, the activation's output (`act_out` bytes), is
 // dropped and the activation re-run from FC1's kept output, moving `traffic` bytes as in
 // forward.
-void SetActivationRecompute(double act_out, double traffic, BlockCost* experts) {
+void SetActivationRecompute(double act_out, double traffic, int kernels, BlockCost* experts) {
   experts->stored_act_bytes -= act_out;
   experts->transient_act_bytes = act_out;
   experts->recompute_bytes = traffic;
-  experts->recompute_kernels = 1;
+  experts->recompute_kernels = kernels;
 }
 
 // The element-wise work Megatron-Core's TEGroupedMLP adds for a model with expert biases
@@ -162,6 +162,18 @@ void AddExpertElementwise(const ExpertExtras& x, const LayerShape& shape, MoeCos
   c->experts.recompute_kernels += x.clamp_kernels;
 }
 
+// The routed experts' activation kernel(s) (ActivationKernelsOf), over `width_bytes` per
+// received token (f elements). Its backward runs once, one kernel for SwiGLU
+// (SwiGLUFunction / WeightedSwiGLUFunction.backward: swiglu_back, weighted_swiglu_back in
+// megatron/core/fusions/fused_bias_swiglu.py @ NVIDIA/Megatron-LM 00caa53a), between FC2's
+// backward and FC1's: in the input-gradient op (MoeCost::act_bwd_bytes).
+void AddExpertActivation(const ActivationKernels& act, double width_bytes, MoeCost* c) {
+  c->experts.fwd_kernels += act.fwd_kernels;
+  c->experts.fwd_bytes = act.fwd_elements * width_bytes;
+  c->act_bwd_bytes = act.bwd_elements * width_bytes;
+  c->experts.bwd_extra_kernels = act.bwd_kernels - act.fwd_kernels;
+}
+
 // Megatron-Core's paged stash (LayerShape::moe_paged_stash; megatron/core/transformer/moe/
 // paged_stash.py @ NVIDIA/Megatron-LM core_v0.19.0): what Transformer Engine's fused grouped
 // MLP saves for backward and marks as grouped (mark_grouped_tensor in transformer_engine/
@@ -227,20 +239,19 @@ MoeCost MoeLayerCost(const ModelSpec& m, const LayerShape& shape, int ep, double
   const MoePermutation perm = shape.moe_dispatcher == MoeDispatcher::kFlex
                                   ? FlexPermutation(received)
                                   : AlltoAllPermutation(sent, received, c.tokens, local_experts);
-  const int activation_kernels = fused ? 0 : 1;
-  c.experts.fwd_kernels = gemm_slots + activation_kernels + perm.kernels;
+  const ActivationKernels act = ActivationKernelsOf(m.ffn_kind, shape.squared_relu_fused);
+  c.experts.fwd_kernels = gemm_slots + perm.kernels;
   c.experts.weight_kernels = gemm_slots;
   c.experts.fwd_flops = 2 * received * dim * f * mats;
-  // The activation (SwiGLU reads 2f and writes f elements; GeLU 1 and 1).
-  c.experts.fwd_bytes = received * (mats == 3 ? 3 : 2) * f * d.elt * activation_kernels;
+  if (!fused) AddExpertActivation(act, received * f * d.elt, &c);
   c.permute_bytes = perm.rows * dim * d.elt;
   // Permuted input, FFN intermediates (as a dense MLP of the received tokens).
   // FP8: the permuted input and FC2's input are saved in FP8.
   c.experts.stored_act_bytes = received * (dim * (d.elt - d.Fp8Saving()) +
                                            f * ((mats == 3 ? 3 : 2) * d.elt - d.Fp8Saving()));
   if (shape.RecomputesMoeAct()) {
-    SetActivationRecompute(received * f * d.gemm_in, received * (mats == 3 ? 3 : 2) * f * d.elt,
-                           &c.experts);
+    SetActivationRecompute(received * f * d.gemm_in, act.fwd_elements * received * f * d.elt,
+                           act.fwd_kernels, &c.experts);
   }
   AddExpertElementwise(ExpertElementwise(m, shape, received, local_experts, d.elt), shape, &c);
   if (shape.fused_grouped_mlp && shape.moe_paged_stash) AddPagedStash(m, received, &c);

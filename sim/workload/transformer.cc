@@ -31,6 +31,17 @@ LayerDims DimsOf(const ModelSpec& m, const LayerShape& shape) {
                    GemmOperandBytes(shape.dtype)};
 }
 
+ActivationKernels ActivationKernelsOf(FfnKind kind, bool squared_relu_fused) {
+  if (kind == FfnKind::kSwiglu) return {3, 5, 1, 1};
+  if (kind == FfnKind::kSquaredRelu && !squared_relu_fused) return {4, 10, 2, 4};
+  return {};
+}
+
+RopeKernels UnfusedRopeExtra(const ModelSpec& m, bool megatron) {
+  if (!megatron || m.rope_mscale == 1.0 || m.IsMla()) return {};
+  return {12 - 2, 13 - 2, 12 - 1, 7 - 1};
+}
+
 namespace {
 
 // Softmax, masking and dropout over the attention scores, in a*s*s*b units of 16-bit
@@ -109,6 +120,16 @@ void SetProjectionsActivations(const LayerDims& d, double sp_split, double core,
   c->mlp.stored_act_bytes = d.s * d.b * d.f * d.elt * (d.ffn_matrices - 1) / d.t;
 }
 
+// Unfused RoPE (YaRN's mscale) on Q and K: its forward traffic and launches, and its
+// backward's less the forward's, which dgrad and wgrad each charge (BlockCost::bwd_extra_*).
+void AddUnfusedRope(const RopeKernels& rope, const LayerDims& d, BlockCost* at) {
+  const double unit = 2 * d.s * d.b * (d.q_w + d.k_w) / d.t;  // Q and K in 16 bits
+  at->fwd_bytes += rope.fwd_elements * unit;
+  at->fwd_kernels += 2 * rope.fwd_kernels;
+  at->bwd_extra_bytes = (rope.bwd_elements - 2 * rope.fwd_elements) * unit;
+  at->bwd_extra_kernels = 2 * (rope.bwd_kernels - rope.fwd_kernels);
+}
+
 // Recompute::kFull: only the layer input is kept; backward re-runs the whole layer
 // forward, under XLA less each block's last GEMM (LayerShape::xla_remat).
 void SetFullRecompute(const LayerDims& d, double sp_split, double attn_none, double mlp_none,
@@ -169,17 +190,25 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   at.tp_comm_bytes = sbh * d.elt;
   at.core_flops = core_flops / d.t;
   at.core_bytes = core_bytes;
+  AddUnfusedRope(UnfusedRopeExtra(m, shape.megatron), d, &at);
   const AttentionActs aa = AttentionActivations(d, shape.flash_attention);
   const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t + aa.latent;
 
   // MLP block.
   BlockCost& mlp = c.mlp;
   // LayerNorm, FC1 GEMM, activation, FC2 GEMM, bias+dropout+residual (SwiGLU: + 1 GEMM).
-  mlp.fwd_kernels = d.ffn_matrices == 3 ? 6 : 5;
+  // The activation's traffic in 16-bit elements; its backward, as the block's other
+  // element-wise work, is charged as the forward's in each of dgrad and wgrad, and what
+  // an unfused squared ReLU's backward moves beyond that in dgrad (bwd_extra_*).
+  const ActivationKernels act = ActivationKernelsOf(m.ffn_kind, shape.squared_relu_fused);
+  constexpr double kActivationElementBytes = 2;
+  const double act_unit = kActivationElementBytes * d.s * d.b * d.f / d.t;
+  mlp.fwd_kernels = (d.ffn_matrices == 3 ? 5 : 4) + act.fwd_kernels;
   mlp.weight_kernels = d.ffn_matrices;
   mlp.fwd_flops = 2 * sbh * d.f * d.ffn_matrices / d.t;
-  mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split +
-                  (d.ffn_matrices == 3 ? 6 : 4) * d.s * d.b * d.f / d.t;
+  mlp.fwd_bytes = kElementwiseTrafficSbh * sbh / sp_split + act.fwd_elements * act_unit;
+  mlp.bwd_extra_bytes = std::max(0.0, act.bwd_elements - 2 * act.fwd_elements) * act_unit;
+  mlp.bwd_extra_kernels = act.bwd_kernels - act.fwd_kernels;
   mlp.tp_comm_bytes = sbh * d.elt;
   const auto [mlp_rep, mlp_par] = MlpActivations(d);
   const double mlp_none = mlp_rep / sp_split + mlp_par / d.t;

@@ -99,6 +99,9 @@ struct LayerShape {
   // softmax statistics; backward recomputes the scores inside the kernel.
   bool flash_attention = false;
   bool fp8_attention = false;  // FP8 fused attention (TrainingSpec::fp8_attention)
+  // A squared-ReLU MLP's activation is one fused kernel per pass; false: relu then pow,
+  // two (TrainingSpec::squared_relu_fusion; ActivationKernelsOf, layer_dims.h).
+  bool squared_relu_fused = true;
   // The recomputation is XLA's (a JAX-style plan): jax.checkpoint re-runs the layer's
   // forward inside the backward loop body, where XLA's dead-code elimination drops what
   // the backward does not read. Under Recompute::kFull each block's last GEMM (the output
@@ -157,6 +160,13 @@ struct BlockCost {
   double tp_comm_bytes = 0;        // payload of the block's TP collective (full tensor)
   double core_flops = 0;           // attention only: the part that is the attention core
   double core_bytes = 0;           //   (scores, softmax, context), split by ring attention
+  // Element-wise HBM traffic and kernels the backward has beyond the fwd_bytes and
+  // fwd_kernels that its dgrad and its wgrad op each charge, in the dgrad op (the unfused
+  // squared ReLU's backward: ActivationKernelsOf, layer_dims.h). Negative where forward
+  // work has less backward than that convention mirrors (unfused RoPE: UnfusedRopeExtra);
+  // the dgrad op's total stays positive.
+  double bwd_extra_bytes = 0;
+  int bwd_extra_kernels = 0;
 };
 
 struct LayerCost {
@@ -186,6 +196,13 @@ struct MoeCost {
   // forward; backward runs their inverses, as much again. Its kernels are in
   // experts.fwd_kernels.
   double permute_bytes = 0;
+  // HBM traffic of the routed experts' activation backward (ActivationKernelsOf,
+  // layer_dims.h; SwiGLU: its saved 2f-wide input and the f-wide output gradient read, the
+  // 2f-wide input gradient written, 5f elements per received token), in the input-gradient
+  // op only: the weight-gradient op runs GEMMs and no element-wise kernel. 0 with the fused
+  // grouped MLP, whose dGLU kernel computes it. Its launches beyond the forward's:
+  // experts.bwd_extra_kernels.
+  double act_bwd_bytes = 0;
   BlockCost shared;           // shared experts (TP-split like a dense MLP); may be empty
   double dispatch_bytes = 0;  // all-to-all send buffer: tokens * top_k * hidden
   double token_bytes = 0;     // the rank's tokens once: tokens * hidden (DeepEP's input)

@@ -373,7 +373,7 @@ TEST(ImportHf, LayerTypesOutsideThePatternFail) {
 }
 
 // Qwen3: head_dim 128 written (hidden 2048 / 32 heads = 64); Nemotron: relu2 is a plain
-// MLP of two matrices.
+// squared-ReLU MLP of two matrices, imported without a warning.
 TEST(ImportHf, Qwen3AndNemotronShapes) {
   const ModelSpec qwen = ImportFixture("qwen3-30b-a3b", 4096).model;
   EXPECT_EQ(qwen.head_dim, 128);
@@ -384,8 +384,10 @@ TEST(ImportHf, Qwen3AndNemotronShapes) {
   EXPECT_EQ(qwen.shared_experts, 0);
   EXPECT_EQ(qwen.dense_layers, 0);
   EXPECT_EQ(ImportFixture("qwen3-8b", 4096).model.head_dim, 0);  // 4096 / 32 = 128
-  const ModelSpec nemotron = ImportFixture("nemotron-4-340b", 4096).model;
-  EXPECT_EQ(nemotron.ffn_kind, FfnKind::kGelu);
+  const HfImport nemotron_import = ImportFixture("nemotron-4-340b", 4096);
+  EXPECT_TRUE(nemotron_import.warnings.empty());
+  const ModelSpec& nemotron = nemotron_import.model;
+  EXPECT_EQ(nemotron.ffn_kind, FfnKind::kSquaredRelu);
   EXPECT_EQ(nemotron.FfnMatrices(), 2);
   EXPECT_EQ(nemotron.kv_heads, 8);
   EXPECT_EQ(nemotron.head_dim, 0);  // 18432 / 96 = 192
@@ -560,8 +562,8 @@ INSTANTIATE_TEST_SUITE_P(
         // 36 x (q 4096 + k 512 + v 512 + output 2880) = 288,000.
         Promised{"gpt_oss_attention_biases", "gpt-oss-120b", "", "",
                  "biases of the Q, K, V and output projections (GPT-OSS): 288.0k"},
-        Promised{"relu2", "nemotron-4-15b", "", "",
-                 "hidden_act 'relu2' in a plain MLP is modelled as ffn_kind gelu"},
+        Promised{"relu", "nemotron-4-15b", "\"hidden_act\": \"relu2\"", "\"hidden_act\": \"relu\"",
+                 "hidden_act 'relu' in a plain MLP is modelled as ffn_kind gelu"},
         Promised{"shared_expert_size", "qwen2-moe-a14b",
                  "\"shared_expert_intermediate_size\": 20480",
                  "\"shared_expert_intermediate_size\": 20000",
@@ -598,10 +600,12 @@ TEST(ImportHf, NemotronHHybridPattern) {
   EXPECT_EQ(m.mamba_state, 128);
   EXPECT_EQ(m.mamba_groups, 8);
   EXPECT_EQ(m.mamba_chunk, 128);
-  EXPECT_EQ(m.ffn_kind, FfnKind::kGelu);  // squared ReLU: two matrices
+  EXPECT_EQ(m.ffn_kind, FfnKind::kSquaredRelu);  // mlp_hidden_act relu2
+  EXPECT_EQ(m.FfnMatrices(), 2);
   EXPECT_EQ(CountParams(m).total, 8100852736.0);
   const ModelSpec back = RoundTrip(import);
   EXPECT_EQ(back.layer_pattern, m.layer_pattern);
+  EXPECT_EQ(back.ffn_kind, FfnKind::kSquaredRelu);
   EXPECT_EQ(back.mamba_state, 128);
   const ModelSpec nano = RoundTrip(ImportFixture("nemotron-3-nano", 8192));
   EXPECT_EQ(nano.experts, 128);
