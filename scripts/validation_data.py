@@ -370,7 +370,7 @@ H100_AUTOMODEL = Dataset(
           "knob was fitted on five of them: `cluster.efficiency.gmm` (0.55), the expert-GEMM "
           "rate of NeMo-Automodel's `gmm` / `torch_mm` expert libraries, on the five "
           "Automodel MoE rows only (`scripts/fit_grouped_gemm.py --library gmm`; "
-          "leave-one-out mean 14.4 %, max 27.4 %, README \"MoE experts: NeMo-Automodel's "
+          "leave-one-out mean 12.9 %, max 22.1 %, README \"MoE experts: NeMo-Automodel's "
           "libraries and fake gate\"), so their errors are in-sample for that knob. Rows: every Automodel pre-training row whose model "
           "meshsim can write down (not Nemotron V3, a Mamba hybrid, nor Kimi K2), and the "
           "newest Megatron-Bridge H100 BF16 row (GPT OSS 120B, 26.04.01).")

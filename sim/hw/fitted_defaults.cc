@@ -10,7 +10,10 @@ namespace meshsim {
 // unfused grouped-GEMM path (README "MoE experts: grouped GEMMs"; 10 rows), one value for
 // every GPU: 0.6 (refitted 2026-12-02 after host.launch_us 50, HybridEP's rate by NVLink
 // domains and the trailing GPT-OSS bias launches: mean absolute step error 8.89 %, max
-// 18.13 %; leave-one-out 8.89 %, max 18.13 %; before, 9 rows: 7.97 % / 14.93 %).
+// 18.13 %; leave-one-out 8.89 %, max 18.13 %; before, 9 rows: 7.97 % / 14.93 %; unchanged
+// by the 2026-12-03 refit after GroupedLinear's host count per call and per expert, the MoE
+// activation backward and YaRN's unfused RoPE: 10.27 % / 22.46 %, leave-one-out 10.61 % /
+// 22.46 %).
 extern const double kGroupedGemmEfficiency = 0.6;
 
 // The default of EfficiencySpec::gmm: fitted by scripts/fit_grouped_gemm.py --library gmm on
@@ -18,7 +21,8 @@ extern const double kGroupedGemmEfficiency = 0.6;
 // grouped_gemm library or torch._grouped_mm (README "MoE experts: NeMo-Automodel's
 // libraries and fake gate"): 0.55 (refitted 2026-12-02 after host.launch_us 50: mean
 // absolute step error 8.25 %, max 17.67 %; leave-one-out 10.96 %, max 17.67 %; before
-// 8.13 % / 17.25 %).
+// 8.13 % / 17.25 %; unchanged by the 2026-12-03 refit: 8.53 % / 16.01 %, leave-one-out
+// 12.90 % / 22.07 %).
 extern const double kGmmEfficiency = 0.55;
 
 // The default of EfficiencySpec::fused_grouped_gemm: 1, the fused kernels at their
