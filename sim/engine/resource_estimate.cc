@@ -17,15 +17,17 @@ namespace {
 // whose mirrored traffic the symmetric flow network carries. Bytes per op: full replay of
 // GPT-1T peaks at 524 MiB for 8.3 M ops on 3,072 GPUs and 2,743 MiB for 44 M ops on 16,384
 // (maximum resident set from /usr/bin/time, alpha-beta; the program then held 40 bytes per
-// op and the replay 16): about 65-67 bytes, rounded up to 80, kept since the program's
-// bytes fell to 36 (results/bench.md: 488 and 2,569 MiB), so conservative; the flow
-// network adds little per op (528 MiB on 3,072 GPUs), rounded up to 88. Seconds per mirrored GPU:
+// op and the replay 16): about 65-67 bytes, rounded up to 80. Since the program keeps 21
+// bytes per op (a lone dependent in its record, stage infos once) the same runs peak at 344
+// and 1,777 MiB (results/bench.md, 2026-12-03): 43 and 42 bytes per op with everything else,
+// priced at 56 (a third over, for a plan whose ops keep more dependents lists); the flow
+// network adds little per op (345 MiB on 3,072 GPUs), priced at 60. Seconds per mirrored GPU:
 // with cluster.mirror_traffic full as measured before near; with near, GPT-1T's default mode takes
 // 0.77 s on 16,384 GPUs and 5.2 s on 98,304 (results/bench.md): about 50 us per mirrored GPU with
 // everything else, rounded up to 70.
 constexpr double kBaseBytes = 24e6;
-constexpr double kBytesPerOpAlphaBeta = 80;
-constexpr double kBytesPerOpFlow = 88;
+constexpr double kBytesPerOpAlphaBeta = 56;
+constexpr double kBytesPerOpFlow = 60;
 constexpr double kBytesPerLink = 200;
 constexpr double kBytesPerRank = 4400;  // per rank of the mesh: results and summary
 constexpr double kBytesPerMirroredGpu = 400;
