@@ -6,6 +6,7 @@
 
 #include "sim/engine/simulation.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/layer_shape_fixture.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -22,16 +23,7 @@ ModelSpec Moe(FfnKind kind) {
   return m;
 }
 
-LayerShape Shape() {
-  LayerShape s;
-  s.seq = 1024;
-  s.micro_batch = 2;
-  s.tp = 2;
-  s.sequence_parallel = true;
-  s.flash_attention = true;
-  s.megatron = true;
-  return s;
-}
+LayerShape Shape() { return testing::SmallLayerShape(); }
 
 constexpr double kReceivedF = 4096.0 * 512;  // received copies x f
 

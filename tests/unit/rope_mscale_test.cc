@@ -12,6 +12,7 @@
 #include "sim/config/loader.h"
 #include "sim/workload/layer_dims.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/layer_shape_fixture.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -50,16 +51,7 @@ ModelSpec Model(double mscale) {
   return m;
 }
 
-LayerShape Shape(bool megatron) {
-  LayerShape s;
-  s.seq = 1024;
-  s.micro_batch = 2;
-  s.tp = 2;
-  s.sequence_parallel = true;
-  s.flash_attention = true;
-  s.megatron = megatron;
-  return s;
-}
+LayerShape Shape(bool megatron) { return testing::SmallLayerShape(megatron); }
 
 TEST(RopeMscale, UnfusedRopeCostsMore) {
   const double qk = 2 * 1024.0 * 2 * (4096 + 512) / 2;  // 16-bit bytes per element pass

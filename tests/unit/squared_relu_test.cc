@@ -12,6 +12,7 @@
 #include "sim/workload/layer_dims.h"
 #include "sim/workload/param_count.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/layer_shape_fixture.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
@@ -25,12 +26,7 @@ ModelSpec SquaredRelu() {
 
 // seq 1024, micro-batch 2, tp 2: s*b*f/t = 1024 x 2 x 4096 / 2 = 4,194,304 elements.
 LayerShape Shape(bool fused) {
-  LayerShape s;
-  s.seq = 1024;
-  s.micro_batch = 2;
-  s.tp = 2;
-  s.sequence_parallel = true;
-  s.flash_attention = true;
+  LayerShape s = testing::SmallLayerShape(/*megatron=*/false);
   s.squared_relu_fused = fused;
   return s;
 }
