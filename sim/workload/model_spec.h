@@ -104,7 +104,7 @@ struct ModelSpec {
   // The factor RoPE scales its cos and sin by: YaRN's attention factor (mscale; HF
   // rope_scaling, 0.1 ln(factor) + 1 for GPT-OSS's factor 32: 1.34657). 1: none. Other
   // than 1, Megatron-Core's fused RoPE does not take it and applies RoPE unfused
-  // (RopeKernelsOf, layer_dims.h).
+  // (UnfusedRopeExtra, layer_dims.h).
   double rope_mscale = 1.0;
 
   // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'
