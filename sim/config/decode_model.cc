@@ -16,6 +16,7 @@ void DecodeHybridKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt("mamba_conv_kernel", &m->mamba_conv_kernel);
   r.GetInt64("mamba_chunk", &m->mamba_chunk);
   r.GetInt("mtp_layers", &m->mtp_layers);
+  r.GetBool("mtp_repeated_layer", &m->mtp_repeated_layer);
 }
 
 // layer_pattern: one of M * - E per layer, layers of them; MoE layers only with experts
@@ -84,6 +85,11 @@ void CheckLayers(YamlReader& r, const ModelSpec& m) {
 // The Mamba-2 mixer's sizes when the pattern has M layers; MTP counts.
 void CheckHybrid(YamlReader& r, const ModelSpec& m) {
   RequireAtLeast(r, "mtp_layers", m.mtp_layers, 0);
+  if (m.mtp_repeated_layer && m.mtp_layers == 0) {
+    FailKey(r, "mtp_repeated_layer",
+            "expected mtp_layers >= 1 with mtp_repeated_layer true (the MTP module it "
+            "repeats), found mtp_layers = 0");
+  }
   RequireAtLeast(r, "moe_latent_size", m.moe_latent_size, 0);
   RequireAtLeast(r, "mamba_groups", m.mamba_groups, 1);
   RequireAtLeast(r, "mamba_conv_kernel", m.mamba_conv_kernel, 1);

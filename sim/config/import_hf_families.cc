@@ -53,14 +53,20 @@ void DecodeQwen2Moe(const Fields& f, ModelSpec* m, HfImport* out) {
 }
 
 // Multi-token-prediction modules: left out, as the published parameter counts leave them
-// out; model.mtp_layers adds them (DeepSeek-V3's: a transformer layer each).
+// out; model.mtp_layers adds them (DeepSeek-V3's: a transformer layer each). Nemotron-H's
+// module (mtp_hybrid_override_pattern, e.g. "*E": attention then MoE, what an MTP layer of
+// a hybrid MoE model is) is trained repeated: Megatron-Bridge's NemotronHBridge sets
+// mtp_use_repeated_layer unless the config says otherwise, and its Nemotron 3 Super recipe
+// runs it mtp_num_layers = 2 times.
 void WarnMtp(const Fields& f, HfImport* out) {
   const int mtp = f.Int32Or("num_nextn_predict_layers", 0, 0);
   if (mtp == 0) return;
+  const bool repeated = f.Has("mtp_hybrid_override_pattern");
   out->warnings.push_back(
       "not counted: the multi-token-prediction module (num_nextn_predict_layers " +
-      std::to_string(mtp) +
-      "), as in the published parameter count; set mtp_layers: " + std::to_string(mtp) +
+      std::to_string(mtp) + "), as in the published parameter count; set mtp_layers: " +
+      (repeated ? std::string("N with mtp_repeated_layer: true (its one module run N times)")
+                : std::to_string(mtp)) +
       " to train with it (its parameters and compute on the last pipeline stage)");
 }
 

@@ -205,8 +205,6 @@ const std::vector<FlagInfo> kTable = {
     {"--qk-head-dim", kOne, kNotModelled, kMla},
     {"--qk-pos-emb-head-dim", kOne, kNotModelled, kMla},
     {"--v-head-dim", kOne, kNotModelled, kMla},
-    {"--mtp-num-layers", kOne, kNotModelled,
-     "no multi-token-prediction layers (their compute and parameters are not counted)"},
     {"--window-size", kOne, kNotModelled,
      "attention is full causal attention over the sequence (no sliding window)"},
     {"--window-attn-skip-freq", kOne, kNotModelled,
@@ -306,6 +304,8 @@ const std::vector<FlagInfo> kTable = {
     {"--mscale", kOne, kNoEffect, ""},
     {"--mscale-all-dim", kOne, kNoEffect, ""},
     {"--squared-relu", kSwitch, kMapped, ""},  // ffn_kind squared_relu
+    {"--mtp-num-layers", kOne, kMapped, ""},            // model.mtp_layers
+    {"--mtp-use-repeated-layer", kSwitch, kMapped, ""},  // model.mtp_repeated_layer
     {"--openai-gelu", kSwitch, kNoEffect, ""},
     {"--onnx-safe", kOne, kNoEffect, ""},
 

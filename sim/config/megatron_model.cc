@@ -229,6 +229,8 @@ void DecodeModel(const Args& a, MegatronImport* out) {
   if (a.Has("--max-position-embeddings")) a.Int("--max-position-embeddings", 0, 1);
   DecodeVocab(a, out);
   DecodeMoe(a, out);
+  m.mtp_layers = a.Int32("--mtp-num-layers", 0, 0);
+  m.mtp_repeated_layer = a.Flag("--mtp-use-repeated-layer") && m.mtp_layers > 0;
 }
 
 }  // namespace meshsim::megatron_internal

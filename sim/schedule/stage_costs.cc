@@ -89,6 +89,7 @@ StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec
         break;
     }
     if (l >= m.layers) lp.dense += MtpExtraParams(m) / p.tp;
+    if (m.SharesMtpWeights(l)) lp = LocalParams{};  // the first MTP layer's weights
   }
 }
 

@@ -342,6 +342,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("sliding_window", m.sliding_window, 0);
   add("sliding_window_pattern", m.sliding_window_pattern, 1);
   add("mtp_layers", m.mtp_layers, 0);
+  add("mtp_repeated_layer", m.mtp_repeated_layer ? 1 : 0, 0);
   add("moe_latent_size", m.moe_latent_size, 0);
   add("parallel_block", m.parallel_block ? 1 : 0, 0);
   add("expert_bias", m.expert_bias ? 1 : 0, 0);

@@ -1,6 +1,7 @@
 // Plain description of a transformer model, as read from a model YAML.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -126,6 +127,11 @@ struct ModelSpec {
   // one transformer layer (attention + MoE block on a MoE model, else attention + MLP),
   // sharing the embedding and the output layer. Layer indices layers .. layers+mtp-1.
   int mtp_layers = 0;
+  // The MTP modules apply one module's weights mtp_layers times (Megatron-Core's
+  // mtp_use_repeated_layer, "a single MTP layer repeatedly instead of multiple separate
+  // layers", as Megatron-Bridge's Nemotron 3 Super recipe trains it): each pass computes as
+  // a module does, but only the first MTP layer holds parameters, gradients and states.
+  bool mtp_repeated_layer = false;
 
   bool IsMoe() const { return experts > 0; }
   // The router's choices, as the expert-parallel dispatch sees them.
@@ -194,6 +200,10 @@ struct ModelSpec {
   int FfnMatrices() const { return ffn_kind == FfnKind::kSwiglu ? 3 : 2; }
   // Layers including the MTP layers (which the last pipeline stage holds).
   int AllLayers() const { return layers + mtp_layers; }
+  // Whether MTP layer `layer` (index >= layers) reuses the first MTP layer's weights.
+  bool SharesMtpWeights(int layer) const { return mtp_repeated_layer && layer > layers; }
+  // MTP modules that hold parameters: mtp_layers, or at most one with mtp_repeated_layer.
+  int MtpWeightModules() const { return mtp_repeated_layer ? std::min(mtp_layers, 1) : mtp_layers; }
 };
 
 enum class Optimizer { kAdam, kSgd };

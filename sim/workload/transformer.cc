@@ -317,8 +317,10 @@ namespace {
 double CountParams(const ModelSpec& m, bool active_only) {
   const double output = m.tied_embeddings ? 0.0 : EmbeddingParams(m);
   double layers = 0;
-  for (int l = 0; l < m.AllLayers(); ++l) layers += LayerParamsOf(m, l, active_only);
-  return layers + m.mtp_layers * MtpExtraParams(m) + EmbeddingParams(m) + output +
+  for (int l = 0; l < m.AllLayers(); ++l) {
+    if (!m.SharesMtpWeights(l)) layers += LayerParamsOf(m, l, active_only);
+  }
+  return layers + m.MtpWeightModules() * MtpExtraParams(m) + EmbeddingParams(m) + output +
          static_cast<double>(m.hidden);
 }
 }  // namespace
