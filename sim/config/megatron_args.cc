@@ -303,8 +303,8 @@ const std::vector<FlagInfo> kTable = {
     {"--no-rope-freq", kOne, kNoEffect, ""},
     {"--mscale", kOne, kNoEffect, ""},
     {"--mscale-all-dim", kOne, kNoEffect, ""},
-    {"--squared-relu", kSwitch, kMapped, ""},  // ffn_kind squared_relu
-    {"--mtp-num-layers", kOne, kMapped, ""},            // model.mtp_layers
+    {"--squared-relu", kSwitch, kMapped, ""},            // ffn_kind squared_relu
+    {"--mtp-num-layers", kOne, kMapped, ""},             // model.mtp_layers
     {"--mtp-use-repeated-layer", kSwitch, kMapped, ""},  // model.mtp_repeated_layer
     {"--openai-gelu", kSwitch, kNoEffect, ""},
     {"--onnx-safe", kOne, kNoEffect, ""},

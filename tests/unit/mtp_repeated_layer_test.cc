@@ -134,7 +134,8 @@ TEST(MtpRepeatedLayer, YamlKeyNeedsMtpLayers) {
 TEST(MtpRepeatedLayer, ImportMegatronMapsTheFlags) {
   const std::string flags =
       "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 128 ";
-  Result<MegatronImport> r = ParseMegatronArgs(flags + "--mtp-num-layers 2 --mtp-use-repeated-layer");
+  Result<MegatronImport> r =
+      ParseMegatronArgs(flags + "--mtp-num-layers 2 --mtp-use-repeated-layer");
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r.value().model.mtp_layers, 2);
   EXPECT_TRUE(r.value().model.mtp_repeated_layer);
