@@ -58,7 +58,10 @@ struct FlagInfo {
 
 // The flag table (Megatron-LM's megatron/training/arguments.py and the config dataclasses
 // it turns into flags, current and older names), each flag once.
-const std::vector<FlagInfo>& MegatronFlagTable();
+const std::vector<FlagInfo>& MegatronFlagTable();  // megatron_flags.cc
+
+// Prefixes of flag families that change nothing meshsim simulates (--log-, --wandb-, ...).
+const std::vector<std::string>& MegatronNoEffectPrefixes();  // megatron_flags.cc
 
 // The entry for `name` ("--tp-comm-overlap"): an exact entry of the table, else a no-effect
 // entry (kList) when the name starts with a prefix of a family that changes nothing
