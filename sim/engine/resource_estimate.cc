@@ -21,7 +21,11 @@ namespace {
 // bytes per op (a lone dependent in its record, stage infos once) the same runs peak at 344
 // and 1,777 MiB (results/bench.md, 2026-12-03): 43 and 42 bytes per op with everything else,
 // priced at 56 (a third over, for a plan whose ops keep more dependents lists); the flow
-// network adds little per op (345 MiB on 3,072 GPUs), priced at 60. Seconds per mirrored GPU:
+// network adds little per op (345 MiB on 3,072 GPUs), priced at 60. Seconds per op, full
+// replay (one core of this VM, 2026-12-03, results/bench.md and its reruns at load < 1):
+// alpha-beta 1.0-2.0 s for 8.3 M ops on 3,072 GPUs and 8.1-9.4 s for 44 M on 16,384,
+// 0.12-0.24 us an op, priced at 0.3 (was 0.6, which read 5 s for a 1.7 s run); the flow
+// network 1.5-2.2 s on 3,072 GPUs, 0.18-0.27 us, priced at 0.4 (was 1.2). Seconds per mirrored GPU:
 // with cluster.mirror_traffic full as measured before near; with near, GPT-1T's default mode takes
 // 0.77 s on 16,384 GPUs and 5.2 s on 98,304 (results/bench.md): about 50 us per mirrored GPU with
 // everything else, rounded up to 70.
@@ -31,8 +35,8 @@ constexpr double kBytesPerOpFlow = 60;
 constexpr double kBytesPerLink = 200;
 constexpr double kBytesPerRank = 4400;  // per rank of the mesh: results and summary
 constexpr double kBytesPerMirroredGpu = 400;
-constexpr double kSecondsPerOpAlphaBeta = 0.6e-6;
-constexpr double kSecondsPerOpFlow = 1.2e-6;
+constexpr double kSecondsPerOpAlphaBeta = 0.3e-6;
+constexpr double kSecondsPerOpFlow = 0.4e-6;
 constexpr double kSecondsPerLink = 0.4e-6;
 constexpr double kSecondsPerMirroredGpu = 350e-6;
 constexpr double kSecondsPerMirroredGpuNear = 70e-6;
