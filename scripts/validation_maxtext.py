@@ -422,7 +422,7 @@ def report(args):
              "TFLOP/s: `scripts/validation_maxtext.py list`.", ""]
     summary = []
     for key in args.key or FITTED:
-        section, row = validate.dataset_lines(DATASETS[key], args)
+        section, row, _ = validate.dataset_lines(DATASETS[key], args)
         lines += section
         summary.append(row)
     lines += ["## Summary", "", "| data set | rows | fit mean / max | held-out mean / max |",
