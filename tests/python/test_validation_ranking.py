@@ -40,3 +40,15 @@ def test_no_pairs_says_so():
     rows = [("X", Row("korthikanti-22b-full", 1.0, ""), summary(1.0, 1, 1000))]
     lines, headline = validation_ranking.ranking_lines(rows)
     assert "No model has two rows" in "\n".join(lines) and headline is None
+
+
+def test_a_pair_meshsim_does_not_separate_is_right_only_when_close():
+    # Published 1000 against 900 (wide) and 1000 against 980 (close); meshsim gives all three
+    # 1000 +- 0.2 %: the wide pair is wrong (not separated), the close ones right.
+    rows = [("X", Row("korthikanti-22b-full", 1.0, ""), summary(1.0, 1, 1000)),
+            ("X", Row("korthikanti-22b-full", 1000 / 900, ""), summary(1 / 1.002, 1, 1000)),
+            ("X", Row("korthikanti-22b-full", 1000 / 980, ""), summary(1 / 0.998, 1, 1000))]
+    lines, headline = validation_ranking.ranking_lines(rows)
+    text = "\n".join(lines)
+    assert headline.startswith("Ordered as published: **1 of 3** pairs; **0 of 2** pairs")
+    assert "published 1.111, meshsim 0.998 (meshsim does not separate them)" in text
