@@ -6,14 +6,8 @@ namespace meshsim {
 namespace megatron_internal {
 namespace {
 
-constexpr FlagArity kSwitch = FlagArity::kSwitch;
-constexpr FlagArity kOne = FlagArity::kOne;
-constexpr FlagArity kList = FlagArity::kList;
-constexpr FlagUse kNotModelled = FlagUse::kNotModelled;
-constexpr FlagUse kNoEffect = FlagUse::kNoEffect;
-
 // A no-effect entry for the prefix families: their values run to the next flag.
-const FlagInfo kPrefixNoEffect = {"", kList, kNoEffect, ""};
+const FlagInfo kPrefixNoEffect = {"", FlagArity::kList, FlagUse::kNoEffect, ""};
 
 const std::map<std::string, const FlagInfo*>& Index() {
   static const std::map<std::string, const FlagInfo*> index = [] {
@@ -34,9 +28,9 @@ size_t ValueWords(const std::vector<std::string>& tokens, size_t i, FlagArity ar
   size_t n = 0;
   while (i + 1 + n < tokens.size() && tokens[i + 1 + n].rfind("--", 0) != 0) {
     ++n;
-    if (arity != kList) break;
+    if (arity != FlagArity::kList) break;
   }
-  return arity == kSwitch ? 0 : n;
+  return arity == FlagArity::kSwitch ? 0 : n;
 }
 
 }  // namespace
@@ -64,7 +58,7 @@ Words Classify(const std::vector<std::string>& tokens, MegatronImport* out) {
     const bool inline_value = eq != std::string::npos;
     const FlagInfo* info = FindMegatronFlag(name);
     // Unknown flags take the next word unless it is a flag.
-    const FlagArity arity = info ? info->arity : kOne;
+    const FlagArity arity = info ? info->arity : FlagArity::kOne;
     std::vector<std::string> value;
     if (inline_value) {
       value.push_back(t.substr(eq + 1));
@@ -80,12 +74,12 @@ Words Classify(const std::vector<std::string>& tokens, MegatronImport* out) {
       out->unknown.push_back(shown);
       continue;
     }
-    if (info->use == kNoEffect) continue;
-    if (info->use == kNotModelled) {
+    if (info->use == FlagUse::kNoEffect) continue;
+    if (info->use == FlagUse::kNotModelled) {
       out->not_modelled.push_back(shown + " is not modelled: " + info->assumption);
       continue;
     }
-    if (arity == kSwitch) {
+    if (arity == FlagArity::kSwitch) {
       if (inline_value) Fail(name, "takes no value, found '" + value[0] + "'");
       w.flags.insert(name);
     } else if (value.empty()) {
