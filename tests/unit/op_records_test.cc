@@ -38,7 +38,9 @@ TEST(OpRecords, AlikeCollectivesShareOneSignature) {
   EXPECT_NE(p.comms()[zero].signature, p.comms()[negative_zero].signature);
   for (int32_t c : {a, other_op, other_group, other_bytes, negative_zero}) {
     for (int32_t d : {a, other_op, other_group, other_bytes, negative_zero}) {
-      if (c != d) EXPECT_NE(p.comms()[c].signature, p.comms()[d].signature) << c << " " << d;
+      if (c != d) {
+        EXPECT_NE(p.comms()[c].signature, p.comms()[d].signature) << c << " " << d;
+      }
     }
   }
   const Comm c = p.comms()[other_bytes];
