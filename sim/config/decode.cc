@@ -103,7 +103,7 @@ void DecodeFrameworkOptions(YamlReader& plan, Framework framework, FrameworkOpti
 }
 
 // The scopes of training.cuda_graphs, by Megatron-Core's --cuda-graph-scope names.
-enum class GraphScope { kNone, kAttn, kMlp, kMoeRouter, kMoePreprocess, kFullIteration };
+enum class GraphScope { kNone, kAttn, kMlp, kMoeRouter, kMoePreprocess, kMamba, kFullIteration };
 const std::vector<std::pair<std::string, GraphScope>>& GraphScopes() {
   static const std::vector<std::pair<std::string, GraphScope>> scopes = {
       {"none", GraphScope::kNone},
@@ -111,6 +111,7 @@ const std::vector<std::pair<std::string, GraphScope>>& GraphScopes() {
       {"mlp", GraphScope::kMlp},
       {"moe_router", GraphScope::kMoeRouter},
       {"moe_preprocess", GraphScope::kMoePreprocess},
+      {"mamba", GraphScope::kMamba},
       {"full_iteration", GraphScope::kFullIteration}};
   return scopes;
 }
@@ -120,6 +121,7 @@ void AddScope(GraphScope s, CudaGraphScope* g) {
   g->mlp = g->mlp || s == GraphScope::kMlp;
   g->moe_router = g->moe_router || s == GraphScope::kMoeRouter;
   g->moe_preprocess = g->moe_preprocess || s == GraphScope::kMoePreprocess;
+  g->mamba = g->mamba || s == GraphScope::kMamba;
   g->full_iteration = g->full_iteration || s == GraphScope::kFullIteration;
 }
 
@@ -140,7 +142,8 @@ void DecodeCudaGraphs(YamlReader& r, CudaGraphScope* g) {
     });
     if (it == scopes.end()) {
       Fail(r.sources(), n[i], r.KeyPath("cuda_graphs") + "[" + std::to_string(i) + "]",
-           "expected one of attn | mlp | moe_router | moe_preprocess | full_iteration, found " +
+           "expected one of attn | mlp | moe_router | moe_preprocess | mamba | full_iteration, "
+           "found " +
                Describe(n[i]));
     }
     AddScope(it->second, g);

@@ -121,6 +121,7 @@ std::string CudaGraphsYaml(const CudaGraphScope& g) {
   if (g.mlp) scopes.push_back("mlp");
   if (g.moe_router) scopes.push_back("moe_router");
   if (g.moe_preprocess) scopes.push_back("moe_preprocess");
+  if (g.mamba) scopes.push_back("mamba");
   std::string list;
   for (const std::string& s : scopes) list += (list.empty() ? "" : ", ") + s;
   return "  cuda_graphs: [" + list + "]\n";

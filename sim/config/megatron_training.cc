@@ -100,13 +100,14 @@ void DecodeCudaGraphs(const Args& a, MegatronImport* out) {
     g.mlp = g.mlp || s == "mlp" || s == "full";
     g.moe_router = g.moe_router || s == "moe_router";
     g.moe_preprocess = g.moe_preprocess || s == "moe_preprocess";
+    g.mamba = g.mamba || s == "mamba" || s == "full";
     g.full_iteration = g.full_iteration || s == "full_iteration";
-    if (s == "moe" || s == "mamba" || s == "full") {
+    if (s == "moe" || s == "full") {
       out->not_modelled.push_back(
           "--cuda-graph-scope " +
           (s == "full" ? "full (every layer whole, Megatron's default scope) is not modelled: "
-                         "meshsim captures each layer's attention and dense MLP blocks; MoE and "
-                         "Mamba blocks run eager"
+                         "meshsim captures each layer's attention, dense MLP and Mamba blocks; "
+                         "MoE blocks run eager"
                        : s + " is not modelled: meshsim runs those blocks eager"));
     }
   }

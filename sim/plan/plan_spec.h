@@ -119,8 +119,11 @@ struct CudaGraphScope {
   bool mlp = false;             // each dense layer's MLP block
   bool moe_router = false;      // each MoE layer's router
   bool moe_preprocess = false;  // with moe_router: the dispatch's token-count preprocessing
+  bool mamba = false;           // each hybrid model's Mamba-2 mixer block
   bool full_iteration = false;  // the whole step: one launch, no host synchronisation
-  bool Any() const { return attn || mlp || moe_router || moe_preprocess || full_iteration; }
+  bool Any() const {
+    return attn || mlp || moe_router || moe_preprocess || mamba || full_iteration;
+  }
 };
 
 // Which fused cross entropy runs the loss (Megatron-Core --cross-entropy-fusion-impl, read

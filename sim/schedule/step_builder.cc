@@ -332,7 +332,11 @@ void StepBuilder::LayerForward(RankState& st, int layer, int mb, bool recompute)
     AttentionForward(st, layer, mb, recompute, {true, !parallel});
     EndGraph(st, graphs.attn);
   }
-  if (m_.IsMambaLayer(layer)) MambaForward(st, layer, mb, recompute);
+  if (m_.IsMambaLayer(layer)) {
+    BeginGraph(st, graphs.mamba);
+    MambaForward(st, layer, mb, recompute);
+    EndGraph(st, graphs.mamba);
+  }
   if (m_.IsMoeLayer(layer)) {
     MoeForward(st, layer, mb, recompute);
   } else if (m_.HasDenseMlp(layer)) {
@@ -362,7 +366,11 @@ void StepBuilder::LayerBackward(RankState& st, int layer, int mb, bool flush) {
     EndGraph(st, t_.cuda_graphs.mlp);
     Memory(st, MemCategory::kActivations, -layer_.mlp.stored_act_bytes);
   }
-  if (m_.IsMambaLayer(layer)) MambaBackward(st, layer, mb);
+  if (m_.IsMambaLayer(layer)) {
+    BeginGraph(st, t_.cuda_graphs.mamba);
+    MambaBackward(st, layer, mb);
+    EndGraph(st, t_.cuda_graphs.mamba);
+  }
   if (m_.HasAttention(layer)) {
     BeginGraph(st, t_.cuda_graphs.attn);
     AttentionBackward(st, layer, mb, {!ParallelBlock(layer), true});

@@ -244,6 +244,44 @@ TEST(HostLaunch, NoHostModelKeepsTheProgram) {
   EXPECT_TRUE(sim->program.StreamOps(0, Stream::kHost).empty());
 }
 
+// A hybrid model's Mamba-2 mixers under training.cuda_graphs mamba (Megatron-Core
+// --cuda-graph-scope mamba, as Megatron-Bridge's Nemotron 3 recipes set it): each mixer's
+// forward and backward is one launch, its other kernels not. On "M*M*" (one micro-batch,
+// the tiny hybrid model's Mamba block: in_proj, the scan's kernels, out_proj...) the host
+// saves, per Mamba layer, the mixer's kernels less one forward and one backward launch.
+TEST(HostLaunch, MambaGraphsLaunchEachMixerOnce) {
+  Experiment e;
+  e.name = "hybrid";
+  e.model = testing::SmallModel();
+  e.model.layers = 4;
+  e.model.layer_pattern = "M*M*";
+  e.model.mamba_heads = 16;
+  e.model.mamba_head_dim = 64;
+  e.model.mamba_state = 16;
+  e.model.mamba_groups = 1;
+  e.cluster = testing::OneNode(1);
+  e.cluster.host.launch_us = kLaunchUs;
+  e.plan.global_batch = 1;
+  const auto eager = SimulateWithHost(e);
+  ASSERT_TRUE(eager->replay.completed) << eager->replay.stall;
+  e.training.cuda_graphs.mamba = true;
+  const auto graphed = SimulateWithHost(e);
+  ASSERT_TRUE(graphed->replay.completed) << graphed->replay.stall;
+  int mixer_kernels = 0;  // the Mamba layers' GPU kernels (attention tags: the sequence mixer)
+  for (OpId id : eager->program.StreamOps(0, Stream::kCompute)) {
+    const Tag t = eager->program.Info(id).tag;
+    const int layer = eager->program.Info(id).layer;
+    if ((layer == 0 || layer == 2) &&
+        (t == Tag::kAttentionFwd || t == Tag::kAttentionBwd || t == Tag::kAttentionWgrad)) {
+      mixer_kernels += eager->program.WorkOf(eager->program.op(id)).kernels;
+    }
+  }
+  ASSERT_GT(mixer_kernels, 4);
+  EXPECT_EQ(HostLaunches(graphed->program, 0),
+            HostLaunches(eager->program, 0) - (mixer_kernels - 2 * 2));
+  EXPECT_LE(graphed->replay.step_time, eager->replay.step_time);
+}
+
 Result<Experiment> LoadText(const std::string& training, const std::string& host) {
   const std::string text =
       "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
@@ -264,6 +302,9 @@ TEST(HostLaunch, ConfigReadsScopesAndRejectsUnknownOnes) {
   const CudaGraphScope& g = e.value().training.cuda_graphs;
   EXPECT_TRUE(g.attn && g.moe_router && g.moe_preprocess);
   EXPECT_FALSE(g.mlp || g.full_iteration);
+  Result<Experiment> mamba = LoadText("cuda_graphs: [attn, mamba]", "");
+  ASSERT_TRUE(mamba.ok()) << mamba.error().ToString();
+  EXPECT_TRUE(mamba.value().training.cuda_graphs.mamba && mamba.value().training.cuda_graphs.attn);
   Result<Experiment> full = LoadText("cuda_graphs: full_iteration", "");
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   EXPECT_TRUE(full.value().training.cuda_graphs.full_iteration);

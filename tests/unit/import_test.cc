@@ -952,6 +952,13 @@ TEST(MegatronFlags, CudaGraphs) {
   std::string yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
   EXPECT_NE(yaml.find("\n  cuda_graphs: [attn, moe_router, moe_preprocess]\n"), std::string::npos)
       << yaml;
+  // A hybrid model's Mamba-2 mixers (the Nemotron 3 recipes' scope list).
+  run = Import(std::string(kSmall) +
+               "--cuda-graph-impl transformer_engine --cuda-graph-scope attn mamba");
+  EXPECT_TRUE(run.training.cuda_graphs.mamba && run.training.cuda_graphs.attn);
+  EXPECT_TRUE(run.not_modelled.empty());
+  yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
+  EXPECT_NE(yaml.find("\n  cuda_graphs: [attn, mamba]\n"), std::string::npos) << yaml;
   run = Import(std::string(kSmall) + "--cuda-graph-impl local --cuda-graph-scope full_iteration");
   EXPECT_TRUE(run.training.cuda_graphs.full_iteration);
   yaml = MegatronExperimentYaml(run, "x", "c.yaml", 1, 0);
