@@ -69,6 +69,7 @@ StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec
   std::optional<MoeCost> moe;  // every MoE block holds the same
   if (m.IsMoe()) moe = MoeLayerCost(m, shape_, p.ep);
   for (int l = 0; l < m.AllLayers(); ++l) {
+    if (m.SharesMtpWeights(l)) continue;  // no parameters: the first MTP layer's weights
     LocalParams& lp = layer_params_[l];
     switch (m.KindOf(l)) {
       case LayerKind::kMamba:
@@ -89,7 +90,6 @@ StageCosts::StageCosts(const ModelSpec& m, const PlanSpec& p, const TrainingSpec
         break;
     }
     if (l >= m.layers) lp.dense += MtpExtraParams(m) / p.tp;
-    if (m.SharesMtpWeights(l)) lp = LocalParams{};  // the first MTP layer's weights
   }
 }
 
