@@ -117,6 +117,9 @@ def tokens_step_s(gbs, seq, tokens_per_gpu_s, gpus):
 
 # Rows whose simulation takes minutes (Row.heavy), measured on the project's two cores.
 HEAVY = {"public-h100-bridge-llama3-405b", "public-b200-bridge-deepseek-v3",
+         "public-b300-bridge-deepseek-v3", "public-b300-bridge-qwen3-235b-a22b",
+         "public-gb300-bridge-deepseek-v3", "public-gb300-bridge-deepseek-v3-bf16",
+         "public-gb300-bridge-qwen3-235b-a22b",
          "public-b200-bridge-qwen3-235b-a22b", "public-gb200-bridge-deepseek-v3",
          "public-gb200-bridge-qwen3-235b-a22b", "public-gb200-bridge-deepseek-v3-bf16",
          "public-gb200-bridge-qwen3-235b-a22b-bf16", "public-h100-automodel-deepseek-v3-1024",
@@ -350,6 +353,80 @@ GB200_HYBRID = _hybrid_dataset(
          "26.08 Nemotron_3_Super MXFP8: 64 GPUs, TP 2, EP 64")]))
 
 
+# public_runs.md section 1c (bonus rows): DGX-B300 and DGX-GB300, every pre-training row
+# whose model meshsim can write down, the newest container's per (model, GPUs, precision);
+# NVFP4 rows skipped (no fp4 dtype), and the 25.11 GB300 Qwen3 235B-A22B BF16 row (marked
+# CHECK: its GA disagrees with GBS / (MBS x DP)).
+_B300 = [
+    ("b300-bridge-deepseek-v3", 4096, 4096, 3541, 256,
+     "26.06 DeepSeekV3 MXFP8: 256 GPUs, PP 8, EP 8, MBS 2"),
+    ("b300-bridge-gpt-oss-120b", 1280, 4096, 18534, 64,
+     "26.06 GPT OSS 120B MXFP8: 64 GPUs, EP 8, MBS 4"),
+    ("b300-bridge-gpt-oss-120b-bf16", 1280, 4096, 15232, 64,
+     "26.04.01 GPT OSS 120B BF16: 64 GPUs, EP 8, MBS 4"),
+    ("b300-bridge-qwen3-30b-a3b", 512, 4096, 40769, 8,
+     "26.06 Qwen3_30B_a3B MXFP8: 8 GPUs, EP 8, MBS 8"),
+    ("b300-bridge-qwen3-235b-a22b", 8192, 4096, 5936, 256,
+     "26.04.01 Qwen3_235B_a22B MXFP8: 256 GPUs, PP 8, EP 8, MBS 2"),
+    ("b300-bridge-nemotron-3-nano", 512, 8192, 37316, 8,
+     "26.06 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 4"),
+    ("b300-bridge-nemotron-3-super", 512, 8192, 7867, 64,
+     "26.06 Nemotron_3_Super MXFP8: 64 GPUs, EP 8"),
+]
+_GB300 = [
+    ("gb300-bridge-deepseek-v3", 4096, 4096, 6288, 256,
+     "26.08 DeepSeekV3 MXFP8: 256 GPUs, PP 2, VP 8, EP 32"),
+    ("gb300-bridge-deepseek-v3-bf16", 4096, 4096, 3848, 256,
+     "25.11 DeepSeekV3 (w/o MTP) BF16: 256 GPUs, PP 2, VP 4, EP 32"),
+    ("gb300-bridge-gpt-oss-120b", 1280, 4096, 33024, 64,
+     "26.08 GPT OSS 120B MXFP8: 64 GPUs, EP 16, MBS 4"),
+    ("gb300-bridge-gpt-oss-120b-bf16", 1280, 4096, 19200, 64,
+     "26.04.01 GPT OSS 120B BF16: 64 GPUs, EP 64, MBS 4"),
+    ("gb300-bridge-qwen3-30b-a3b", 512, 4096, 44544, 8,
+     "26.08 Qwen3_30B_a3B MXFP8: 8 GPUs, EP 8, MBS 8"),
+    ("gb300-bridge-qwen3-235b-a22b", 8192, 4096, 8816, 256,
+     "26.08 Qwen3_235B_a22B MXFP8: 256 GPUs, PP 4, VP 12, EP 32, MBS 2"),
+    ("gb300-bridge-nemotron-3-nano", 512, 8192, 39936, 8,
+     "26.08 Nemotron_3_Nano MXFP8: 8 GPUs, EP 8, MBS 4"),
+    ("gb300-bridge-nemotron-3-super", 512, 8192, 9856, 64,
+     "26.08 Nemotron_3_Super MXFP8: 64 GPUs, EP 64"),
+    ("gb300-bridge-llama3-405b-fp8", 1536, 8192, 1048, 256,
+     "26.06 LLAMA3.1_405B FP8: 256 GPUs, TP 4, PP 8, VP 4"),
+    ("gb300-bridge-llama3-405b-mx", 1536, 8192, 952, 256,
+     "26.06 LLAMA3.1_405B MXFP8: 256 GPUs, TP 2, PP 8, CP 2, VP 4"),
+    ("gb300-bridge-llama3-70b-fp8", 256, 8192, 5248, 64,
+     "26.04.01 LLAMA3_70B FP8: 64 GPUs, FSDP 64, MBS 2"),
+    ("gb300-bridge-llama3-70b-mx", 256, 8192, 4864, 64,
+     "26.04.01 LLAMA3_70B MXFP8: 64 GPUs, PP 4, VP 5"),
+    ("gb300-bridge-llama3-8b-cs", 128, 8192, 37556, 8, "25.11 LLAMA3_8B FP8-CS: 8 GPUs, MBS 2"),
+    ("gb300-bridge-llama3-8b-mx", 128, 8192, 36108, 8, "25.11 LLAMA3_8B FP8-MX: 8 GPUs, MBS 2"),
+]
+_ULTRA_NOTES = ("Not fitted: Blackwell Ultra, predicted with the {} fit ({}'s efficiencies and "
+                "host launch copied into {}; the topology's header says what differs: memory, "
+                "800 Gb/s NICs), so every error here is a held-out error on a GPU kind meshsim "
+                "was not fitted to. Not modelled: Blackwell Ultra's doubled exponent rate for "
+                "attention's softmax. ")
+
+
+def _ultra_dataset(key, title, gpu, topology, fitted_on, rows):
+    """A held-out data set of one Blackwell Ultra system's rows (public_runs.md section 1c)."""
+    return Dataset(
+        key=key, title=title, gpu=gpu, precision="fp8, mxfp8, bf16", topology=topology,
+        source=_BRIDGE.format("1c"), rows=_token_rows(rows), grids={},
+        json=f"results/calibration-{key}.json", derivation=_TOKENS_DERIVATION,
+        matmul_key="matmul_fp8",
+        notes=_ULTRA_NOTES.format(fitted_on[0], fitted_on[1], topology) + _BRIDGE_RULE)
+
+
+B300 = _ultra_dataset(
+    "b300", "B300, fp8 / mxfp8 / bf16: Megatron-Bridge (DGX-B300), held out", "B300-SXM-288GB",
+    "topologies/dgx-b300.yaml", ("DGX B200", "dgx-b200.yaml"), _B300)
+GB300 = _ultra_dataset(
+    "gb300", "GB300 NVL72, fp8 / mxfp8 / bf16: Megatron-Bridge (DGX-GB300), held out",
+    "GB300-Blackwell-Ultra-288GB", "topologies/gb300-nvl72.yaml",
+    ("GB200 NVL72", "gb200-nvl72.yaml"), _GB300)
+
+
 H100_AUTOMODEL = Dataset(
     key="h100-automodel",
     title="H100, bf16: NeMo-Automodel (FSDP2) and Megatron-Bridge GPT-OSS",
@@ -379,7 +456,8 @@ H100_AUTOMODEL = Dataset(
 # BF16 set where the BF16 fit reuses the FP8 set's kernel overhead. Other modules (e.g.
 # scripts/validation_maxtext.py) may add theirs with register().
 DATASETS = {d.key: d for d in (KORTHIKANTI, H100_MEGATRON, H100_FP8, H100_AUTOMODEL, B200_FP8,
-                               B200_BF16, B200_HYBRID, GB200_FP8, GB200_BF16, GB200_HYBRID)}
+                               B200_BF16, B200_HYBRID, GB200_FP8, GB200_BF16, GB200_HYBRID,
+                               B300, GB300)}
 
 
 def register(dataset):
@@ -400,6 +478,7 @@ NOT_YET = [
     ("H100: Kimi K2 (section 6a), GB200: DeepSeekV4 Flash (section 1b)",
      "their models (not bundled: no architecture reference in public_runs.md section 7)"),
     ("B200 / GB200: NVFP4 rows (section 1b)", "training.dtype fp4 (NVFP4)"),
-    ("B300, GB300 (section 1c, bonus), NeMo Framework 25.x B200/GB200 excerpts (section 3)",
-     "B300 / GB300 topologies (not bundled); section 3's rows are partial excerpts"),
+    ("B300 / GB300: NVFP4 rows and Kimi K2, DeepSeekV4 Flash, Nemotron_3_Ultra (section 1c); "
+     "NeMo Framework 25.x B200/GB200 excerpts (section 3)",
+     "training.dtype fp4 and those models; section 3's rows are partial excerpts"),
 ]
