@@ -1,4 +1,4 @@
-// The GPUs of topologies/ (H200, B200, GB200 NVL72, MI300X), NVLink domains larger than a
+// The GPUs of topologies/ (H200, B200, GB200 NVL72, B300, GB300 NVL72, MI300X), NVLink domains larger than a
 // node, and FP8 training as Transformer Engine runs it (README "GPUs and precisions").
 #include <gtest/gtest.h>
 
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/loader.h"
+#include "sim/engine/collective_bench.h"
 #include "sim/engine/simulation.h"
 #include "sim/hw/topology.h"
 #include "sim/report/step_summary.h"
@@ -434,6 +435,55 @@ TEST(NvlinkDomain, PlannerTakesOneDomainOrWholeDomains) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().key, "--gpus");
   EXPECT_NE(bad.error().message.find("NVLink domains of 72 GPUs"), std::string::npos);
+}
+
+ClusterSpec BundledCluster(const std::string& name) {
+  Result<ClusterSpec> c = LoadClusterFile(kSource + "/topologies/" + name);
+  EXPECT_TRUE(c.ok()) << c.error().ToString();
+  return c.ok() ? c.value() : ClusterSpec{};
+}
+
+// nccl-tests' busbw of a 4 GiB all-gather over `gpus` GPUs of the bundled `topology`.
+double AllGatherBusbw(const std::string& topology, int gpus) {
+  const double bytes = 4.0 * kGib;
+  Result<std::vector<CollectiveBenchRow>> rows =
+      BenchCollective(BundledCluster(topology), CommOp::kAllGather, gpus, bytes, bytes, {});
+  EXPECT_TRUE(rows.ok() && rows.value().size() == 1);
+  return rows.ok() && !rows.value().empty() ? rows.value().front().busbw_gbps : 0;
+}
+
+TEST(BlackwellUltra, B300IsB200WithMoreMemoryAndTwiceTheNicRate) {
+  // dgx-b300.yaml copies the B200's rates and fitted efficiencies: only memory (288 GB) and
+  // the ConnectX-8 NICs (800 Gb/s, twice ConnectX-7's 400) differ.
+  const ClusterSpec b200 = BundledCluster("dgx-b200.yaml");
+  const ClusterSpec b300 = BundledCluster("dgx-b300.yaml");
+  EXPECT_EQ(b300.gpu.peak_tflops_bf16, b200.gpu.peak_tflops_bf16);
+  EXPECT_EQ(b300.gpu.peak_tflops_fp8, b200.gpu.peak_tflops_fp8);
+  EXPECT_EQ(b300.efficiency.matmul_fp8, b200.efficiency.matmul_fp8);
+  EXPECT_GT(b300.gpu.memory_gib, 1.45 * b200.gpu.memory_gib);
+  EXPECT_DOUBLE_EQ(b300.inter_node.gbps_per_nic, 2 * b200.inter_node.gbps_per_nic);
+  // Across two nodes an all-gather is bound by the NICs: twice as fast on B300 (B200 at
+  // ~374 GB/s busbw, results/nccl.md's scale).
+  const double ratio = AllGatherBusbw("dgx-b300.yaml", 16) / AllGatherBusbw("dgx-b200.yaml", 16);
+  EXPECT_GT(ratio, 1.8);
+  EXPECT_LT(ratio, 2.1);
+  // Inside one node NVLink bounds it: the same on both.
+  EXPECT_DOUBLE_EQ(AllGatherBusbw("dgx-b300.yaml", 8), AllGatherBusbw("dgx-b200.yaml", 8));
+}
+
+TEST(BlackwellUltra, Gb300HoldsTheMicroBatchGb200CannotHold) {
+  // The GB300 recipes run Qwen3 30B-A3B (8 GPUs, EP 8) at micro-batch 8 where the GB200
+  // ones run 4: at 8 its activations double, past GB200's 185 GiB but inside GB300's 268.
+  const std::string path =
+      kSource + "/workloads/experiments/public-gb200-bridge-qwen3-30b-a3b.yaml";
+  const StepSummary gb200 = testing::ExperimentStep(path, {"plan.micro_batch=8"});
+  EXPECT_FALSE(gb200.fits);
+  EXPECT_GT(gb200.peak_memory_gib, 185);
+  const StepSummary gb300 =
+      testing::ExperimentStep(path, {"plan.micro_batch=8", "cluster=../../topologies/gb300-nvl72.yaml"});
+  EXPECT_TRUE(gb300.fits);
+  EXPECT_DOUBLE_EQ(gb300.peak_memory_gib, gb200.peak_memory_gib);  // same plan, same bytes
+  EXPECT_LT(gb300.peak_memory_gib, 268);
 }
 
 TEST(Mi300x, FitsSeventyBStatesWhereAnEightyGbGpuDoesNot) {
