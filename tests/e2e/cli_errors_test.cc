@@ -332,11 +332,11 @@ TEST(Cli, ValidateAcceptsEveryBundledExperiment) {
   // llama3-70b-mxfp8-gb200, the 8 calibration runs (gpt3-175b and korthikanti-22b, -530b,
   // -1t, each -full and -selective), the 9 public H100 rows (public-h100-megatron-*) and
   // maxtext-32b-v5p-128 (a TPU slice), the hybrid nemotron-h-8b-h100 and
-  // nemotron-3-nano-b200, and the 47 rows of the other public data sets
+  // nemotron-3-nano-b200, and the 68 rows of the other public data sets
   // (scripts/validation_data.py: h100-fp8 17, h100-automodel 7, b200-fp8 7, b200-bf16 1,
-  // b200-hybrid 1 more, gb200-fp8 10, gb200-bf16 3, gb200-hybrid 2), and the H100 Nano
-  // row's public-h100-bridge-nemotron-3-nano (in no data set yet): 79 files.
-  EXPECT_EQ(checked, 79);
+  // b200-hybrid 1 more, gb200-fp8 10, gb200-bf16 3, gb200-hybrid 2, b300 7, gb300 14), and
+  // the H100 Nano row's public-h100-bridge-nemotron-3-nano (in no data set yet): 100 files.
+  EXPECT_EQ(checked, 100);
 }
 
 TEST(Cli, VersionPrintsAVersion) {
