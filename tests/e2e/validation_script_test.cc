@@ -97,7 +97,8 @@ TEST(ValidateScript, TopologiesHoldTheirRecordedFit) {
   for (const auto& [topology, json, fp8] :
        {std::tuple{"topologies/dgx-h100.yaml", "results/calibration-h100-fp8.json", "0.55"},
         std::tuple{"topologies/dgx-b200.yaml", "results/calibration-b200-fp8.json", "0.51"},
-        std::tuple{"topologies/gb200-nvl72.yaml", "results/calibration-gb200-fp8.json", "0.48"}}) {
+        std::tuple{"topologies/gb200-nvl72.yaml", "results/calibration-gb200-fp8.json", "0.48"},
+        std::tuple{"topologies/gb300-nvl72.yaml", "results/calibration-gb300-fp8.json", "0.65"}}) {
     EXPECT_EQ(EfficiencyValue(topology, "matmul_fp8"), fp8) << topology;
     EXPECT_EQ(FittedValue(json, "matmul"), fp8) << json;
     EXPECT_EQ(EfficiencyValue(topology, "kernel_overhead_us"), "5") << topology;
