@@ -175,7 +175,8 @@ void DecodeRecomputeModules(YamlReader& r, PlanSpec* p) {
         n[i].IsScalar() && std::find(other.begin(), other.end(), n[i].Scalar()) != other.end();
     Fail(r.sources(), n[i], item,
          std::string(known ? "not modelled: " : "") +
-             "expected one of core_attn | layernorm | moe_act | mlp, found " + Describe(n[i]));
+             "expected one of core_attn | layernorm | moe_act | mlp | mla_up_proj, found " +
+             Describe(n[i]));
   }
 }
 

@@ -26,7 +26,7 @@
 //     --global-batch-size (micro*dp), --sequence-parallel, --recompute-granularity
 //     full|selective, --recompute-activations (selective) or --checkpoint-activations
 //     (full), --recompute-modules (plan.recompute_modules: core_attn, layernorm, moe_act,
-//     mlp; moe, shared_experts and mla_up_proj reported as not modelled), --recompute-method and
+//     mlp, mla_up_proj; moe and shared_experts reported as not modelled), --recompute-method and
 //     --recompute-num-layers (meshsim recomputes whole layers),
 //     --num-layers-per-virtual-pipeline-stage N (interleaved, layers/(pp*N) chunks) or
 //     --num-virtual-stages-per-pipeline-rank, --use-distributed-optimizer (zero 1),

@@ -16,13 +16,14 @@ inline const std::vector<std::pair<std::string, bool RecomputeModules::*>>& Reco
       {"core_attn", &RecomputeModules::core_attn},
       {"layernorm", &RecomputeModules::layernorm},
       {"moe_act", &RecomputeModules::moe_act},
-      {"mlp", &RecomputeModules::mlp}};
+      {"mlp", &RecomputeModules::mlp},
+      {"mla_up_proj", &RecomputeModules::mla_up_proj}};
   return names;
 }
 
 // Megatron-Core's other modules, which meshsim does not model.
 inline const std::vector<std::string>& UnmodelledRecomputeModules() {
-  static const std::vector<std::string> names = {"moe", "shared_experts", "mla_up_proj"};
+  static const std::vector<std::string> names = {"moe", "shared_experts"};
   return names;
 }
 

@@ -158,6 +158,19 @@ Status CheckOffload(const PlanSpec& p, const ModelSpec& m) {
   return Ok{};
 }
 
+// Megatron-Core rejects mla_up_proj on a model without Multi-head Latent Attention
+// (transformer_config.py @ NVIDIA/Megatron-LM d98e8a6, "mla_up_proj in recompute_modules is
+// only supported with multi_latent_attention"). Checked under any plan.recompute, as the
+// module names are (docs/yaml.md).
+Status CheckRecomputeModules(const PlanSpec& p, const ModelSpec& m) {
+  if (p.recompute_modules.mla_up_proj && !m.IsMla()) {
+    return BadKey("plan.recompute_modules",
+                  "mla_up_proj recomputes Multi-head Latent Attention's up-projections: the "
+                  "model has none (model.kv_lora_rank is 0)");
+  }
+  return Ok{};
+}
+
 // Megatron-Core's checks of overlap_moe_expert_parallel_comm (transformer_config.py @
 // NVIDIA/Megatron-LM d98e8a6): expert parallelism, no full recomputation, and with
 // pipelining the interleaved schedule (with overlapped sends and receives).
@@ -328,6 +341,7 @@ Status ValidatePlan(const PlanSpec& p, const TrainingSpec& training, const Model
   if (Status s = CheckInterleaved(p); !s.ok()) return s;
   if (Status s = CheckContextAndExperts(p, m); !s.ok()) return s;
   if (Status s = CheckOffload(p, m); !s.ok()) return s;
+  if (Status s = CheckRecomputeModules(p, m); !s.ok()) return s;
   if (Status s = CheckDispatcherSms(p, cluster); !s.ok()) return s;
   if (Status s = CheckExpertPath(p, training, m); !s.ok()) return s;
   return CheckSettings(p, training, cluster);

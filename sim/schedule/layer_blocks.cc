@@ -123,7 +123,7 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges
   const BlockCost& b = stages_.Attention(layer);
   const bool windowed = m_.IsWindowedLayer(layer);
   const PassShapeIds& ids = windowed ? windowed_attention_ids_ : attention_ids_;
-  if (RecomputesAttentionCore(p_.recompute, p_.recompute_modules)) {
+  if (RecomputesInAttentionBackward(p_.recompute, p_.recompute_modules, m_.IsMla())) {
     Compute(st, Tag::kAttentionRecompute,
             KernelWork{b.recompute_flops, b.recompute_bytes, b.recompute_kernels, ids.recompute},
             layer, mb, b.recompute_flops);

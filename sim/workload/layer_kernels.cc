@@ -193,6 +193,14 @@ std::vector<Linear> InputProjections(const ModelSpec& m, double tokens, double t
   return pre;
 }
 
+// MLA's GEMMs that produce Q, K and V from the latents (InputProjections' order): Q's
+// up-projection (or its one projection without a Q latent) and the KV up-projection.
+std::vector<Linear> MlaUpProjections([[maybe_unused]] const ModelSpec& m,
+                                     const std::vector<Linear>& pre) {
+  assert(m.IsMla() && pre.size() == (m.q_lora_rank > 0 ? 4u : 3u));
+  return {pre[pre.size() - 3], pre.back()};
+}
+
 AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   const double tokens = static_cast<double>(shape.seq) * shape.micro_batch;
   const double h = static_cast<double>(m.hidden), t = shape.tp;
@@ -221,6 +229,9 @@ AttentionKernels Attention(const ModelSpec& m, const LayerShape& shape) {
   AddWgrad(&b.wgrad, proj);
   core.BwdSecond(&b.wgrad);
   for (auto l = pre.rbegin(); l != pre.rend(); ++l) AddWgrad(&b.wgrad, *l);
+  if (RecomputesMlaUpProjections(shape.recompute, shape.recompute_modules, m.IsMla())) {
+    for (const Linear& l : MlaUpProjections(m, pre)) AddFwd(&b.recompute, l);
+  }
   if (RecomputesAttentionCore(shape.recompute, shape.recompute_modules)) core.Fwd(&b.recompute);
   if (shape.recompute == Recompute::kFull) b.recompute = b.fwd;
   if (shape.recompute == Recompute::kFull && shape.xla_remat) b.recompute.gemms.pop_back();

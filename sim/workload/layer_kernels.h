@@ -20,7 +20,8 @@ namespace meshsim {
 // The ops of one block (attention, MLP, router or experts), as the schedule runs them:
 // the forward, the backward's input-gradient op (dgrad: also the backward of the attention
 // core's first half) and weight-gradient op (wgrad: the core's second half), and what
-// recomputation re-runs (selective: the attention core; full: the forward; else empty).
+// recomputation re-runs (selective: the attention core and MLA's up-projections; full:
+// the forward; else empty).
 struct PassKernels {
   KernelShapes fwd;
   KernelShapes dgrad;

@@ -163,6 +163,23 @@ void SetMlpRecompute(const LayerDims& d, double sp_split, double mlp_none, Block
   mlp->recompute_kernels = mlp->fwd_kernels;
 }
 
+// RecomputeModules::mla_up_proj: Q, K and V (the attention core's inputs, split by TP) are
+// dropped and re-materialised before the attention's backward by the Q and KV
+// up-projection GEMMs and two fused kernels that apply RoPE and concatenate (reading the
+// up-projections' outputs, writing Q, K and V); the latents stay stored.
+void SetMlaUpProjRecompute(const ModelSpec& m, const LayerDims& d, BlockCost* at) {
+  const double qkv = d.s * d.b * d.elt * (d.q_w + d.k_w + d.v_w) / d.t;
+  at->stored_act_bytes -= qkv;
+  at->transient_act_bytes += qkv;
+  const double a = m.heads, qk = static_cast<double>(m.QkHeadDim());
+  const double q_in = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : d.h;
+  const double kv_up =
+      static_cast<double>(m.kv_lora_rank) * a * static_cast<double>(m.HeadDim() + m.VHeadDim());
+  at->recompute_flops += 2 * d.s * d.b * (q_in * a * qk + kv_up) / d.t;
+  at->recompute_bytes += 2 * qkv;
+  at->recompute_kernels += 4;  // two GEMMs, two RoPE-and-concatenate kernels
+}
+
 }  // namespace
 
 LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
@@ -227,6 +244,7 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
         at.recompute_bytes = core_bytes;
         at.recompute_kernels = 4;  // scores, softmax+mask, dropout, context
       }
+      if (shape.recompute_modules.mla_up_proj && m.IsMla()) SetMlaUpProjRecompute(m, d, &at);
       mlp.stored_act_bytes = mlp_none;
       if (shape.RecomputesMlp()) SetMlpRecompute(d, sp_split, mlp_none, &mlp);
       break;

@@ -67,19 +67,35 @@ enum class MoeGroupedGemm { kTe, kGmm, kTorchMm };
 //  - mlp: a dense MLP block whole (not a MoE layer's: Megatron's `moe`); keeps the block's
 //    input (and the dropout mask of the residual add after it), re-runs its forward,
 //    its TP collectives included, before its backward.
-// Not modelled (config/import report them): moe (the whole MoE block), shared_experts,
-// mla_up_proj.
+//  - mla_up_proj (Multi-head Latent Attention only): the up-projections and RoPE
+//    (multi_latent_attention.py `qkv_up_proj_and_rope_apply` under CheckpointWithoutOutput):
+//    drops Q, K and V, the attention core's inputs (their storage freed once the core's
+//    output exists), keeps the latents they came from; re-runs the Q and KV up-projection
+//    GEMMs and the fused RoPE / concatenation kernels before the attention's backward.
+// Not modelled (config/import report them): moe (the whole MoE block), shared_experts.
 struct RecomputeModules {
   bool core_attn = true;
   bool layernorm = false;
   bool moe_act = false;
   bool mlp = false;
+  bool mla_up_proj = false;
   bool operator==(const RecomputeModules&) const = default;
 };
 
 // Whether backward re-runs the attention core (selective with core_attn, and projections).
 inline bool RecomputesAttentionCore(Recompute r, const RecomputeModules& m) {
   return (r == Recompute::kSelective && m.core_attn) || r == Recompute::kProjections;
+}
+
+// Whether backward re-runs MLA's up-projections (selective with mla_up_proj on an MLA model).
+inline bool RecomputesMlaUpProjections(Recompute r, const RecomputeModules& m, bool mla) {
+  return r == Recompute::kSelective && m.mla_up_proj && mla;
+}
+
+// Whether a layer's attention backward starts with a recompute op: the attention core, or
+// MLA's up-projections, or both in one op.
+inline bool RecomputesInAttentionBackward(Recompute r, const RecomputeModules& m, bool mla) {
+  return RecomputesAttentionCore(r, m) || RecomputesMlaUpProjections(r, m, mla);
 }
 
 // What one rank computes: the local slice of one micro-batch.

@@ -221,6 +221,75 @@ TEST(RecomputeModules, ReplayedMoeAct) {
                     experts.transient_act_bytes);
 }
 
+// A small MLA model: hidden 1024, 16 heads, Q latent 256, KV latent 128, head dim (nope)
+// 64, RoPE 32, v 64 (Q and K heads of 96).
+ModelSpec SmallMla() {
+  ModelSpec m = testing::SmallModel();
+  m.head_dim = 64;
+  m.q_lora_rank = 256;
+  m.kv_lora_rank = 128;
+  m.qk_rope_head_dim = 32;
+  return m;
+}
+
+// mla_up_proj drops Q, K and V (s b x 16 heads x (96 + 96 + 64) x 2 bytes, split by TP)
+// into working memory and re-runs the Q up-projection (256 -> 16 x 96) and the KV
+// up-projection (128 -> 16 x (64 + 64)) with two RoPE-and-concatenate kernels that read
+// their outputs and write Q, K and V; the latents stay. The kernels hold the same FLOPs.
+TEST(RecomputeModules, MlaUpProjDropsQkvAndRerunsTheUpProjections) {
+  const ModelSpec m = SmallMla();
+  for (int tp : {1, 2}) {
+    LayerShape none = NoRecompute();
+    none.tp = tp;
+    LayerShape up = Selective(Only(&RecomputeModules::mla_up_proj));
+    up.tp = tp;
+    const BlockCost a0 = TransformerLayerCost(m, none).attention;
+    const BlockCost a = TransformerLayerCost(m, up).attention;
+    const double tokens = 1024.0 * 2;
+    const double qkv = tokens * 16 * (96 + 96 + 64) * 2.0 / tp;
+    EXPECT_DOUBLE_EQ(a0.stored_act_bytes - a.stored_act_bytes, qkv) << tp;
+    EXPECT_DOUBLE_EQ(a.transient_act_bytes, qkv) << tp;
+    const double flops = 2 * tokens * (256.0 * 16 * 96 + 128.0 * 16 * 128) / tp;
+    EXPECT_DOUBLE_EQ(a.recompute_flops, flops) << tp;
+    EXPECT_DOUBLE_EQ(a.recompute_bytes, 2 * qkv) << tp;
+    EXPECT_EQ(a.recompute_kernels, 4);
+    const PassKernels k = TransformerLayerKernels(m, up).attention.block;
+    EXPECT_EQ(k.recompute.gemms.size(), 2u);
+    EXPECT_DOUBLE_EQ(k.recompute.Flops(), flops) << tp;
+    // With the attention core as well: one op re-runs both.
+    RecomputeModules both;
+    both.mla_up_proj = true;
+    LayerShape with_core = Selective(both);
+    with_core.tp = tp;
+    const BlockCost c = TransformerLayerCost(m, with_core).attention;
+    const BlockCost core = TransformerLayerCost(m,
+                                                [&] {
+                                                  LayerShape s = Selective(RecomputeModules{});
+                                                  s.tp = tp;
+                                                  return s;
+                                                }())
+                               .attention;
+    EXPECT_DOUBLE_EQ(c.recompute_flops, core.recompute_flops + flops) << tp;
+    EXPECT_EQ(c.recompute_kernels, core.recompute_kernels + 4);
+    EXPECT_DOUBLE_EQ(c.transient_act_bytes, core.transient_act_bytes + qkv) << tp;
+  }
+  // Without MLA nothing changes (the config refuses the module there; ValidatePlan).
+  const ModelSpec plain = testing::SmallModel();
+  EXPECT_DOUBLE_EQ(TransformerLayerCost(plain, Selective(Only(&RecomputeModules::mla_up_proj)))
+                       .attention.stored_act_bytes,
+                   TransformerLayerCost(plain, NoRecompute()).attention.stored_act_bytes);
+}
+
+TEST(RecomputeModules, ReplayedMlaUpProj) {
+  const ModelSpec m = SmallMla();
+  LayerShape s = Selective(Only(&RecomputeModules::mla_up_proj));
+  s.micro_batch = 1;
+  const BlockCost at = TransformerLayerCost(m, s).attention;
+  ExpectModuleCosts(m, &RecomputeModules::mla_up_proj,
+                    at.recompute_flops / 1e3 + at.recompute_bytes / 1e3, at.recompute_flops,
+                    at.transient_act_bytes);
+}
+
 Result<Experiment> LoadPlan(const std::string& plan) {
   const std::string text =
       "name: x\nmodel: ../models/llama3-8b.yaml\ncluster: ../../topologies/dgx-h100.yaml\n"
@@ -248,12 +317,18 @@ TEST(RecomputeModules, ConfigReadsTheListAndRejectsBadOnes) {
   Result<Experiment> full = LoadPlan("recompute: full, recompute_modules: [mlp]");
   ASSERT_TRUE(full.ok()) << full.error().ToString();
   EXPECT_EQ(full.value().plan.recompute, Recompute::kFull);
+  // Megatron-Core refuses mla_up_proj without Multi-head Latent Attention; so does meshsim.
+  Result<Experiment> no_mla = LoadPlan("recompute: selective, recompute_modules: [mla_up_proj]");
+  ASSERT_FALSE(no_mla.ok());
+  EXPECT_NE(no_mla.error().ToString().find("plan.recompute_modules"), std::string::npos);
+  EXPECT_NE(no_mla.error().ToString().find("Multi-head Latent Attention"), std::string::npos)
+      << no_mla.error().ToString();
   struct Bad {
     std::string plan, key, says;
   };
   for (const Bad& b : std::vector<Bad>{
            {"recompute: selective, recompute_modules: [mlp, attn]", "plan.recompute_modules[1]",
-            "expected one of core_attn | layernorm | moe_act | mlp, found"},
+            "expected one of core_attn | layernorm | moe_act | mlp | mla_up_proj, found"},
            {"recompute: selective, recompute_modules: [moe]", "plan.recompute_modules[0]",
             "not modelled"},
            {"recompute: selective, recompute_modules: mlp", "plan.recompute_modules",
@@ -281,11 +356,16 @@ TEST(RecomputeModules, ImportMegatronMapsTheList) {
   EXPECT_TRUE(r.value().not_modelled.empty());
   const std::string yaml = MegatronExperimentYaml(r.value(), "x", "c.yaml", 1, 0);
   EXPECT_NE(yaml.find("\n  recompute_modules: [layernorm, moe_act]\n"), std::string::npos) << yaml;
+  Result<MegatronImport> moe = ParseMegatronArgs(base + "--recompute-modules moe mlp");
+  ASSERT_TRUE(moe.ok());
+  EXPECT_EQ(moe.value().plan.recompute_modules, (RecomputeModules{false, false, false, true}));
+  ASSERT_EQ(moe.value().not_modelled.size(), 1u);
+  EXPECT_NE(moe.value().not_modelled[0].find("--recompute-modules moe"), std::string::npos);
   Result<MegatronImport> mla = ParseMegatronArgs(base + "--recompute-modules mla_up_proj mlp");
   ASSERT_TRUE(mla.ok());
-  EXPECT_EQ(mla.value().plan.recompute_modules, (RecomputeModules{false, false, false, true}));
-  ASSERT_EQ(mla.value().not_modelled.size(), 1u);
-  EXPECT_NE(mla.value().not_modelled[0].find("--recompute-modules mla_up_proj"), std::string::npos);
+  EXPECT_EQ(mla.value().plan.recompute_modules,
+            (RecomputeModules{false, false, false, true, true}));
+  EXPECT_TRUE(mla.value().not_modelled.empty());
   // Without the flag: Megatron's default, core_attn; no key emitted.
   Result<MegatronImport> plain = ParseMegatronArgs(base);
   ASSERT_TRUE(plain.ok());
