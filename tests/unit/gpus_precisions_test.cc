@@ -1,5 +1,6 @@
-// The GPUs of topologies/ (H200, B200, GB200 NVL72, B300, GB300 NVL72, MI300X), NVLink domains larger than a
-// node, and FP8 training as Transformer Engine runs it (README "GPUs and precisions").
+// The GPUs of topologies/ (H200, B200, GB200 NVL72, B300, GB300 NVL72, MI300X), NVLink domains
+// larger than a node, and FP8 training as Transformer Engine runs it (README "GPUs and
+// precisions").
 #include <gtest/gtest.h>
 
 #include <string>
@@ -479,8 +480,8 @@ TEST(BlackwellUltra, Gb300HoldsTheMicroBatchGb200CannotHold) {
   const StepSummary gb200 = testing::ExperimentStep(path, {"plan.micro_batch=8"});
   EXPECT_FALSE(gb200.fits);
   EXPECT_GT(gb200.peak_memory_gib, 185);
-  const StepSummary gb300 =
-      testing::ExperimentStep(path, {"plan.micro_batch=8", "cluster=../../topologies/gb300-nvl72.yaml"});
+  const StepSummary gb300 = testing::ExperimentStep(
+      path, {"plan.micro_batch=8", "cluster=../../topologies/gb300-nvl72.yaml"});
   EXPECT_TRUE(gb300.fits);
   EXPECT_DOUBLE_EQ(gb300.peak_memory_gib, gb200.peak_memory_gib);  // same plan, same bytes
   EXPECT_LT(gb300.peak_memory_gib, 268);
