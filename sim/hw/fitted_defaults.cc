@@ -13,7 +13,8 @@ namespace meshsim {
 // 18.13 %; leave-one-out 8.89 %, max 18.13 %; before, 9 rows: 7.97 % / 14.93 %; unchanged
 // by the 2026-12-03 refit after GroupedLinear's host count per call and per expert, the MoE
 // activation backward and YaRN's unfused RoPE: 10.27 % / 22.46 %, leave-one-out 10.61 % /
-// 22.46 %).
+// 22.46 %; and by the sixteenth revision's DeepSeek-V3 with its MTP layer, layout and
+// mla_up_proj: 10.69 % / 22.46 %, leave-one-out 11.59 % / 22.46 %).
 extern const double kGroupedGemmEfficiency = 0.6;
 
 // The default of EfficiencySpec::gmm: fitted by scripts/fit_grouped_gemm.py --library gmm on
