@@ -405,26 +405,16 @@ _GB300_HYBRID = [
     ("gb300-bridge-nemotron-3-super", 512, 8192, 9856, 64,
      "26.08 Nemotron_3_Super MXFP8: 64 GPUs, EP 64"),
 ]
-_ULTRA_NOTES = ("Not fitted: Blackwell Ultra, predicted with the {} fit ({}'s efficiencies and "
-                "host launch copied into {}; the topology's header says what differs: memory, "
-                "800 Gb/s NICs), so every error here is a held-out error on a GPU kind meshsim "
-                "was not fitted to. Not modelled: Blackwell Ultra's doubled exponent rate for "
-                "attention's softmax. ")
-
-
-def _ultra_dataset(key, title, gpu, topology, fitted_on, rows):
-    """A held-out data set of one Blackwell Ultra system's rows (public_runs.md section 1c)."""
-    return Dataset(
-        key=key, title=title, gpu=gpu, precision="fp8, mxfp8, bf16", topology=topology,
-        source=_BRIDGE.format("1c"), rows=_token_rows(rows), grids={},
-        json=f"results/calibration-{key}.json", derivation=_TOKENS_DERIVATION,
-        matmul_key="matmul_fp8",
-        notes=_ULTRA_NOTES.format(fitted_on[0], fitted_on[1], topology) + _BRIDGE_RULE)
-
-
-B300 = _ultra_dataset(
-    "b300", "B300, fp8 / mxfp8 / bf16: Megatron-Bridge (DGX-B300), held out", "B300-SXM-288GB",
-    "topologies/dgx-b300.yaml", ("DGX B200", "dgx-b200.yaml"), _B300)
+B300 = Dataset(
+    key="b300", title="B300, fp8 / mxfp8 / bf16: Megatron-Bridge (DGX-B300), held out",
+    gpu="B300-SXM-288GB", precision="fp8, mxfp8, bf16", topology="topologies/dgx-b300.yaml",
+    source=_BRIDGE.format("1c"), rows=_token_rows(_B300), grids={},
+    json="results/calibration-b300.json", derivation=_TOKENS_DERIVATION, matmul_key="matmul_fp8",
+    notes="Not fitted: Blackwell Ultra, predicted with the DGX B200 fit (dgx-b200.yaml's "
+          "efficiencies and host launch copied into topologies/dgx-b300.yaml; the topology's "
+          "header says what differs: memory, 800 Gb/s NICs), so every error here is a held-out "
+          "error on a GPU kind meshsim was not fitted to. Not modelled: Blackwell Ultra's "
+          "doubled exponent rate for attention's softmax. " + _BRIDGE_RULE)
 # GB300 NVL72 as GB200 NVL72: its FP8 / MXFP8 rows fit the FP8 GEMM efficiency (eight rows
 # besides the heavy two), its BF16 and hybrid rows are predicted with that fit.
 _GB300_FIT_NOTE = (

@@ -173,9 +173,12 @@ void DecodeRecomputeModules(YamlReader& r, PlanSpec* p) {
     const auto& other = UnmodelledRecomputeModules();
     const bool known =
         n[i].IsScalar() && std::find(other.begin(), other.end(), n[i].Scalar()) != other.end();
+    std::string names;
+    for (const auto& [name, flag] : RecomputeModuleNames()) {
+      names += (names.empty() ? "" : " | ") + name;
+    }
     Fail(r.sources(), n[i], item,
-         std::string(known ? "not modelled: " : "") +
-             "expected one of core_attn | layernorm | moe_act | mlp | mla_up_proj, found " +
+         std::string(known ? "not modelled: " : "") + "expected one of " + names + ", found " +
              Describe(n[i]));
   }
 }
