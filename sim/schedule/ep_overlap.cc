@@ -34,6 +34,11 @@ void StepBuilder::AwaitCombine(RankState& st) {
   st.combine.reset();
 }
 
+// The sends leave as soon as their tensors are complete, as Megatron's merged step issues
+// them (TransformerModelChunkSchedulePlan.run): the forward's output after its last
+// layer's combine, on the communication stream under the backward's last pre-dispatch
+// part; the input gradient after the last block's dgrad, under that block's wgrad, which
+// the step delays "for overlapping with the p2p comm".
 void StepBuilder::ForwardBackward(RankState& st, const PipelineStep& f, const PipelineStep& b) {
   const int fvs = VirtualStage(f.chunk, st.stage), bvs = VirtualStage(b.chunk, st.stage);
   PipelineRecv(st, true, f.chunk, f.micro_batch);
@@ -43,12 +48,15 @@ void StepBuilder::ForwardBackward(RankState& st, const PipelineStep& f, const Pi
   const StageSplit& split = stages_.split();
   const int f_first = split.FirstLayer(fvs), f_end = split.EndLayer(fvs);
   const int b_first = split.FirstLayer(bvs), b_end = split.EndLayer(bvs);
+  std::vector<OpId> output;  // what completes the forward's output so far
+  st.input_grad.reset();
   for (int k = 0; k < std::max(f_end - f_first, b_end - b_first); ++k) {
     const int fl = f_first + k < f_end ? f_first + k : -1;
     const int bl = b_end - 1 - k >= b_first ? b_end - 1 - k : -1;
     const bool flush = bl == b_first && !IsFirst(bvs);
     if (fl >= 0 && bl >= 0 && m_.IsMoeLayer(fl) && m_.IsMoeLayer(bl)) {
       MergedLayers(st, fl, f.micro_batch, bl, b.micro_batch, flush);
+      if (st.combine) output = {*st.combine};
       continue;
     }
     if (fl >= 0) {
@@ -56,14 +64,18 @@ void StepBuilder::ForwardBackward(RankState& st, const PipelineStep& f, const Pi
       BeginLayerForward(st, fl, f.micro_batch);
       LayerForward(st, fl, f.micro_batch, false);
       EndLayerForward(st, fl);
+      output = st.wait;
+      if (st.last_compute) output.push_back(*st.last_compute);
     }
     if (bl >= 0) LayerBackward(st, bl, b.micro_batch, flush);
   }
   AwaitCombine(st);
   ForwardTail(st, fvs, f.micro_batch);
   BackwardTail(st, bvs, b.micro_batch);
-  PipelineSend(st, true, f.chunk, f.micro_batch);
-  PipelineSend(st, false, b.chunk, b.micro_batch);
+  PipelineSend(st, true, f.chunk, f.micro_batch, output);
+  std::vector<OpId> input_grad;
+  if (st.input_grad) input_grad.push_back(*st.input_grad);
+  PipelineSend(st, false, b.chunk, b.micro_batch, input_grad);
 }
 
 // One forward MoE layer (`f_layer`, micro-batch `f_mb`) with one backward MoE layer.

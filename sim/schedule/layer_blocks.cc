@@ -58,10 +58,15 @@ void StepBuilder::BlockBackward(RankState& st, const BlockCost& b, const PassSha
                         shape_.sequence_parallel ? CommOp::kReduceScatter : CommOp::kAllReduce,
                         st.tp_group, layer_.attention.tp_comm_bytes, layer, mb, false);
   }
+  MarkInputGradient(st, reduce);
   if (input_gather) st.wait.push_back(*input_gather);
   Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
           mb);
   if (reduce) st.wait.push_back(*reduce);
+}
+
+void StepBuilder::MarkInputGradient(RankState& st, const std::optional<OpId>& reduce) {
+  st.input_grad = reduce ? reduce : st.last_compute;
 }
 
 // Ring attention (Megatron-Core's context parallelism, run by Transformer Engine's
@@ -154,6 +159,7 @@ void StepBuilder::AttentionBackward(RankState& st, int layer, int mb, BlockEdges
                           sp ? CommOp::kReduceScatter : CommOp::kAllReduce, st.tp_group,
                           b.tp_comm_bytes, layer, mb, false);
     }
+    MarkInputGradient(st, reduce);
     if (input_gather) st.wait.push_back(*input_gather);
     Compute(st, Tag::kAttentionWgrad,
             KernelWork{edge_flops, edge_bytes, b.weight_kernels, edge_wgrad_id_}, layer, mb);

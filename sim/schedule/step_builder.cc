@@ -247,14 +247,25 @@ void StepBuilder::PipelineRecv(RankState& st, bool forward, int chunk, int mb) {
   }
 }
 
-void StepBuilder::PipelineSend(RankState& st, bool forward, int chunk, int mb) {
+// The send starts once the tensor is complete: after `ready`, or where that is empty after
+// the latest compute and what the next compute would wait for (a last MoE layer's
+// combine, the input gradient's TP reduction).
+void StepBuilder::PipelineSend(RankState& st, bool forward, int chunk, int mb,
+                               const std::vector<OpId>& ready) {
   const int vs = VirtualStage(chunk, st.stage);
   if (forward ? IsLast(vs) : IsFirst(vs)) return;
-  Collective(st, forward ? Stream::kSendNext : Stream::kSendPrev,
-             forward ? Channel::kPpActivation : Channel::kPpGradient,
-             forward ? Tag::kPpActivation : Tag::kPpGradient, CommOp::kSendRecv,
-             PipelineGroup(st, true, forward), PipelineBytes(), -1, mb,
-             /*blocking=*/!p_.overlap_p2p);
+  const int32_t comm =
+      NextComm(st, forward ? Channel::kPpActivation : Channel::kPpGradient, CommOp::kSendRecv,
+               PipelineGroup(st, true, forward), PipelineBytes());
+  const OpId id = prog_.AddCommPart(st.rank, forward ? Stream::kSendNext : Stream::kSendPrev, comm,
+                                    forward ? Tag::kPpActivation : Tag::kPpGradient, -1, mb);
+  st.host.Issue(prog_, id, 1, -1, mb);
+  if (ready.empty()) {
+    if (st.last_compute) prog_.AddDep(*st.last_compute, id);
+    for (OpId w : st.wait) prog_.AddDep(w, id);
+  }
+  for (OpId r : ready) prog_.AddDep(r, id);
+  if (!p_.overlap_p2p) st.wait.push_back(id);
 }
 
 // Registered on first use (as each transfer did before): the same program indices, and no

@@ -112,6 +112,9 @@ class StepBuilder {
     // EP overlap (ep_overlap.cc): the forward combine of the merged step's last MoE layer,
     // which the forward's next compute (not the backward's) waits for.
     std::optional<OpId> combine;
+    // The latest backward block's input gradient (MarkInputGradient): a merged step sends
+    // it under that block's wgrad.
+    std::optional<OpId> input_grad;
     std::vector<OpId> wait;          // deps for the next compute op
     std::optional<OpId> last_dp;     // latest gradient reduction
     double bucket_bytes = 0;         // dense gradient bytes not yet reduced
@@ -193,8 +196,14 @@ class StepBuilder {
   void ReduceGradients(RankState& st, double params, bool last_micro_batch, bool flush,
                        bool expert = false);
   void PrepareBucket(RankState& st, double bytes);
+  // A block's input gradient is complete after its dgrad (the latest compute) and `reduce`,
+  // its TP reduction: recorded before the wgrad (RankState::input_grad).
+  void MarkInputGradient(RankState& st, const std::optional<OpId>& reduce);
   void PipelineRecv(RankState& st, bool forward, int chunk, int mb);
-  void PipelineSend(RankState& st, bool forward, int chunk, int mb);
+  // Sends the stage's output (`forward`) or input gradient once `ready` (empty: the
+  // latest compute and the pending waits) completes.
+  void PipelineSend(RankState& st, bool forward, int chunk, int mb,
+                    const std::vector<OpId>& ready = {});
   // The program index of the rank's sendrecv group to (`send`) or from its peer stage in
   // the forward or backward direction, registered on first use.
   int32_t PipelineGroup(RankState& st, bool send, bool forward);

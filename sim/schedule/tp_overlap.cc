@@ -246,6 +246,7 @@ void StepBuilder::OverlappedBlockBackward(RankState& st, const BlockCost& b,
     reduce = Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kReduceScatter,
                         st.tp_group, bytes, layer, mb, false);
   }
+  MarkInputGradient(st, reduce);
   if (input_gather) st.wait.push_back(*input_gather);
   Compute(st, wgrad_tag, KernelWork{b.fwd_flops, b.fwd_bytes, b.weight_kernels, ids.wgrad}, layer,
           mb);
@@ -302,6 +303,7 @@ void StepBuilder::OverlappedRingAttentionBackward(RankState& st, const BlockCost
   const OpId reduce =
       Collective(st, Stream::kTp, Channel::kTp, Tag::kTpComm, CommOp::kReduceScatter, st.tp_group,
                  b.tp_comm_bytes, layer, mb, false);
+  MarkInputGradient(st, reduce);
   if (input_gather) st.wait.push_back(*input_gather);
   Compute(st, Tag::kAttentionWgrad,
           KernelWork{edge_flops, edge_bytes, b.weight_kernels, edge_wgrad_id_}, layer, mb);

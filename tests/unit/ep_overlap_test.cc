@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/engine/simulation.h"
 #include "sim/schedule/pipeline_order.h"
 #include "tests/unit/experiment_step.h"
 
@@ -70,6 +71,68 @@ TEST(EpOverlap, InterleavedPipelineMergesItsSteadyState) {
   EXPECT_LT(merged.time_breakdown_s.exposed_ep_comm, 0.5 * plain.time_breakdown_s.exposed_ep_comm);
   EXPECT_LT(merged.step_time_s, 0.95 * plain.step_time_s);
   EXPECT_DOUBLE_EQ(merged.model_flops_per_step, plain.model_flops_per_step);
+}
+
+// Where in a merged step the pipeline sends leave, per replayed rank: the gradient
+// sends that start while the wgrad of their own micro-batch's attention runs, the
+// activation sends that start while the other micro-batch's backward pre-dispatch part
+// (the router's or the attention's input gradient) runs, and all sends of each kind.
+struct SendPlacement {
+  int gradient_under_wgrad = 0, gradients = 0;
+  int activation_under_backward = 0, activations = 0;
+};
+
+SendPlacement PlaceSends(const Simulation& r, int rank) {
+  SendPlacement s;
+  auto running = [&](SimTime t, auto pick) {
+    for (OpId id : r.program.StreamOps(rank, Stream::kCompute)) {
+      const Op op = r.program.op(id);
+      if (op.kind == OpKind::kCompute && r.replay.start[id] <= t && t < r.replay.end[id] &&
+          pick(op))
+        return true;
+    }
+    return false;
+  };
+  for (OpId id : r.program.StreamOps(rank, Stream::kSendPrev)) {
+    const int mb = r.program.op(id).micro_batch;
+    ++s.gradients;
+    s.gradient_under_wgrad += running(r.replay.start[id], [mb](const Op& op) {
+      return op.tag == Tag::kAttentionWgrad && op.micro_batch == mb;
+    });
+  }
+  for (OpId id : r.program.StreamOps(rank, Stream::kSendNext)) {
+    const int mb = r.program.op(id).micro_batch;
+    ++s.activations;
+    s.activation_under_backward += running(r.replay.start[id], [mb](const Op& op) {
+      return (op.tag == Tag::kAttentionBwd || op.tag == Tag::kMoeRouterBwd) && op.micro_batch != mb;
+    });
+  }
+  return s;
+}
+
+// Megatron's merged step sends each tensor once it is complete
+// (TransformerModelChunkSchedulePlan.run): the input gradient under the delayed wgrad of
+// the chunk's first layer, the activation after the forward's last combine, under the
+// backward's last pre-dispatch part; not both at the step's end. 16 micro-batches of
+// which the warm-up's forwards and the cool-down's backwards (3-5 per rank) do not merge.
+TEST(EpOverlap, MergedStepsSendEachTensorOnceComplete) {
+  Result<Experiment> e = LoadExperimentFile(
+      kExperiment,
+      {"cluster.nodes=4", "cluster.host.launch_us=0", "plan.pp=2", "plan.dp=16", "plan.ep=16",
+       "plan.schedule=interleaved", "plan.virtual_stages=2", "plan.overlap_p2p=true",
+       "plan.global_batch=256", kOverlap, "cluster.network_model=alpha_beta"});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const auto r = Simulate(e.value());
+  ASSERT_TRUE(r->replay.completed) << r->replay.stall;
+  int ranks = 0;
+  for (int rank = 0; rank < r->program.Ranks(); ++rank) {
+    const SendPlacement s = PlaceSends(*r, rank);
+    if (s.gradients + s.activations == 0) continue;  // not replayed
+    ++ranks;
+    EXPECT_GE(s.gradient_under_wgrad, s.gradients / 2) << "rank " << rank;
+    EXPECT_GE(s.activation_under_backward, s.activations / 2) << "rank " << rank;
+  }
+  EXPECT_GE(ranks, 2);  // both stages
 }
 
 // The interleaved order with one extra warm-up forward (Megatron-Core's

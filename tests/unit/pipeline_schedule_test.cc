@@ -2,6 +2,7 @@
 // replaying the schedule (shared/validation: closed forms).
 #include <gtest/gtest.h>
 
+#include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/schedule/pipeline_order.h"
 #include "tests/unit/test_fixtures.h"
@@ -154,6 +155,34 @@ TEST(PipelineOrder, OneFOneBWarmupIsPMinusStageMinusOne) {
   const auto steps = StageOrder(ScheduleKind::kOneFOneB, 4, 1, 8, 1);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(steps[i].forward) << i;  // 2 warm-up + first steady
   EXPECT_FALSE(steps[3].forward);
+}
+
+// A pipeline send carries a finished tensor: under sequence parallelism the stage's output
+// (and its input gradient) is complete once its last TP reduce-scatter is, so every send
+// starts after the TP collectives of its micro-batch that started before (or with) it have
+// ended.
+TEST(PipelineSends, WaitForTheirTensorsTpReduction) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/llama3-70b-fp8-h100.yaml",
+      {"plan.global_batch=32", "cluster.network_model=alpha_beta"});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const auto r = Simulate(e.value());
+  ASSERT_TRUE(r->replay.completed) << r->replay.stall;
+  int sends = 0, early = 0;
+  for (int rank = 0; rank < r->program.Ranks(); ++rank) {
+    for (Stream s : {Stream::kSendNext, Stream::kSendPrev}) {
+      for (OpId send : r->program.StreamOps(rank, s)) {
+        ++sends;
+        const SimTime start = r->replay.start[send];
+        for (OpId tp : r->program.StreamOps(rank, Stream::kTp)) {
+          early += r->program.op(tp).micro_batch == r->program.op(send).micro_batch &&
+                   r->replay.start[tp] <= start && r->replay.end[tp] > start;
+        }
+      }
+    }
+  }
+  EXPECT_GT(sends, 0);
+  EXPECT_EQ(early, 0) << "of " << sends << " sends";
 }
 
 }  // namespace
