@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "sim/plan/plan_names.h"
 #include "sim/plan/stages.h"
 
 namespace meshsim {
@@ -191,6 +192,21 @@ Status CheckEpOverlap(const PlanSpec& p) {
   return Ok{};
 }
 
+// Megatron's non-interleaved schedules block on their pipeline sends: Megatron-LM turns
+// --overlap-p2p-communication off without a virtual pipeline (arguments.py @ NVIDIA/
+// Megatron-LM d98e8a6) and Megatron-Bridge sets overlap_p2p_comm False, batch_p2p_comm True
+// there (CommOverlapConfig, training/comm_overlap.py @ NVIDIA-NeMo/Megatron-Bridge v0.2.0
+// to 067f987d).
+Status CheckPipelineSends(const PlanSpec& p) {
+  if (p.framework != Framework::kMegatron || p.pp < 2 || !p.overlap_p2p ||
+      p.schedule == ScheduleKind::kInterleaved)
+    return Ok{};
+  return BadKey("plan.overlap_p2p",
+                "Megatron overlaps pipeline sends only under the interleaved schedule: expected "
+                "false with plan.schedule " +
+                    NameOf(ScheduleNames(), p.schedule) + ", found true");
+}
+
 // Megatron-Core's paged stash stashes what the fused grouped MLP saves and needs HybridEP
 // (docs/user-guide/features/paged_stash.md @ NVIDIA/Megatron-LM core_v0.19.0); under full
 // recomputation the saved tensors are the recomputed forward's (not modelled).
@@ -281,6 +297,7 @@ Status CheckSettings(const PlanSpec& p, const TrainingSpec& training, const Clus
   if (p.framework_options.overlap_moe_expert_parallel_comm) {
     if (Status s = CheckEpOverlap(p); !s.ok()) return s;
   }
+  if (Status s = CheckPipelineSends(p); !s.ok()) return s;
   if (p.framework_options.moe_paged_stash) {
     if (Status s = CheckPagedStash(p); !s.ok()) return s;
   }

@@ -185,5 +185,24 @@ TEST(PipelineSends, WaitForTheirTensorsTpReduction) {
   EXPECT_EQ(early, 0) << "of " << sends << " sends";
 }
 
+// Megatron overlaps pipeline sends only under the interleaved schedule: asking for it
+// with 1F1B is an error that names the key; the interleaved schedule takes it.
+TEST(PipelineSends, MegatronOverlapsOnlyInterleavedSends) {
+  const std::string path =
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/llama3-70b-fp8-h100.yaml";
+  auto error = [&](const std::vector<std::string>& sets) {
+    Result<Experiment> e = LoadExperimentFile(path, sets);
+    return e.ok() ? std::string() : e.error().ToString();
+  };
+  const std::vector<std::string> one_f_one_b = {"plan.schedule=1f1b", "plan.virtual_stages=1"};
+  std::vector<std::string> overlapped = one_f_one_b;
+  overlapped.push_back("plan.overlap_p2p=true");
+  const std::string bad = error(overlapped);
+  EXPECT_NE(bad.find("plan.overlap_p2p"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("1f1b"), std::string::npos) << bad;
+  EXPECT_EQ(error(one_f_one_b), "");
+  EXPECT_EQ(error({"plan.overlap_p2p=true"}), "");  // its interleaved schedule
+}
+
 }  // namespace
 }  // namespace meshsim
