@@ -10,10 +10,13 @@ that fits the others.
 
 Default rows: the eager (no CUDA graph) MoE rows, where the MoE dispatcher's host
 synchronisation per layer exposes the launches, and Megatron-LM's H100 dense rows (which
-turn host-bound above some cost). The topologies' value (50, 2026-12-02) came from:
-  scripts/fit_host_launch.py --meshsim build/meshsim --grid 30,35,40,45,50,55,60
-(in-sample 50 us: mean 7.99 %, max 23.85 %; 40 us: 8.42 %; leave-one-out mean 8.29 %, max
-23.85 %, every fold choosing 50 but H100 Qwen3 30B's, 45). Before TE's TP overlap paid one
+turn host-bound above some cost). The topologies' value (60, 2026-12-03, once each of
+GroupedLinear's forward calls waits only for its own per-expert work) came from:
+  scripts/fit_host_launch.py --meshsim build/meshsim --grid 40,50,55,60,65,70
+(in-sample 60 us: mean 7.66 %, max 20.71 %, leave-one-out 7.66 %, every fold 60; 65 us
+7.57 % but B200 Qwen3 30B-A3B +10.1 %, over its data set's goal, README "The bundled GPU
+topologies"). Before (50, 2026-12-02, grid 30-60: in-sample 7.99 %, max 23.85 %; 40 us:
+8.42 %; leave-one-out mean 8.29 %, max 23.85 %). Before TE's TP overlap paid one
 launch per chunked GEMM the H100 32B row turned host-bound at 45 us and 40 was taken.
 
 cluster.host.expert_us (GroupedLinear's per-expert host work, unset in the topologies:

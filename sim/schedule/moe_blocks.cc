@@ -23,9 +23,15 @@ const MoeShapeIds& StepBuilder::MoeShapesFor(const RankState& st) {
     if (load == st.expert_load) return ids;
   }
   const MoeKernels k = MoeLayerKernels(m_, shape_, p_.ep, st.expert_load);
-  moe_ids_.emplace_back(
-      st.expert_load,
-      MoeShapeIds{AddPassShapes(k.router), AddPassShapes(k.experts), AddPassShapes(k.shared)});
+  MoeShapeIds ids{AddPassShapes(k.router), AddPassShapes(k.experts), AddPassShapes(k.shared)};
+  if (k.experts.fwd.gemms.size() == 2) {
+    KernelShapes fc1 = k.experts.fwd, fc2 = k.experts.fwd;
+    fc1.gemms.pop_back();
+    fc2.gemms.erase(fc2.gemms.begin());
+    ids.experts_fc1 = prog_.AddShapes(fc1);
+    ids.experts_fc2 = prog_.AddShapes(fc2);
+  }
+  moe_ids_.emplace_back(st.expert_load, ids);
   return moe_ids_.back().second;
 }
 
@@ -200,6 +206,13 @@ void StepBuilder::WaitForStash(RankState& st, int layer, int mb, bool backward) 
 // With the element-wise kernels of expert biases and a clamped GLU (MoeCost::extra_*),
 // forward here, their backward with the input gradients. FC2's bias kernels are launched
 // after FC2's GEMMs: the GPU runs the experts while the host launches them.
+//
+// The routed experts' forward: one op, or, where Transformer Engine's GroupedLinear works
+// per local expert on the host (ExpertGemmUnits), one op per call: the host issues FC1
+// (with the permutation and the activation before FC2) after FC1's per-expert work, then
+// does FC2's while the GPU runs FC1 (grouped_linear.py's forward loops over its own
+// experts only), so FC2's work delays FC2's GEMMs, not FC1's. The two ops' time is the
+// one op's.
 void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                     int layer, int mb, bool recompute) {
   const bool stash = PagedStash() && !recompute;
@@ -207,14 +220,26 @@ void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeSh
     StashOut(st, c, layer, mb, /*backward=*/false);
     WaitForStash(st, layer, mb, /*backward=*/false);
   }
+  const Tag tag = recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd;
   const int kernels = c.experts.fwd_kernels + c.extra_fwd_kernels;
-  const OpId id = Compute(
-      st, recompute ? Tag::kMlpRecompute : Tag::kMoeExpertsFwd,
-      KernelWork{c.experts.fwd_flops, c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes,
-                 kernels, ids.experts.fwd},
-      layer, mb, recompute ? c.experts.fwd_flops : 0,
-      ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true), c.extra_fwd_trailing,
-      ExpertGemmUnits(/*casts=*/true));
+  const double bytes = c.experts.fwd_bytes + c.permute_bytes + c.extra_fwd_bytes;
+  const int launches = ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/true);
+  const int units = ExpertGemmUnits(/*casts=*/true);
+  OpId id;
+  if (units > 0 && st.host.On() && !st.host.InGraph() && ids.experts_fc2 >= 0) {
+    const double fc2_share = 1.0 / m_.FfnMatrices();  // of the GEMMs' FLOPs
+    const double fc1_flops = c.experts.fwd_flops * (1 - fc2_share);
+    const double fc2_flops = c.experts.fwd_flops * fc2_share;
+    const int fc2_kernels = c.experts.weight_kernels / 2;  // its launch slots
+    const int trailing = c.extra_fwd_trailing;
+    Compute(st, tag, KernelWork{fc1_flops, bytes, kernels - fc2_kernels, ids.experts_fc1}, layer,
+            mb, recompute ? fc1_flops : 0, launches - 1 - trailing, 0, units / 2);
+    id = Compute(st, tag, KernelWork{fc2_flops, 0, fc2_kernels, ids.experts_fc2}, layer, mb,
+                 recompute ? fc2_flops : 0, 1 + trailing, trailing, units - units / 2);
+  } else {
+    id = Compute(st, tag, KernelWork{c.experts.fwd_flops, bytes, kernels, ids.experts.fwd}, layer,
+                 mb, recompute ? c.experts.fwd_flops : 0, launches, c.extra_fwd_trailing, units);
+  }
   if (stash) {
     st.stash.layer = layer;
     st.stash.mb = mb;

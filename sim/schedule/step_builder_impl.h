@@ -74,6 +74,9 @@ struct OverlapShapes {
 };
 struct MoeShapeIds {
   PassShapeIds router, experts, shared;
+  // The routed experts' forward GEMMs one GroupedLinear call each (FC1, FC2), where
+  // experts.fwd holds the two (MoeExpertsForward's split); -1 otherwise.
+  int32_t experts_fc1 = -1, experts_fc2 = -1;
 };
 
 // Which tensor-parallel collectives at a block's edges it runs itself: the all-gather of
