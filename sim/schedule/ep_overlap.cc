@@ -64,8 +64,7 @@ void StepBuilder::ForwardBackward(RankState& st, const PipelineStep& f, const Pi
       BeginLayerForward(st, fl, f.micro_batch);
       LayerForward(st, fl, f.micro_batch, false);
       EndLayerForward(st, fl);
-      output = st.wait;
-      if (st.last_compute) output.push_back(*st.last_compute);
+      output = PendingOutput(st);
     }
     if (bl >= 0) LayerBackward(st, bl, b.micro_batch, flush);
   }

@@ -260,12 +260,14 @@ void StepBuilder::PipelineSend(RankState& st, bool forward, int chunk, int mb,
   const OpId id = prog_.AddCommPart(st.rank, forward ? Stream::kSendNext : Stream::kSendPrev, comm,
                                     forward ? Tag::kPpActivation : Tag::kPpGradient, -1, mb);
   st.host.Issue(prog_, id, 1, -1, mb);
-  if (ready.empty()) {
-    if (st.last_compute) prog_.AddDep(*st.last_compute, id);
-    for (OpId w : st.wait) prog_.AddDep(w, id);
-  }
-  for (OpId r : ready) prog_.AddDep(r, id);
+  for (OpId r : ready.empty() ? PendingOutput(st) : ready) prog_.AddDep(r, id);
   if (!p_.overlap_p2p) st.wait.push_back(id);
+}
+
+std::vector<OpId> StepBuilder::PendingOutput(const RankState& st) {
+  std::vector<OpId> ops = st.wait;
+  if (st.last_compute) ops.push_back(*st.last_compute);
+  return ops;
 }
 
 // Registered on first use (as each transfer did before): the same program indices, and no

@@ -207,6 +207,9 @@ class StepBuilder {
   // latest compute and the pending waits) completes.
   void PipelineSend(RankState& st, bool forward, int chunk, int mb,
                     const std::vector<OpId>& ready = {});
+  // What completes the tensor the latest ops produce: the latest compute and what the next
+  // compute would wait for.
+  static std::vector<OpId> PendingOutput(const RankState& st);
   // The program index of the rank's sendrecv group to (`send`) or from its peer stage in
   // the forward or backward direction, registered on first use.
   int32_t PipelineGroup(RankState& st, bool send, bool forward);
