@@ -15,7 +15,9 @@ GroupedLinear's forward calls waits only for its own per-expert work) came from:
   scripts/fit_host_launch.py --meshsim build/meshsim --grid 40,50,55,60,65,70
 (in-sample 60 us: mean 7.66 %, max 20.71 %, leave-one-out 7.66 %, every fold 60; 65 us
 7.57 % but B200 Qwen3 30B-A3B +10.1 %, over its data set's goal, README "The bundled GPU
-topologies"). Before (50, 2026-12-02, grid 30-60: in-sample 7.99 %, max 23.85 %; 40 us:
+topologies"); rerun after the Megatron-LM rows' micro batch 2 (eighteenth revision,
+--grid 55,60,65): 6.93 / 6.56 / 6.50 %, 65 again with B200 Qwen3 30B-A3B +10.3 %, 60 stays).
+Before (50, 2026-12-02, grid 30-60: in-sample 7.99 %, max 23.85 %; 40 us:
 8.42 %; leave-one-out mean 8.29 %, max 23.85 %). Before TE's TP overlap paid one
 launch per chunked GEMM the H100 32B row turned host-bound at 45 us and 40 was taken.
 

@@ -85,13 +85,15 @@ H100_MEGATRON = Dataset(
     # The grid spans 0.54-0.80 of the 989 TFLOP/s peak (large bf16 GEMMs reach ~0.71-0.76
     # on an H100 SXM in isolation, less under a training run's power and clock limits); with
     # the pipelined rows interleaved (their headers) the optimum lies inside it. The kernel
-    # overhead is held at 5 us, the optimum of an earlier 0/5/10 us grid.
-    grids={"shapes": {"matmul": "0.54,0.56,0.58,0.60,0.62,0.64,0.66,0.68,0.70,0.74,0.80",
+    # overhead is held at 5 us, the optimum of an earlier 0/5/10 us grid. Steps of 0.01
+    # around the optimum: a step of 0.02 moves these rows 3-4 %.
+    grids={"shapes": {"matmul": "0.54,0.56,0.57,0.58,0.59,0.60,0.62,0.64,0.66,0.68,0.70,0.74,0.80",
                       "kernel_overhead_us": "5"}},
     json="results/calibration-h100-megatron.json",
     derivation="step time = 72*B*s*l*h^2*(1 + s/(6h) + V/(12*l*h)) / (per-GPU TFLOP/s x GPUs), "
                "Megatron-LM's FLOP count, as the table defines its TFLOP/s",
-    notes="Assumed where the source is silent (each experiment's header): micro batch 1, "
+    notes="Assumed where the source is silent (each experiment's header): micro batch 2 "
+          "(1 on the 462B row, where 2 needs 91.3 GiB of 80; fitted, below), "
           "sequence parallelism, no recomputation with flash attention, ZeRO-1 (the "
           "distributed optimizer), bf16 gradient reduction in Megatron-Core's default bucket "
           "(max(40M, 1M x dp) parameters), on the pipelined rows the interleaved schedule with one "
@@ -101,13 +103,15 @@ H100_MEGATRON = Dataset(
           "opt-in); --tp-comm-overlap with TP (plan.tp_comm_overlap) and "
           "--overlap-param-gather (plan.framework_options.overlap_param_gather, one bucket "
           "ahead of the forward), as the runs used. TE runs the chunk GEMMs of its TP overlap "
-          "on up to 3 streams at once (README \"Kernel model\", concurrent chunks). The residual "
-          "is the small and the TP-8 PP-1 models: 16B and 32B have the same FLOPs per GPU "
-          "and measured steps 5 % apart, but the 32B row's parameter all-gather and gradient "
-          "reduce-scatter (8 GB each per GPU over its one NIC, 48 nodes) outlast the first "
-          "micro-batch's forward and the last one's backward, so meshsim exposes ~0.2 s "
-          "of it: the faster the fit's GEMMs, the better the 32B row and the worse the "
-          "1.7B and 7.1B rows (README \"Calibration and validation\").")
+          "on up to 3 streams at once (README \"Kernel model\", concurrent chunks). The micro "
+          "batch is fitted with the matmul efficiency (scripts/calibrate.py --set "
+          "plan.micro_batch=M; leave-one-out over both, 2026-12-03): micro batch 1 on every "
+          "row fits at best 5.96 %, max 20.71 % (the 32B row: with four micro-batches per step "
+          "its parameter all-gather and gradient reduce-scatter, 8 GB each per GPU over its "
+          "one NIC, outlast the first micro-batch's forward and the last one's backward, 0.16 s "
+          "exposed), 2 at 4.34 %, max 8.39 % (leave-one-out below; refitted in each fold as "
+          "well, the micro batch stays 2 in every fold), 4 on every row at 4.21 %, max "
+          "10.98 % (four rows do not fit at 4) (README \"Calibration and validation\").")
 
 
 def tokens_step_s(gbs, seq, tokens_per_gpu_s, gpus):
@@ -479,7 +483,8 @@ H100_AUTOMODEL = Dataset(
           "knob was fitted on five of them: `cluster.efficiency.gmm` (0.55), the expert-GEMM "
           "rate of NeMo-Automodel's `gmm` / `torch_mm` expert libraries, on the five "
           "Automodel MoE rows only (`scripts/fit_grouped_gemm.py --library gmm`; "
-          "leave-one-out mean 12.9 %, max 22.1 %, README \"MoE experts: NeMo-Automodel's "
+          "leave-one-out mean 14.3 %, max 19.2 % after the BF16 refit of 2026-12-03, "
+          "eighteenth revision, 12.9 % / 22.1 % before; README \"MoE experts: NeMo-Automodel's "
           "libraries and fake gate\"), so their errors are in-sample for that knob. Rows: every Automodel pre-training row whose model "
           "meshsim can write down (not Nemotron V3, a Mamba hybrid, nor Kimi K2), and the "
           "newest Megatron-Bridge H100 BF16 row (GPT OSS 120B, 26.04.01).")
