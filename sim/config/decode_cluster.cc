@@ -375,19 +375,24 @@ void DecodeEfficiency(YamlReader e, EfficiencySpec* eff) {
   e.Finish();
 }
 
+// An optional time >= 0 (µs) at `key`, left as it is when absent.
+void DecodeOptionalUs(YamlReader& h, const char* key, double* us) {
+  if (!h.Has(key)) return;
+  h.GetDouble(key, us);
+  if (!(*us >= 0)) {
+    Fail(h.sources(), h.Child(key), h.KeyPath(key),
+         "expected a time >= 0, found " + Describe(h.Child(key)));
+  }
+}
+
 void DecodeHost(YamlReader h, HostSpec* host) {
   h.GetDouble("launch_us", &host->launch_us);
   if (!(host->launch_us >= 0)) {
     Fail(h.sources(), h.Child("launch_us"), h.KeyPath("launch_us"),
          "expected a time >= 0, found " + Describe(h.Child("launch_us")));
   }
-  if (h.Has("expert_us")) {
-    h.GetDouble("expert_us", &host->expert_us);
-    if (!(host->expert_us >= 0)) {
-      Fail(h.sources(), h.Child("expert_us"), h.KeyPath("expert_us"),
-           "expected a time >= 0, found " + Describe(h.Child("expert_us")));
-    }
-  }
+  DecodeOptionalUs(h, "expert_us", &host->expert_us);
+  DecodeOptionalUs(h, "call_us", &host->call_us);
   h.Finish();
 }
 

@@ -97,7 +97,8 @@ std::unique_ptr<ComputeModel> MakeGpuModel(const Experiment& e) {
 std::unique_ptr<ComputeModel> MakeComputeModel(const Experiment& e) {
   if (!HostThreads(e)) return MakeGpuModel(e);
   return std::make_unique<HostLaunchComputeModel>(MakeGpuModel(e), e.cluster.host.launch_us * 1e-6,
-                                                  e.cluster.host.ExpertUs() * 1e-6);
+                                                  e.cluster.host.ExpertUs() * 1e-6,
+                                                  e.cluster.host.CallUs() * 1e-6);
 }
 
 Result<std::unique_ptr<Network>> MakeNetwork(const Experiment& e) {

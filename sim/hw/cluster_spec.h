@@ -234,10 +234,16 @@ struct EfficiencySpec {
 // per-expert quantize in split_quantize's C++ loop and its per-expert cuBLAS GEMM in
 // te_general_grouped_gemm's (sim/schedule/host_launch.h, GroupedGemmExpertUnits). < 0
 // (unset): launch_us.
+// call_us: host time of each such GroupedLinear call itself, in place of its one launch:
+// the module's Python and autograd path that does not repeat per expert (argument checks,
+// the input's split sizes and reshape, the autograd Function, the output's allocation and
+// the grouped GEMM's setup). < 0 (unset): launch_us.
 struct HostSpec {
   double launch_us = 0;
   double expert_us = -1;
+  double call_us = -1;
   double ExpertUs() const { return expert_us < 0 ? launch_us : expert_us; }
+  double CallUs() const { return call_us < 0 ? launch_us : call_us; }
 };
 
 // What-if changes to the hardware. Links are named as Topology names them (both

@@ -5,7 +5,7 @@
 namespace meshsim {
 
 void HostThread::Issue(Program& p, OpId gpu, int launches, int layer, int micro_batch, int trailing,
-                       int expert_units) {
+                       int expert_units, int grouped_calls) {
   if (!on_) return;
   if (InGraph()) {
     if (!graph_launch_) graph_launch_ = p.AddHost(rank_, Tag::kHostLaunch, 1, layer, micro_batch);
@@ -16,12 +16,13 @@ void HostThread::Issue(Program& p, OpId gpu, int launches, int layer, int micro_
     // The op's launches and expert work before it, then its trailing launches: the host
     // stream runs them in order, and nothing waits for the second.
     p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches - trailing, layer, micro_batch, 0,
-                       expert_units),
+                       expert_units, grouped_calls),
              gpu);
     p.AddHost(rank_, Tag::kHostLaunch, trailing, layer, micro_batch);
     return;
   }
-  p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches, layer, micro_batch, trailing, expert_units),
+  p.AddDep(p.AddHost(rank_, Tag::kHostLaunch, launches, layer, micro_batch, trailing, expert_units,
+                     grouped_calls),
            gpu);
 }
 

@@ -39,13 +39,14 @@ class HostThread {
   HostThread(int rank, bool on) : rank_(rank), on_(on) {}
 
   bool On() const { return on_; }
-  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time and
+  // Issues GPU op `gpu` (already in `p`): `launches` kernel launches of host time, the
+  // first `grouped_calls` of them GroupedLinear calls (cluster.host.call_us each), and
   // `expert_units` local experts' GroupedLinear host work (cluster.host.expert_us each),
   // all but the last `trailing` launches before it can start (inside a captured region:
   // the region's one launch). With both, the trailing launches are a host op of their own
   // after the GPU op's, which the GPU op does not wait for.
   void Issue(Program& p, OpId gpu, int launches, int layer = -1, int micro_batch = -1,
-             int trailing = 0, int expert_units = 0);
+             int trailing = 0, int expert_units = 0, int grouped_calls = 0);
   // The host waits until every op of `gpu` (kNoOp entries ignored) has finished.
   void Sync(Program& p, std::initializer_list<OpId> gpu, int layer = -1, int micro_batch = -1);
   // Ops issued until the matching EndGraph are one captured CUDA graph. Regions nest (the

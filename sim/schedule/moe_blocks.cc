@@ -233,12 +233,13 @@ void StepBuilder::MoeExpertsForward(RankState& st, const MoeCost& c, const MoeSh
     const int fc2_kernels = c.experts.weight_kernels / 2;  // its launch slots
     const int trailing = c.extra_fwd_trailing;
     Compute(st, tag, KernelWork{fc1_flops, bytes, kernels - fc2_kernels, ids.experts_fc1}, layer,
-            mb, recompute ? fc1_flops : 0, launches - 1 - trailing, 0, units / 2);
+            mb, recompute ? fc1_flops : 0, launches - 1 - trailing, 0, units / 2, 1);
     id = Compute(st, tag, KernelWork{fc2_flops, 0, fc2_kernels, ids.experts_fc2}, layer, mb,
-                 recompute ? fc2_flops : 0, 1 + trailing, trailing, units - units / 2);
+                 recompute ? fc2_flops : 0, 1 + trailing, trailing, units - units / 2, 1);
   } else {
     id = Compute(st, tag, KernelWork{c.experts.fwd_flops, bytes, kernels, ids.experts.fwd}, layer,
-                 mb, recompute ? c.experts.fwd_flops : 0, launches, c.extra_fwd_trailing, units);
+                 mb, recompute ? c.experts.fwd_flops : 0, launches, c.extra_fwd_trailing, units,
+                 ExpertGemmLaunches());
   }
   if (stash) {
     st.stash.layer = layer;
@@ -310,14 +311,14 @@ void StepBuilder::MoeExpertsDgrad(RankState& st, const MoeCost& c, const MoeShap
           KernelWork{c.experts.fwd_flops, c.act_bwd_bytes + c.permute_bytes + c.extra_bwd_bytes,
                      kernels, ids.experts.dgrad},
           layer, mb, 0, ExpertLaunches(kernels, c.experts.weight_kernels, /*forward=*/false), 0,
-          ExpertGemmUnits(/*casts=*/true));
+          ExpertGemmUnits(/*casts=*/true), ExpertGemmLaunches());
 }
 
 void StepBuilder::MoeExpertsWgrad(RankState& st, const MoeCost& c, const MoeShapeIds& ids,
                                   int layer, int mb) {
   Compute(st, Tag::kMoeExpertsWgrad,
           KernelWork{c.experts.fwd_flops, 0, c.experts.weight_kernels, ids.experts.wgrad}, layer,
-          mb, 0, ExpertGemmLaunches(), 0, ExpertGemmUnits(/*casts=*/false));
+          mb, 0, ExpertGemmLaunches(), 0, ExpertGemmUnits(/*casts=*/false), ExpertGemmLaunches());
   if (!PagedStash()) return;
   // The next layer of this micro-batch to run backward: the latest copied out below this one.
   std::optional<int> next;

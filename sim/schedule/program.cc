@@ -314,7 +314,7 @@ OpId Program::AddSideCompute(int rank, Tag tag, KernelWork work, int layer, int 
 }
 
 OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_batch,
-                      int32_t trailing, int32_t expert_units) {
+                      int32_t trailing, int32_t expert_units, int32_t grouped_calls) {
   Op op;
   op.kind = OpKind::kCompute;
   op.stream = Stream::kHost;
@@ -322,7 +322,8 @@ OpId Program::AddHost(int rank, Tag tag, int32_t launches, int layer, int micro_
   op.rank = rank;
   op.layer = layer;
   op.micro_batch = micro_batch;
-  return PushCompute(op, OpWork{HostLaunchWork(launches, trailing, expert_units), 0});
+  return PushCompute(op,
+                     OpWork{HostLaunchWork(launches, trailing, expert_units, grouped_calls), 0});
 }
 
 OpId Program::PushCompute(Op op, const OpWork& w) {

@@ -287,9 +287,10 @@ class Program {
   // Appends to `rank`'s host stream (Stream::kHost) an op that takes `launches` kernel
   // launches of host time (IsHostLaunch work; 0 launches: a synchronisation point), the
   // last `trailing` of them not waited for by the ops that depend on it (HostRelease), and
-  // `expert_units` local experts' GroupedLinear host work (HostExpertUnits).
+  // `expert_units` local experts' host work of `grouped_calls` GroupedLinear calls among
+  // the launches (HostExpertUnits, HostGroupedCalls).
   OpId AddHost(int rank, Tag tag, int32_t launches, int layer = -1, int micro_batch = -1,
-               int32_t trailing = 0, int32_t expert_units = 0);
+               int32_t trailing = 0, int32_t expert_units = 0, int32_t grouped_calls = 0);
   // Appends an allocation (bytes > 0) or free (bytes < 0) to a stream of `rank`.
   OpId AddMemory(int rank, Stream stream, MemCategory category, double bytes);
   // Registers a group of ranks (in ring order); identical groups share an index.

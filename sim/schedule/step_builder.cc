@@ -153,7 +153,7 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, int32_t g, d
 }
 
 OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute,
-                          int launches, int trailing, int expert_units) {
+                          int launches, int trailing, int expert_units, int grouped_calls) {
   const OpId id = prog_.AddCompute(st.rank, tag, w, layer, mb, recompute);
   if (st.host.On()) {
     const KernelShapes* shapes = prog_.ShapesOf(w);
@@ -161,7 +161,7 @@ OpId StepBuilder::Compute(RankState& st, Tag tag, KernelWork w, int layer, int m
                           ? Fp8CastLaunches(*shapes, t_.fp8_recipe, !t_.cudnn_norm)
                           : 0;
     st.host.Issue(prog_, id, (launches < 0 ? w.kernels : launches) + casts, layer, mb, trailing,
-                  expert_units);
+                  expert_units, expert_units > 0 ? grouped_calls : 0);
   }
   for (OpId d : st.wait) prog_.AddDep(d, id);
   st.wait.clear();

@@ -175,9 +175,10 @@ class StepBuilder {
   int32_t NextComm(RankState& st, Channel ch, CommOp op, int32_t group, double bytes);
   // A compute op; its host thread issues it in `launches` launches (< 0: w.kernels), the
   // last `trailing` of them after its main kernels, and `expert_units` local experts'
-  // GroupedLinear host work (HostThread::Issue).
+  // host work of `grouped_calls` GroupedLinear calls among the launches, none without
+  // expert units (HostThread::Issue).
   OpId Compute(RankState& st, Tag tag, KernelWork w, int layer, int mb, double recompute = 0,
-               int launches = -1, int trailing = 0, int expert_units = 0);
+               int launches = -1, int trailing = 0, int expert_units = 0, int grouped_calls = 0);
   void Memory(RankState& st, MemCategory c, double bytes);
   // A collective; its host thread issues it in `launches` launches (1: one NCCL kernel;
   // 0: issued from inside a library call that another op's launch paid for).

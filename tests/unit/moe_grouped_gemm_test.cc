@@ -6,6 +6,7 @@
 // moe_kernels_test.cc).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/schedule/host_launch.h"
+#include "sim/workload/compute_model.h"
 #include "tests/unit/experiment_step.h"
 
 namespace meshsim {
@@ -84,9 +86,11 @@ TEST(MoeGroupedGemm, GroupedLinearCastsTheExpertsInOneCall) {
 }
 
 // The host work that issues rank 0's routed-expert ops (forward, input and weight
-// gradients): its launches and its GroupedLinear expert units (HostThread::Issue).
+// gradients): its launches, its GroupedLinear calls among them and their expert units
+// (HostThread::Issue).
 struct HostWork {
   int launches = 0;
+  int grouped_calls = 0;
   int expert_units = 0;
 };
 HostWork HostWorkOf(std::vector<std::string> sets) {
@@ -108,6 +112,7 @@ HostWork HostWorkOf(std::vector<std::string> sets) {
     if (!experts) continue;
     const KernelWork& w = p.WorkOf(p.op(id));
     h.launches += w.kernels;
+    h.grouped_calls += HostGroupedCalls(w);
     h.expert_units += HostExpertUnits(w);
   }
   return h;
@@ -138,6 +143,41 @@ TEST(MoeGroupedGemm, HostWorkScalesWithLocalExpertsByTheirGemmsNotTheirCasts) {
   // before): FC1's and FC2's inputs forward, their output gradients backward.
   EXPECT_EQ(mx_16.launches - bf16_16.launches, 4 * layers_mbs);
   EXPECT_EQ(mx_32.launches - bf16_32.launches, 4 * layers_mbs);
+  // Six GroupedLinear calls per layer and micro-batch (FC1 and FC2 in forward, input
+  // gradient and weight gradient), whatever the precision and the local experts.
+  for (const HostWork& h : {bf16_16, bf16_32, mx_16, mx_32}) {
+    EXPECT_EQ(h.grouped_calls, 6 * layers_mbs);
+  }
+}
+
+// A host op's GroupedLinear calls cost cluster.host.call_us each in place of a launch
+// (launch_us when unset, the same bits as before the key); its other launches and its
+// per-expert units keep their costs; a host op without expert units has no calls.
+TEST(MoeGroupedGemm, CallCostReplacesTheCallsLaunches) {
+  HostSpec unset;
+  unset.launch_us = 7;
+  EXPECT_EQ(unset.CallUs(), 7);
+  const KernelWork w = HostLaunchWork(/*launches=*/5, /*trailing=*/0, /*expert_units=*/16,
+                                      /*grouped_calls=*/2);
+  EXPECT_EQ(HostGroupedCalls(w), 2);
+  EXPECT_EQ(HostTrailingLaunches(w), 0);
+  EXPECT_EQ(HostGroupedCalls(HostLaunchWork(5, 2)), 0);
+  EXPECT_EQ(HostTrailingLaunches(HostLaunchWork(5, 2)), 2);
+  const auto model = [](double call_s) {
+    return HostLaunchComputeModel(std::make_unique<RooflineComputeModel>(1e15, 1e12, 0), 10e-6,
+                                  20e-6, call_s);
+  };
+  EXPECT_EQ(model(-1).Duration(w), SimTime::Seconds(5 * 10e-6 + 16 * 20e-6));
+  EXPECT_EQ(model(10e-6).Duration(w), model(-1).Duration(w));
+  EXPECT_NEAR(model(500e-6).Duration(w).seconds(), 3 * 10e-6 + 2 * 500e-6 + 16 * 20e-6, 1e-12);
+  // On a host-bound step: dearer calls lengthen it; the launch cost as the call cost gives
+  // the step without the key, bit for bit.
+  const StepSummary unset_step = Step({});
+  const StepSummary as_launch = Step({"cluster.host.call_us=60"});
+  const StepSummary dear = Step({"cluster.host.call_us=1000"});
+  EXPECT_EQ(as_launch.step_time_s, unset_step.step_time_s);
+  EXPECT_GT(dear.step_time_s, 1.02 * unset_step.step_time_s);
+  EXPECT_NE(LoadError({"cluster.host.call_us=-1"}), "");
 }
 
 // The per-expert cost is cluster.host.expert_us (launch_us when unset): a dearer expert
