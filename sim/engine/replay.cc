@@ -50,6 +50,7 @@ class Replayer {
     queues_.resize(static_cast<size_t>(p.Ranks()) * kStreamCount);
     for (size_t q = 0; q < queues_.size(); ++q) queues_[q].head = p.StreamHead(q);
     result_.memory.resize(p.Ranks());
+    result_.last_pass_end.assign(p.Ranks(), 0);
     for (double s : options.comm_interference) interference_ = interference_ || s != 0;
     assert(options.comm_slowdown.empty() || options.comm_slowdown.size() == sigs_.size());
     for (float s : options.comm_slowdown) interference_ = interference_ || s > 0;
@@ -346,6 +347,11 @@ class Replayer {
     __builtin_prefetch(&result_.start[id] + 1, 1);
     result_.end[id] = sim_.Now();
     const uint32_t rs = op.queue;
+    if (op.kind() == Kind::kCompute &&
+        rs % kStreamCount == static_cast<uint32_t>(Stream::kCompute) && !op.optimizer()) {
+      int64_t& last = result_.last_pass_end[rs / kStreamCount];
+      last = std::max(last, sim_.Now().picoseconds());
+    }
     Queue& q = queues_[rs];
     assert(q.started && q.head == id);
     q.head = op.next_in_queue;

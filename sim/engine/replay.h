@@ -60,11 +60,15 @@ struct DeviceMemory {
 };
 
 struct ReplayResult {
-  bool completed = true;             // false: some op could never start (a bug in the program)
-  std::string stall;                 // what was stuck, when !completed
-  SimTime step_time;                 // end of the last op
-  std::vector<SimTime> start;        // per op: when it began running (collectives: all arrived)
-  std::vector<SimTime> end;          // per op: when it finished
+  bool completed = true;       // false: some op could never start (a bug in the program)
+  std::string stall;           // what was stuck, when !completed
+  SimTime step_time;           // end of the last op
+  std::vector<SimTime> start;  // per op: when it began running (collectives: all arrived)
+  std::vector<SimTime> end;    // per op: when it finished
+  // Per rank: the end of its last pass, i.e. the latest end of its compute stream's compute
+  // ops but the optimizer step's (ps; 0: none), gathered as they finish, so that the step
+  // analysis need not read every op's end for it (AnalyzeStep).
+  std::vector<int64_t> last_pass_end;
   std::vector<DeviceMemory> memory;  // per rank
   // Compute-communication interference (ReplayOptions::comm_interference and
   // comm_slowdown): whether it was

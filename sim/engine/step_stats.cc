@@ -235,6 +235,20 @@ struct RankEnds {
 
 RankEnds ScanRankEnds(const Program& program, const ReplayResult& replay) {
   RankEnds ends;
+  const auto ranks = static_cast<size_t>(program.Ranks());
+  if (replay.completed && replay.last_pass_end.size() == ranks) {
+    // What the replay gathered, and each rank's latest queue tail: no pass over the ops.
+    ends.last_pass_end = replay.last_pass_end;
+    ends.last_op.assign(ranks, kNoOp);
+    for (size_t rank = 0; rank < ranks; ++rank) {
+      for (size_t q = rank * kStreamCount; q < (rank + 1) * kStreamCount; ++q) {
+        const OpId tail = program.StreamTail(q);
+        OpId& last = ends.last_op[rank];
+        if (tail != kNoOp && (last == kNoOp || tail > last)) last = tail;
+      }
+    }
+    return ends;
+  }
   ends.last_pass_end.assign(program.Ranks(), 0);
   ends.last_op.assign(program.Ranks(), kNoOp);
   const ReplayRecord* records = program.Records();

@@ -562,7 +562,6 @@ void Program::Finalize() {
   ListParts();
   records_.emplace_back();
   edges_ = {};
-  stream_tails_ = {};
   is_compute_work_ = {};
   finalized_ = true;
 }

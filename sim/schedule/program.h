@@ -459,6 +459,9 @@ class Program {
   }
   // The first op of queue rank * kStreamCount + stream (kNoOp: none).
   OpId StreamHead(size_t queue) const { return stream_heads_[queue]; }
+  // Its last op (kNoOp: none): a queue's ops are in id order, so a rank's last op in id
+  // order is the latest of its queues' last ops.
+  OpId StreamTail(size_t queue) const { return stream_tails_[queue]; }
   // Per op, and one past the last (ReplayRecord).
   const ReplayRecord* Records() const { return records_.data(); }
   // Records() for a replay, which counts their `pending` down (and the collectives'

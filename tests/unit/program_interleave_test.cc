@@ -469,6 +469,37 @@ TEST(ProgramInterleave, AnalysesASubsetOfRanksAsRankAfterRank) {
   ExpectSameStats(AnalyzeStep(linear, a), AnalyzeStep(built, b));
 }
 
+// The replay gathers each rank's last pass end as its compute ops finish
+// (ReplayResult::last_pass_end) and the program keeps each queue's last op: from them the
+// analysis gives the stats of a pass over every op's record and end (its fallback for a
+// result without them), and the gathered ends are that pass's.
+TEST(ProgramInterleave, AnalysisFromTheReplaysPassEndsIsTheScans) {
+  Result<Experiment> e = LoadExperimentFile(
+      std::string(MESHSIM_SOURCE_DIR) + "/workloads/experiments/default.yaml", {});
+  ASSERT_TRUE(e.ok()) << e.error().ToString();
+  const Mesh mesh(e.value().plan);
+  const Program built = BuildStepProgram(e.value().model, e.value().plan, e.value().training, mesh);
+  testing::FlopsOnlyComputeModel compute;
+  testing::FreeNetwork network;
+  const ReplayResult gathered = Replay(built, compute, network);
+  ASSERT_TRUE(gathered.completed) << gathered.stall;
+  ASSERT_EQ(gathered.last_pass_end.size(), static_cast<size_t>(built.Ranks()));
+  std::vector<int64_t> scanned(built.Ranks(), 0);
+  for (OpId id = 0; id < built.OpCount(); ++id) {
+    const ReplayRecord& r = built.Records()[id];
+    if (r.kind() != ReplayRecord::Kind::kCompute || r.optimizer() ||
+        r.queue % kStreamCount != static_cast<uint32_t>(Stream::kCompute)) {
+      continue;
+    }
+    scanned[r.rank()] = std::max(scanned[r.rank()], gathered.end[id].picoseconds());
+  }
+  EXPECT_EQ(gathered.last_pass_end, scanned);
+  EXPECT_GT(*std::max_element(scanned.begin(), scanned.end()), 0);
+  ReplayResult without = gathered;
+  without.last_pass_end.clear();
+  ExpectSameStats(AnalyzeStep(built, gathered), AnalyzeStep(built, without));
+}
+
 // An analysed rank without ops (BuildStepProgram emitted one pipeline) is idle throughout.
 TEST(ProgramInterleave, AnalysesARankWithoutOpsAsIdle) {
   Result<Experiment> e = LoadExperimentFile(
