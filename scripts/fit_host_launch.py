@@ -30,6 +30,13 @@ at launch_us 60; 50: 8.30 % at 60 (8.49 % at 50); 60: 8.21 % at 60; 70: 9.08 % a
 lowest point on the grid's edge and above the 8.00 % of the count before, so both stay 50;
 2026-12-03, --grid 40,50,60 below that grid: X = 20: 9.77 %, 30: 8.84 %, both at launch_us 60.)
 
+cluster.host.call_us (a GroupedLinear call's own host time, unset in the topologies:
+launch_us) with expert_us, one run per pair at launch_us 60 (2026-12-03, eighteenth revision):
+  scripts/fit_host_launch.py --meshsim build/meshsim --grid 60 \
+      --set cluster.host.call_us=C --set cluster.host.expert_us=E
+  (C = 60-1000, E = 20-60: best 300 / 50, 6.19 % against 6.56 % at 60 / 60; leave-one-out
+  over both knobs 8.15 %, max 27.2 %, against 7.38 % for launch_us alone: not adopted.)
+
 Usage: scripts/fit_host_launch.py [--meshsim build/meshsim] [--grid 0,20,40] [--rows A,B]
                                   [--jobs 2] [--set KEY=VALUE ...]
 """
