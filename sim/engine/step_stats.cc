@@ -226,8 +226,9 @@ double ExpertRankReach(const Program& program) {
   return 0;
 }
 
-// Per rank, from one walk over the ops in id order: the end of its last forward/backward
-// kernel (ps; 0: none) and its last op (kNoOp: none).
+// Per rank: the end of its last forward/backward kernel (ps; 0: none) and its last op
+// (kNoOp: none), from what the replay gathered (ReplayResult::last_pass_end) and the
+// program's queue tails, or, for a result without them, from one walk over the ops.
 struct RankEnds {
   std::vector<int64_t> last_pass_end;
   std::vector<OpId> last_op;
