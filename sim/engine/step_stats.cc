@@ -284,9 +284,31 @@ struct RankWalk {
   }
 };
 
+// What one member of a collective of one signature sends (SentBytes): its group's first
+// member, and every other member. Worked out once per signature, so that the walk reads a
+// part's signature and this, not the group's members.
+struct SignatureSent {
+  int first_member = -1;
+  double first = 0;
+  double other = 0;
+};
+
+std::vector<SignatureSent> SentPerSignature(const Program& program, double rank_reach) {
+  std::vector<SignatureSent> sent;
+  sent.reserve(program.signatures().size());
+  for (const CommSignature& s : program.signatures()) {
+    const std::vector<int>& group = program.groups()[s.group];
+    const int n = static_cast<int>(group.size());
+    sent.push_back({group.empty() ? -1 : group.front(),
+                    SentBytes(s.op, n, s.bytes, true, rank_reach),
+                    SentBytes(s.op, n, s.bytes, false, rank_reach)});
+  }
+  return sent;
+}
+
 // Adds op `id` (of `rank`) to the rank's walk.
 void WalkOp(const Program& program, const ReplayResult& replay, OpId id, int rank,
-            double rank_reach, RankWalk& walk) {
+            const std::vector<SignatureSent>& sent, RankWalk& walk) {
   const ReplayRecord& r = program.Records()[id];
   if (r.kind() == ReplayRecord::Kind::kMemory) return;
   const auto stream = static_cast<Stream>(r.queue % kStreamCount);
@@ -313,10 +335,10 @@ void WalkOp(const Program& program, const ReplayResult& replay, OpId id, int ran
     walk.recompute_flops += w.recompute_flops;
     return;
   }
-  const Comm& comm = program.comms()[r.ref];  // a part's ref is its collective
-  const auto& group = program.groups()[comm.group];
-  walk.sent_bytes[static_cast<int>(CommClassOf(stream))] += SentBytes(
-      comm.op, static_cast<int>(group.size()), comm.bytes, group.front() == rank, rank_reach);
+  // A part's ref is its collective.
+  const SignatureSent& s = sent[program.CommRecords()[r.ref].signature];
+  walk.sent_bytes[static_cast<int>(CommClassOf(stream))] +=
+      s.first_member == rank ? s.first : s.other;
 }
 
 // The rank's stats from its walk: the sweep of its intervals, then its work.
@@ -360,7 +382,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
   stats.pipeline_end_s = static_cast<double>(pipeline_end) * 1e-12;
   stats.ranks.resize(ranks);
   const int64_t step_end = replay.step_time.picoseconds();
-  const double rank_reach = ExpertRankReach(program);
+  const std::vector<SignatureSent> sent = SentPerSignature(program, ExpertRankReach(program));
 
   // Per rank: its walk's index in the pool while its ops are walked (-1: none yet),
   // kDone after; kSkip: not analysed.
@@ -386,7 +408,7 @@ StepStats AnalyzeStep(const Program& program, const ReplayResult& replay,
       }
       pool[w].Clear();
     }
-    WalkOp(program, replay, static_cast<OpId>(id), rank, rank_reach, pool[w]);
+    WalkOp(program, replay, static_cast<OpId>(id), rank, sent, pool[w]);
     if (id == ends.last_op[rank]) {
       stats.ranks[rank] = FinishRank(pool[w], pipeline_end, step_end);
       free_walks.push_back(w);
