@@ -64,17 +64,20 @@ using StreamEdges = std::array<std::vector<Edge>, kStreamCount>;
 // Sweeps one rank's busy intervals over [0, step_end]: the streams' edges in time order,
 // taking at each instant the highest-priority activity under way.
 RankStats SweepRank(const StreamEdges& streams, int64_t pipeline_end, int64_t step_end) {
-  // Compute and TP streams carry most edges; the others are sorted into one run, so the
-  // merge below picks among three cursors at most. (A buffer per thread, reused.)
-  thread_local std::vector<Edge> others;
+  // Compute and TP streams carry most edges; the others are merged into one sorted run
+  // (each stream's edges are sorted: one linear merge per stream, not a sort), so the
+  // merge below picks among three cursors at most. (Buffers per thread, reused.)
+  thread_local std::vector<Edge> others, merged;
   others.clear();
   for (int st = 0; st < kStreamCount; ++st) {
     assert(std::is_sorted(streams[st].begin(), streams[st].end()));
     const Stream stream = static_cast<Stream>(st);
-    if (stream == Stream::kCompute || stream == Stream::kTp) continue;
-    others.insert(others.end(), streams[st].begin(), streams[st].end());
+    if (stream == Stream::kCompute || stream == Stream::kTp || streams[st].empty()) continue;
+    merged.resize(others.size() + streams[st].size());
+    std::merge(others.begin(), others.end(), streams[st].begin(), streams[st].end(),
+               merged.begin());
+    others.swap(merged);
   }
-  std::sort(others.begin(), others.end());
   const std::array<const std::vector<Edge>*, 3> runs{&streams[static_cast<int>(Stream::kCompute)],
                                                      &streams[static_cast<int>(Stream::kTp)],
                                                      &others};
