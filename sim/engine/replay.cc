@@ -89,8 +89,8 @@ class Replayer {
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
     result_.work_times = std::move(work_times_);
-    SimTime last = SimTime::Zero();
-    for (SimTime t : result_.end) last = std::max(last, t);
+    // The latest end: simulated time never goes back, so the last op to finish ends last.
+    const SimTime last = last_end_;
     result_.step_time = last;
     result_.intra_node_bytes = network_.IntraNodeBytes();
     result_.inter_node_bytes = network_.InterNodeBytes();
@@ -346,6 +346,7 @@ class Replayer {
     if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
     __builtin_prefetch(&result_.start[id] + 1, 1);
     result_.end[id] = sim_.Now();
+    last_end_ = sim_.Now();
     const uint32_t rs = op.queue;
     if (op.kind() == Kind::kCompute &&
         rs % kStreamCount == static_cast<uint32_t>(Stream::kCompute) && !op.optimizer()) {
@@ -415,6 +416,7 @@ class Replayer {
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
+  SimTime last_end_;           // when the latest op finished (ReplayResult::step_time)
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
   // Per rank, what a memory op reads: the bytes allocated by category, their peak total
