@@ -89,9 +89,7 @@ class Replayer {
     result_.events = sim_.EventsExecuted();
     CheckCompleted();
     result_.work_times = std::move(work_times_);
-    // The latest end: simulated time never goes back, so the last op to finish ends last.
-    const SimTime last = last_end_;
-    result_.step_time = last;
+    const SimTime last = result_.step_time;  // the last op's end (Finish)
     result_.intra_node_bytes = network_.IntraNodeBytes();
     result_.inter_node_bytes = network_.InterNodeBytes();
     result_.links = network_.Usage(last.seconds());
@@ -345,13 +343,13 @@ class Replayer {
     const ReplayOp& op = ops_[id];
     if (op.next_in_queue != kNone) __builtin_prefetch(&ops_[op.next_in_queue]);
     __builtin_prefetch(&result_.start[id] + 1, 1);
+    // Simulated time never goes back: the op finishing now ends after every op before it.
     result_.end[id] = sim_.Now();
-    last_end_ = sim_.Now();
+    result_.step_time = sim_.Now();
     const uint32_t rs = op.queue;
     if (op.kind() == Kind::kCompute &&
         rs % kStreamCount == static_cast<uint32_t>(Stream::kCompute) && !op.optimizer()) {
-      int64_t& last = result_.last_pass_end[rs / kStreamCount];
-      last = std::max(last, sim_.Now().picoseconds());
+      result_.last_pass_end[rs / kStreamCount] = sim_.Now().picoseconds();
     }
     Queue& q = queues_[rs];
     assert(q.started && q.head == id);
@@ -416,7 +414,6 @@ class Replayer {
   const ReplayOptions& options_;
   Simulator sim_;
   ReplayResult result_;
-  SimTime last_end_;           // when the latest op finished (ReplayResult::step_time)
   std::vector<Queue> queues_;  // ranks x kStreamCount
   std::vector<uint32_t> worklist_;
   // Per rank, what a memory op reads: the bytes allocated by category, their peak total
