@@ -305,7 +305,8 @@ def rank(rows):
 def plan(model, gpus, cluster, budget_gib=None, *, headroom_gib=0.0, global_batch=0,
          jax=False, overrides=None, threads=None, include_invalid=False, as_frame=None):
     """The device-mesh planner, as ``meshsim plan``: every TP x PP x DP split of ``gpus``
-    GPUs with ZeRO 0-3 for ``model`` on ``cluster`` (resized to ``gpus`` GPUs), each
+    GPUs with ZeRO 0-3 (and, for a MoE model, every expert-parallel degree dividing tp x dp
+    and the experts) for ``model`` on ``cluster`` (resized to ``gpus`` GPUs), each
     checked against the memory bound and simulated where it may fit.
 
     ``model``: a model YAML path, a model mapping (dict) or a ``meshsim.Model``.
@@ -314,7 +315,7 @@ def plan(model, gpus, cluster, budget_gib=None, *, headroom_gib=0.0, global_batc
     (the smallest multiple of ``gpus`` >= 64). ``jax``: JAX-style plans instead, as
     ``meshsim plan --jax`` (a mesh of stage, data and tensor axes over every ICI x DCN
     split, with the weights replicated or FSDP over data). ``overrides``: dotted keys over
-    the planner's experiment (not the axes it varies: plan.tp, pp, dp, zero; with ``jax``
+    the planner's experiment (not the axes it varies: plan.tp, pp, dp, ep, zero; with ``jax``
     nothing under plan.mesh or plan.rules).
 
     Returns the planner's verdicts, as ``meshsim plan`` lists them: the valid plans, those

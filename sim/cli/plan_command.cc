@@ -29,7 +29,7 @@ constexpr const char* kCategoryColours[] = {"38;5;68", "38;5;208", "38;5;167", "
 
 // One plan as the table shows it.
 struct PlanRow {
-  int tp = 0, pp = 0, dp = 0, zero = 0;
+  int tp = 0, pp = 0, dp = 0, ep = 1, zero = 0;
   std::string stage, data, tensor, embed;  // JAX-style: "ICIxDCN" sizes, the embed rule
   bool simulated = false;
   bool fits = false;
@@ -43,6 +43,7 @@ PlanRow ShownRow(const ResultRow& r) {
   p.tp = r.plan.tp;
   p.pp = r.plan.pp;
   p.dp = r.plan.dp;
+  p.ep = r.plan.ep;
   p.zero = r.plan.zero;
   if (const JaxPlan& j = r.plan.jax; !j.Empty()) {
     auto size = [&j](const char* name) {
@@ -148,12 +149,16 @@ void PrintHeader(const Experiment& e, const PlanArgs& args, const Palette& pal, 
       states.Total() / params, params / 1e9, states.Total() / 1e9, states.Total() / kGiB,
       states.weights / kGiB, states.gradients / kGiB, states.optimizer / kGiB);
   const std::string space =
-      args.jax ? fmt::format(
-                     "JAX-style mesh (stage, data, tensor) sizes ICI x DCN over {} chips, "
-                     "rules batch: data, heads/mlp/vocab/sequence: tensor, layers: "
-                     "stage, embed [] or data (FSDP)",
-                     args.gpus)
-               : fmt::format("tp x pp x dp = {}, ZeRO 0-3", args.gpus);
+      args.jax
+          ? fmt::format(
+                "JAX-style mesh (stage, data, tensor) sizes ICI x DCN over {} chips, "
+                "rules batch: data, heads/mlp/vocab/sequence: tensor, layers: "
+                "stage, embed [] or data (FSDP)",
+                args.gpus)
+          : fmt::format("tp x pp x dp = {}, ZeRO 0-3{}", args.gpus,
+                        e.model.IsMoe() ? fmt::format(", ep dividing tp x dp and the {} experts",
+                                                      e.model.experts)
+                                        : "");
   out << fmt::format(
       "plans: {}, global batch {} x {} tokens, micro-batch "
       "{}, 1F1B, selective recompute{}, {}, Adam\n\n",
@@ -174,9 +179,18 @@ double BarScale(const std::vector<PlanRow>& rows, size_t shown, double budget, b
   return *any_fits ? std::clamp(largest * 1.02, 1.25 * budget, 2.0 * budget) : largest * 1.02;
 }
 
-// The legend, the column heads and the first `shown` rows.
-void PrintTable(const std::vector<PlanRow>& rows, size_t shown, double budget, const Palette& pal,
-                std::ostream& out) {
+// The plan's degrees as the table's first columns: tp, pp, dp, (ep,) zero.
+std::string DegreeCells(const std::string& n, const std::string& tp, const std::string& pp,
+                        const std::string& dp, const std::string& ep, const std::string& zero,
+                        bool moe) {
+  return fmt::format("{:>3} {:>3} {:>3} {:>4} ", n, tp, pp, dp) +
+         (moe ? fmt::format("{:>3} ", ep) : "") + fmt::format("{:>4}  ", zero);
+}
+
+// The legend, the column heads and the first `shown` rows (with an ep column for a MoE
+// model).
+void PrintTable(const std::vector<PlanRow>& rows, size_t shown, double budget, bool moe,
+                const Palette& pal, std::ostream& out) {
   bool any_fits = false;
   const double scale = BarScale(rows, shown, budget, &any_fits);
   out << "memory bars: " << (pal.on ? pal.Wrap("\u2588", kCategoryColours[0]) : "W") << " weights  "
@@ -190,14 +204,16 @@ void PrintTable(const std::vector<PlanRow>& rows, size_t shown, double budget, c
   const bool jax = shown > 0 && !rows[0].stage.empty();
   out << (jax ? fmt::format("{:>3} {:>6} {:>6} {:>6} {:>5}  ", "#", "stage", "data", "tensor",
                             "embed")
-              : fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", "#", "tp", "pp", "dp", "zero"))
+              : DegreeCells("#", "tp", "pp", "dp", "ep", "zero", moe))
       << fmt::format("{:<{}}  {:>9}  {:<26} {:>8} {:>6} {:>6}\n", "memory per GPU", kBarWidth + 2,
                      "GiB", "", "step s", "MFU", "bubble");
   for (size_t i = 0; i < shown; ++i) {
     const PlanRow& p = rows[i];
     out << (jax ? fmt::format("{:>3} {:>6} {:>6} {:>6} {:>5}  ", i + 1, p.stage, p.data, p.tensor,
                               p.embed)
-                : fmt::format("{:>3} {:>3} {:>3} {:>4} {:>4}  ", i + 1, p.tp, p.pp, p.dp, p.zero))
+                : DegreeCells(std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
+                              std::to_string(p.dp), std::to_string(p.ep), std::to_string(p.zero),
+                              moe))
         << MemoryBar(p, budget, scale, pal) << fmt::format("  {:>9.1f}  ", p.memory_gib)
         << Verdict(p, budget, pal)
         << fmt::format(" {:>8} {:>6} {:>6}\n", p.step_s ? fmt::format("{:.3f}", *p.step_s) : "-",
@@ -223,10 +239,12 @@ void PrintFooter(const std::vector<PlanRow>& rows, size_t shown, long fitting, d
   if (fitting > 0) return;
   const PlanRow& best = rows.front();
   out << pal.Red(fmt::format(
-             "No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {} "
+             "No plan fits: the smallest need is {:.1f} GiB per GPU (tp {} pp {} dp {}{} "
              "ZeRO-{}) = {:.1f} GB, over the {:.4g} GiB budget by {:.1f} GiB ({:.1f}x).",
-             best.memory_gib, best.tp, best.pp, best.dp, best.zero, best.memory_gib * kGiB / 1e9,
-             budget, best.memory_gib - budget, best.memory_gib / budget))
+             best.memory_gib, best.tp, best.pp, best.dp,
+             best.ep > 1 ? fmt::format(" ep {}", best.ep) : "", best.zero,
+             best.memory_gib * kGiB / 1e9, budget, best.memory_gib - budget,
+             best.memory_gib / budget))
       << "\n";
 }
 
@@ -280,7 +298,7 @@ int Plan(const PlanArgs& args) {
     return kDoesNotFit;
   }
   const size_t shown = args.top > 0 ? std::min<size_t>(rows.size(), args.top) : rows.size();
-  PrintTable(rows, shown, budget, pal, std::cout);
+  PrintTable(rows, shown, budget, e.model.IsMoe(), pal, std::cout);
   const long fitting =
       std::count_if(rows.begin(), rows.end(), [](const PlanRow& p) { return p.fits; });
   PrintFooter(rows, shown, fitting, budget, result, pal, std::cout);

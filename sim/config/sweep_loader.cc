@@ -185,8 +185,13 @@ class SweepLoader {
   // and rules: `auto` on them is refused (explicit values fail in the decoder).
   void RejectDegreeAuto(const std::string& key, const YAML::Node& at, const YAML::Node& v,
                         const std::string& where) {
-    static const std::set<std::string> degrees = {"plan.tp", "plan.pp",   "plan.cp",
-                                                  "plan.dp", "plan.zero", "plan.sequence_parallel"};
+    static const std::set<std::string> degrees = {"plan.tp",
+                                                  "plan.pp",
+                                                  "plan.cp",
+                                                  "plan.dp",
+                                                  "plan.ep",
+                                                  "plan.zero",
+                                                  "plan.sequence_parallel"};
     if (!v.IsScalar() || v.Scalar() != "auto" || degrees.count(key) == 0) return;
     if (BaseJax().Empty()) return;
     Fail(src_, at, where,

@@ -87,7 +87,7 @@ constexpr const char* kScript = R"HTML(</script>
   var rows = data.rows;
   var colors = ["var(--w)", "var(--g)", "var(--o)", "var(--a)", "var(--b)"];
   var dims = [["tp", "TP"], ["pp", "PP"], ["dp", "DP"], ["zero", "ZeRO"], ["mb", "micro-batch"],
-              ["cp", "CP"], ["schedule", "schedule"], ["v", "virtual stages"],
+              ["cp", "CP"], ["ep", "EP"], ["schedule", "schedule"], ["v", "virtual stages"],
               ["recompute", "recompute"], ["sp", "seq. parallel"]];
   var meshDims = data.mesh_dims || [];  // a JAX-style sweep's mesh sizes and rules
   dims = dims.concat(meshDims);

@@ -32,6 +32,7 @@ nlohmann::ordered_json ExplorerRow(const ResultRow& r) {
   row["pp"] = p.pp;
   row["dp"] = p.dp;
   row["cp"] = p.cp;
+  row["ep"] = p.ep;
   row["zero"] = p.zero;
   row["mb"] = p.micro_batch;
   row["schedule"] = NameOf(ScheduleNames(), p.schedule);

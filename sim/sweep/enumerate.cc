@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <iterator>
@@ -96,6 +97,27 @@ Expander StageLayers(int layers) {
   };
 }
 
+// plan.ep: auto. Every divisor of tp*dp*cp (the ranks of a stage that Megatron-Core folds
+// expert parallelism over, with expert tensor parallelism 1) that divides the model's
+// experts, ascending; 1 for a dense model, and where the mesh leaves no such ranks (the
+// configuration is invalid anyway: ValidatePlan says why).
+Expander ExpertDegrees(int experts) {
+  return [experts](const PlanSpec& p, const std::function<void(const PlanSpec&)>& next) {
+    PlanSpec q = p;
+    const int64_t ranks = int64_t{p.tp} * p.dp * p.cp;
+    if (experts <= 0 || ranks < 1 || ranks > INT32_MAX) {
+      q.ep = 1;
+      next(q);
+      return;
+    }
+    for (int d : Divisors(static_cast<int>(ranks))) {
+      if (experts % d != 0) continue;
+      q.ep = d;
+      next(q);
+    }
+  };
+}
+
 class GroupExpander {
  public:
   GroupExpander(const SweepSpec& spec, const Experiment& e) : e_(e) {
@@ -109,14 +131,15 @@ class GroupExpander {
         }
       }
     }
-    // Fixed nesting order after the mesh: schedule, virtual stages, stage layers,
-    // micro-batch, zero, recompute, sequence parallelism.
+    // Fixed nesting order after the mesh: expert parallelism, schedule, virtual stages,
+    // stage layers, micro-batch, zero, recompute, sequence parallelism.
     auto is_auto = [&spec](const char* key) {
       for (const SweepAxis& a : spec.axes) {
         if (a.key == key && a.is_auto) return true;
       }
       return false;
     };
+    if (is_auto("plan.ep")) steps_.push_back(ExpertDegrees(e.model.experts));
     if (is_auto("plan.schedule")) {
       steps_.push_back(
           Values(&PlanSpec::schedule,
@@ -266,6 +289,7 @@ const std::vector<std::string>& AutoKeys() {
                                                 "plan.pp",
                                                 "plan.cp",
                                                 "plan.dp",
+                                                "plan.ep",
                                                 "plan.micro_batch",
                                                 "plan.zero",
                                                 "plan.recompute",

@@ -64,7 +64,7 @@ Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const Plan
 }
 
 const std::vector<std::string>& PlannerAxisKeys() {
-  static const std::vector<std::string> keys = {"plan.tp",   "plan.pp",   "plan.dp",
+  static const std::vector<std::string> keys = {"plan.tp",   "plan.pp",   "plan.dp",   "plan.ep",
                                                 "plan.zero", "plan.mesh", "plan.rules"};
   return keys;
 }
@@ -74,8 +74,8 @@ Status CheckPlannerSets(const std::vector<std::string>& sets, const std::string&
     for (const std::string& key : PlannerAxisKeys()) {
       if (set.rfind(key + "=", 0) != 0 && set.rfind(key + ".", 0) != 0) continue;
       InputError e = BadKey(key,
-                            "the planner varies tp, pp, dp and zero (JAX-style: plan.mesh and "
-                            "plan.rules) itself; fix them with " +
+                            "the planner varies tp, pp, dp, zero and, for a MoE model, ep "
+                            "(JAX-style: plan.mesh and plan.rules) itself; fix them with " +
                                 fix_with);
       e.file = "--set " + set;
       return e;
@@ -128,13 +128,15 @@ PlannerSpace MakePlannerSpace(const Experiment& base, int gpus) {
     }
     return space;
   }
-  for (const char* key : {"plan.tp", "plan.pp", "plan.zero"}) {
+  std::vector<const char*> keys = {"plan.tp", "plan.pp", "plan.zero"};
+  if (e.model.IsMoe()) keys.push_back("plan.ep");
+  for (const char* key : keys) {
     SweepAxis a;
     a.key = key;
     a.is_auto = true;
     space.spec.axes.push_back(a);
   }
-  space.spec.groups.push_back({{-1, -1, -1}, e});
+  space.spec.groups.push_back({std::vector<int>(keys.size(), -1), e});
   for (Configuration& c : Enumerate(space.spec)) {
     if (c.plan.zero > 0 && c.plan.dp * c.plan.cp == 1) continue;
     c.index = static_cast<int64_t>(space.configs.size());

@@ -1,6 +1,9 @@
 // The device-mesh planner's space: every TP x PP x DP split of N GPUs, each with ZeRO
-// stages 0..3 (only stage 0 where dp = 1, as the stages shard nothing there), for one
-// model on one cluster, with fixed defaults for the rest of the plan:
+// stages 0..3 (only stage 0 where dp = 1, as the stages shard nothing there) and, for a
+// MoE model, every expert-parallel degree ep that divides both tp x dp and the experts
+// (Megatron-Core's EP folded over a stage's TP and DP ranks; `plan.ep: auto`,
+// sim/sweep/enumerate.h), for one model on one cluster, with fixed defaults for the rest
+// of the plan:
 //   micro_batch 1; global_batch the smallest multiple of N that is >= 64 (so that every
 //   dp divides it and every pipeline has at least pp micro-batches); selective
 //   recompute; sequence parallelism (used where tp > 1); 1F1B; bf16 with Adam (16 bytes of
@@ -50,8 +53,8 @@ using KeyValue = std::pair<std::string, std::string>;
 // leaves no memory, a global batch < 0.
 Result<std::vector<KeyValue>> PlannerKeys(const ClusterSpec& cluster, const PlannerOptions& o);
 
-// The keys the planner varies (its axes, and dp derived from them; plan.mesh and
-// plan.rules for JAX-style plans); --set may not fix them or keys under them.
+// The keys the planner varies (its axes, and dp derived from them; plan.ep for MoE models;
+// plan.mesh and plan.rules for JAX-style plans); --set may not fix them or keys under them.
 const std::vector<std::string>& PlannerAxisKeys();
 
 // Bad input when a "KEY=VALUE" of `sets` is one of PlannerAxisKeys() or a key under one

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -254,7 +256,32 @@ TEST_F(Planner, WhatIfLinkOutsideTheResizedClusterIsBadInput) {
 TEST_F(Planner, SetMayNotFixTheAxes) {
   const RunResult r = Plan({"--set", "plan.zero=1"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  ExpectContains(r.err, "--set plan.zero=1: plan.zero: the planner varies tp, pp, dp and zero");
+  ExpectContains(r.err,
+                 "--set plan.zero=1: plan.zero: the planner varies tp, pp, dp, zero and, for a MoE "
+                 "model, ep");
+  const RunResult ep = Plan({"--set", "plan.ep=2"}, "mixtral-8x7b.yaml");
+  EXPECT_EQ(ep.exit_code, 2) << ep.err;
+  ExpectContains(ep.err, "--set plan.ep=2: plan.ep: the planner varies");
+}
+
+// A MoE model's plans vary ep too: the table has an ep column, and Mixtral's 8 experts on
+// 8 GPUs give rows with ep 1, 2, 4 and 8 (the dense model's table has no such column).
+TEST_F(Planner, MoeModelPlansVaryExpertParallelism) {
+  const RunResult moe = Plan({"--top", "0", "--set", "model.seq_len=4096"}, "mixtral-8x7b.yaml");
+  ASSERT_TRUE(moe.exit_code == 0 || moe.exit_code == 3) << moe.err;
+  ExpectContains(moe.out, "ep dividing tp x dp and the 8 experts");
+  ExpectContains(moe.out, "  #  tp  pp   dp  ep zero  memory per GPU");
+  std::set<int> eps;
+  std::istringstream lines(moe.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    int n = 0, tp = 0, pp = 0, dp = 0, ep = 0;
+    if (cells >> n >> tp >> pp >> dp >> ep) eps.insert(ep);
+  }
+  EXPECT_EQ(eps, (std::set<int>{1, 2, 4, 8}));
+  const RunResult dense = Plan({"--top", "3"});
+  ASSERT_EQ(dense.exit_code, 0) << dense.err;
+  ExpectContains(dense.out, "  #  tp  pp   dp zero  memory per GPU");
 }
 
 TEST_F(Planner, SetChangesThePlansAndHeadroomTheBudget) {

@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/plan/validate.h"
 #include "sim/report/explorer_html.h"
 #include "sim/report/summary.h"
 #include "sim/schedule/memory_bound.h"
 #include "sim/sweep/analysis.h"
 #include "sim/sweep/enumerate.h"
 #include "sim/sweep/evaluate.h"
+#include "sim/sweep/planner.h"
 #include "sim/sweep/result_row.h"
 #include "sim/sweep/runner.h"
 #include "test_fixtures.h"
@@ -125,6 +128,71 @@ TEST(Enumerate, AutoVirtualStagesOnlyForTheInterleavedSchedule) {
                                                           {ScheduleKind::kInterleaved, 2},
                                                           {ScheduleKind::kInterleaved, 4}};
   EXPECT_EQ(got, want);
+}
+
+// A MoE version of SmallExperiment: 4 experts, top 2, every other layer.
+Experiment SmallMoeExperiment(int gpus) {
+  Experiment e = SmallExperiment(gpus);
+  e.model.experts = 4;
+  e.model.top_k = 2;
+  e.model.moe_ffn_hidden = 2048;
+  e.model.moe_every = 2;
+  return e;
+}
+
+TEST(Enumerate, AutoEpIsEveryDivisorOfTpDpCpThatDividesTheExperts) {
+  const SweepSpec spec =
+      OneGroup(SmallMoeExperiment(8), {Auto("plan.tp"), Auto("plan.cp"), Auto("plan.ep")});
+  std::vector<std::tuple<int, int, int, int>> got;  // tp, cp, dp, ep
+  for (const Configuration& c : Enumerate(spec)) {
+    const PlanSpec& p = c.plan;
+    EXPECT_FALSE(c.invalid);
+    EXPECT_EQ((p.tp * p.dp * p.cp) % p.ep, 0);
+    EXPECT_EQ(4 % p.ep, 0);
+    const Experiment& e = spec.groups[0].experiment;
+    EXPECT_TRUE(ValidatePlan(p, e.training, e.model, e.cluster).ok())
+        << "tp " << p.tp << " cp " << p.cp << " ep " << p.ep;
+    got.push_back({p.tp, p.cp, p.dp, p.ep});
+  }
+  // Every (tp, cp) with tp x cp x dp = 8 has tp x dp x cp = 8 ranks a stage: ep 1, 2, 4 (of
+  // 8's divisors, those dividing the 4 experts), nested inside the mesh, ascending.
+  ASSERT_EQ(got.size(), 10u * 3u);
+  EXPECT_EQ(got[0], std::make_tuple(1, 1, 8, 1));
+  EXPECT_EQ(got[1], std::make_tuple(1, 1, 8, 2));
+  EXPECT_EQ(got[2], std::make_tuple(1, 1, 8, 4));
+  // A dense model has one expert degree: 1.
+  const SweepSpec dense = OneGroup(SmallExperiment(8), {Auto("plan.tp"), Auto("plan.ep")});
+  ASSERT_EQ(Enumerate(dense).size(), 4u);
+  for (const Configuration& c : Enumerate(dense)) EXPECT_EQ(c.plan.ep, 1);
+}
+
+// The planner varies ep for a MoE model, not for a dense one; a larger ep holds fewer
+// experts' weights per GPU at the same split.
+TEST(Planner, VariesExpertParallelismForAMoeModel) {
+  const PlannerSpace dense = MakePlannerSpace(SmallExperiment(8), 8);
+  for (const Configuration& c : dense.configs) EXPECT_EQ(c.plan.ep, 1);
+  const PlannerSpace moe = MakePlannerSpace(SmallMoeExperiment(8), 8);
+  // Each dense split once per ep that divides its tp x dp ranks and the 4 experts.
+  size_t want = 0;
+  for (const Configuration& c : dense.configs) {
+    for (int ep : {1, 2, 4}) want += (c.plan.tp * c.plan.dp) % ep == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(moe.configs.size(), want);
+  std::set<int> eps;
+  for (const Configuration& c : moe.configs) eps.insert(c.plan.ep);
+  EXPECT_EQ(eps, (std::set<int>{1, 2, 4}));
+  const PlannerResult result = RunPlanner(moe, 2);
+  // Weights per GPU at tp 1, pp 1, dp 8, ZeRO 0, by ep: each doubling halves the experts a
+  // GPU holds.
+  std::map<int, double> weights;
+  for (const ResultRow& r : result.table.rows) {
+    if (r.plan.tp == 1 && r.plan.pp == 1 && r.plan.zero == 0 && r.status == ConfigStatus::kOk) {
+      weights[r.plan.ep] = r.MemoryBreakdownShown().weights;
+    }
+  }
+  ASSERT_EQ(weights.size(), 3u);
+  EXPECT_GT(weights.at(1), weights.at(2));
+  EXPECT_GT(weights.at(2), weights.at(4));
 }
 
 TEST(Enumerate, FingerprintChangesWithTheSpace) {
