@@ -2,7 +2,8 @@
 # Regenerates what results/ keeps of the bundled sweeps and the planner (PyTorch-style and,
 # with --jax, JAX-style plans): for each sweep
 # its results.csv, pareto.csv, explorer page and plots (results/sweeps/<name>/), and the
-# planner's explorer for Llama-2 70B on 64 H100s with a screenshot
+# planner's explorer for Llama-2 70B on 64 H100s with a screenshot, its table for
+# Mixtral 8x7B on 64 H100s (a MoE model: expert parallelism varied too)
 # (results/plan_explorer.png, taken with headless Chromium).
 # Usage: scripts/sweep_results.sh [BUILD_DIR]   (default build; meshsim must be built)
 set -euo pipefail
@@ -27,6 +28,9 @@ done
   --gpus 1 --budget-gib 64 > results/plan_llama2-70b-1.txt || true   # exit 3: nothing fits
 "$meshsim" plan --model workloads/models/llama2-70b.yaml --cluster topologies/dgx-h100.yaml \
   --gpus 64 --budget-gib 64 --top 20 --jax > results/plan_llama2-70b-64-jax.txt
+# A MoE model: the planner varies expert parallelism too (README "meshsim plan").
+"$meshsim" plan --model workloads/models/mixtral-8x7b.yaml --cluster topologies/dgx-h100.yaml \
+  --gpus 64 --top 20 > results/plan_mixtral-8x7b-64.txt
 if [[ -n $chromium ]]; then
   profile=$(mktemp -d)
   "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$profile" \
