@@ -28,7 +28,7 @@ FlowNetwork::FlowList::FlowList(FlowList&& other) noexcept : size_(other.size_),
 
 void FlowNetwork::FlowList::Grow() {
   const uint32_t cap = 2 * cap_;
-  int* grown = new int[cap];
+  auto* grown = new LinkFlow[cap];
   std::copy(begin(), end(), grown);
   if (cap_ > kInline) delete[] heap_;
   heap_ = grown;
@@ -52,6 +52,7 @@ FlowNetwork::FlowNetwork(std::shared_ptr<const Topology> topology,
   residual_.assign(n, 0);
   unfrozen_.assign(n, 0);
   heap_key_.assign(n, 0);
+  crossing_slot_.assign(n, -1);
 }
 
 void FlowNetwork::WatchLinks(const std::vector<int>& links,
@@ -64,7 +65,9 @@ void FlowNetwork::WatchLinks(const std::vector<int>& links,
 
 double FlowNetwork::LinkRate(int link) const {
   double rate = 0;
-  for (int f : links_[link].flows) rate += flows_[f].rate;
+  for (const LinkFlow& e : links_[link].flows) {
+    for (uint32_t k = 0; k < e.crossings; ++k) rate += flows_[e.flow].rate;
+  }
   return rate;
 }
 
@@ -95,7 +98,7 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
     flow_mark_.push_back(0);
   }
   Flow& f = flows_[id];
-  f.route = route;
+  SetRoute(f, route);
   f.remaining = bytes;
   f.rate = 0;
   f.since = sim.Now();
@@ -103,13 +106,34 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
   ++f.version;
   f.alive = true;
   ++live_;
-  for (int l : route) {
+  ForEachCrossing(f, [&](int l, uint32_t count) {
     LinkState& link = links_[l];
     if (link.flows.empty()) link.busy_since = sim.Now();
-    link.flows.push_back(id);
+    link.flows.push_back({id, count});
+    link.crossings += count;
     Touch(l);
-  }
+  });
   EnsureSettle(sim);
+}
+
+void FlowNetwork::SetRoute(Flow& f, std::span<const int> route) {
+  f.route = route;
+  f.links.clear();
+  // A transfer's or a small coflow's route is walked as it is: the links are worth
+  // gathering only where many crossings repeat them.
+  constexpr size_t kLongRoute = 64;
+  if (route.size() <= kLongRoute) return;
+  for (int l : route) {
+    int& slot = crossing_slot_[l];
+    if (slot < 0) {
+      slot = static_cast<int>(f.links.size());
+      f.links.push_back({l, 1});
+    } else {
+      ++f.links[slot].count;
+    }
+  }
+  for (const Crossing& c : f.links) crossing_slot_[c.link] = -1;
+  if (f.links.size() == route.size()) f.links.clear();  // no link repeats: walk the route
 }
 
 void FlowNetwork::Release(Simulator& sim) {
@@ -129,16 +153,17 @@ void FlowNetwork::CollectComponent() {
   for (int l : dirty_links_) comp_links_.push_back(l);  // already marked
   dirty_links_.clear();
   for (size_t i = 0; i < comp_links_.size(); ++i) {
-    for (int f : links_[comp_links_[i]].flows) {
+    for (const LinkFlow& e : links_[comp_links_[i]].flows) {
+      const int f = e.flow;
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       comp_flows_.push_back(f);
-      for (int m : flows_[f].route) {
+      ForEachCrossing(flows_[f], [&](int m, uint32_t) {
         if (!links_[m].mark) {
           links_[m].mark = true;
           comp_links_.push_back(m);
         }
-      }
+      });
     }
   }
 }
@@ -156,15 +181,16 @@ void FlowNetwork::FillRates() {
     // at, the smallest capacity / crossings over its links, computed as the filling does.
     Flow& flow = flows_[comp_flows_.front()];
     double share = std::numeric_limits<double>::infinity();
-    for (int l : flow.route) {
-      share = std::min(share, links_[l].capacity / static_cast<int>(links_[l].flows.size()));
-    }
+    ForEachCrossing(flow, [&](int l, uint32_t) {
+      const LinkState& link = links_[l];
+      share = std::min(share, link.capacity / static_cast<int>(link.crossings));
+    });
     flow.rate = share;
     return;
   }
   for (int l : comp_links_) {
     residual_[l] = links_[l].capacity;
-    unfrozen_[l] = static_cast<int>(links_[l].flows.size());
+    unfrozen_[l] = static_cast<int>(links_[l].crossings);
   }
   for (int f : comp_flows_) flow_mark_[f] = 0;  // 0 now means "not frozen yet"
   // The first entries sorted a part at a time (Before is a total order: nth_element
@@ -205,22 +231,39 @@ void FlowNetwork::FillRates() {
       if (share > top.share && top.share == heap_key_[l]) PushShare(share, l);
       continue;
     }
-    for (int f : links_[l].flows) {
+    for (const LinkFlow& e : links_[l].flows) {
+      const int f = e.flow;
       if (flow_mark_[f]) continue;
       flow_mark_[f] = 1;
       ++frozen;
-      flows_[f].rate = top.share;
-      for (int m : flows_[f].route) {
-        residual_[m] = std::max(0.0, residual_[m] - top.share);
-        if (--unfrozen_[m] > 0 && m != l) {
-          const double next = residual_[m] / unfrozen_[m];
-          if (next < heap_key_[m]) PushShare(next, m);  // rounding can shrink it
-        }
-      }
+      Freeze(f, top.share, l);
     }
   }
   // Entries never reached leave their links' heap keys behind: nothing reads them before
   // the next filling sets them again.
+}
+
+// Flow f takes `share` (frozen at link `at`): each crossing of a link takes the share off
+// its residual; a share that rounding shrank below the link's heap key is pushed. Of
+// several crossings in a row only the last such share is: the earlier ones would sit
+// above it in the heap with a key already renewed below them, and be dropped as stale when
+// they come up.
+void FlowNetwork::Freeze(int f, double share, int at) {
+  flows_[f].rate = share;
+  ForEachCrossing(flows_[f], [&](int m, uint32_t count) {
+    double residual = residual_[m], key = heap_key_[m], shrunk = -1;
+    int unfrozen = unfrozen_[m];
+    for (uint32_t k = 0; k < count; ++k) {
+      residual = std::max(0.0, residual - share);
+      if (--unfrozen > 0 && m != at) {
+        const double next = residual / unfrozen;
+        if (next < key) key = shrunk = next;  // rounding can shrink it
+      }
+    }
+    residual_[m] = residual;
+    unfrozen_[m] = unfrozen;
+    if (shrunk >= 0) PushShare(shrunk, m);
+  });
 }
 
 // Sorts the smallest `count` entries of sorted_[from, end) into place; returns the end of
@@ -257,7 +300,9 @@ void FlowNetwork::Settle(Simulator& sim) {
     flow.remaining -= moved;
     flow.since = now;
     if (moved == 0) continue;  // a flow that starts now (adding +0 changes no sum)
-    for (int l : flow.route) links_[l].bytes += moved;
+    ForEachCrossing(flow, [&](int l, uint32_t count) {
+      for (uint32_t k = 0; k < count; ++k) links_[l].bytes += moved;
+    });
   }
   FillRates();
   for (int f : comp_flows_) {
@@ -317,21 +362,25 @@ void FlowNetwork::OnCompletion(Simulator& sim) {
     completions_.pop_back();
     Flow& f = flows_[top.flow];
     if (!f.alive || f.version != top.version) continue;
-    for (int l : f.route) {
+    ForEachCrossing(f, [&](int l, uint32_t count) {
       LinkState& link = links_[l];
-      link.bytes += f.remaining;
-      auto& list = link.flows;  // one entry per crossing of this link by the flow
-      *std::find(list.begin(), list.end(), top.flow) = list.back();
+      for (uint32_t k = 0; k < count; ++k) link.bytes += f.remaining;
+      FlowList& list = link.flows;
+      LinkFlow* entry = std::find_if(list.begin(), list.end(),
+                                     [&top](const LinkFlow& e) { return e.flow == top.flow; });
+      *entry = list.back();
       list.pop_back();
+      link.crossings -= count;
       // A link left empty changes no other flow's rate: only a watched one needs a settle
-      // (to sample its rate of 0).
-      if (list.empty()) {
+      // (to sample its rate of 0). One the flow crossed more than once was left with
+      // entries (its own) after the first crossing's removal, so it settles.
+      if (link.flows.empty()) {
         link.busy_s += (now - link.busy_since).seconds();
-        if (link.watched) Touch(l);
+        if (link.watched || count > 1) Touch(l);
       } else {
         Touch(l);
       }
-    }
+    });
     f.alive = false;
     f.rate = 0;
     --live_;

@@ -69,8 +69,21 @@ class FlowNetwork {
                   std::function<void(int link, SimTime t, double rate)> observer);
 
  private:
+  // A long route's distinct links in the order they first appear, each with how many
+  // times the route crosses it (a coflow of several transfers crosses a link once per
+  // transfer through it: an expert all-to-all over 256 GPUs, 65,280 transfers, crosses
+  // each NIC link ~220 times). The loops over such a flow's links visit each once and
+  // repeat what a crossing does `count` times in place, which leaves every link's sequence
+  // of updates, and so every rate and byte count, as with one visit per crossing.
+  struct Crossing {
+    int link;
+    uint32_t count;
+  };
   struct Flow {
     std::span<const int> route;
+    // Its route's distinct links (Crossing) when the route is long and crosses some link
+    // more than once; empty: every crossing of `route` once (ForEachCrossing).
+    std::vector<Crossing> links;
     double remaining = 0;  // bytes left at `since`
     double rate = 0;       // bytes/s since `since`
     SimTime since;
@@ -78,9 +91,14 @@ class FlowNetwork {
     uint32_t version = 0;  // bumps when the completion time changes
     bool alive = false;
   };
-  // A link's live flows, one entry per crossing: up to kInline of them in place (most
-  // links carry a few at a time), more on the heap. No allocation for a link that never
-  // holds more than kInline, and none to free when the network goes.
+  // One live flow on a link, and how many times its route crosses the link.
+  struct LinkFlow {
+    int flow;
+    uint32_t crossings;
+  };
+  // A link's live flows, one entry each: up to kInline of them in place (most links carry
+  // a few at a time), more on the heap. No allocation for a link that never holds more
+  // than kInline, and none to free when the network goes.
   class FlowList {
    public:
     FlowList() {}
@@ -92,50 +110,65 @@ class FlowNetwork {
     }
     bool empty() const { return size_ == 0; }
     size_t size() const { return size_; }
-    const int* begin() const { return data(); }
-    const int* end() const { return data() + size_; }
-    int* begin() { return data(); }
-    int* end() { return data() + size_; }
-    int& back() { return data()[size_ - 1]; }
+    const LinkFlow* begin() const { return data(); }
+    const LinkFlow* end() const { return data() + size_; }
+    LinkFlow* begin() { return data(); }
+    LinkFlow* end() { return data() + size_; }
+    LinkFlow& back() { return data()[size_ - 1]; }
     void pop_back() { --size_; }
-    void push_back(int flow) {
+    void push_back(LinkFlow f) {
       if (size_ == cap_) Grow();
-      data()[size_++] = flow;
+      data()[size_++] = f;
     }
 
    private:
-    static constexpr uint32_t kInline = 4;
-    const int* data() const { return cap_ > kInline ? heap_ : inline_; }
-    int* data() { return cap_ > kInline ? heap_ : inline_; }
+    static constexpr uint32_t kInline = 2;
+    const LinkFlow* data() const { return cap_ > kInline ? heap_ : inline_; }
+    LinkFlow* data() { return cap_ > kInline ? heap_ : inline_; }
     void Grow();  // doubles the room
     uint32_t size_ = 0, cap_ = kInline;
     union {
-      int inline_[kInline];
-      int* heap_;
+      LinkFlow inline_[kInline];
+      LinkFlow* heap_;
     };
   };
   // What the hot paths read of a link, in one cache line (a flow's start, settle and
   // completion visit every link of its route).
   struct alignas(64) LinkState {
-    FlowList flows;       // live flows, one entry per crossing
+    FlowList flows;       // live flows
     double capacity = 0;  // bytes/s after efficiency
     double bytes = 0;     // LinkBytes
     double busy_s = 0;    // LinkBusySeconds
     SimTime busy_since;   // while it carries flows
     bool mark = false;    // dirty or in the current component
     bool watched = false;
+    uint32_t crossings = 0;  // of the live flows' routes: their LinkFlow::crossings summed
   };
+  static_assert(sizeof(LinkState) == 64, "one cache line a link");
   struct Completion {
     SimTime at;
     int flow;
     uint32_t version;
   };
 
+  // Sets f.route, and f.links where the route is long and repeats a link (Crossing).
+  void SetRoute(Flow& f, std::span<const int> route);
+  // Calls fn(link, crossings) for each link of the flow's route, in the order of their
+  // first crossing (a short route: each crossing, once, in route order).
+  template <typename Fn>
+  static void ForEachCrossing(const Flow& f, Fn&& fn) {
+    if (f.links.empty()) {
+      for (int l : f.route) fn(l, uint32_t{1});
+    } else {
+      for (const Crossing& c : f.links) fn(c.link, c.count);
+    }
+  }
   void Touch(int link);
   void EnsureSettle(Simulator& sim);
   void Settle(Simulator& sim);
   void CollectComponent();
   void FillRates();
+  void Freeze(int flow, double share, int at);
   void PushShare(double share, int link);  // a heap entry for the link
   size_t SortNext(size_t from, size_t count);
   void ScheduleCompletion(Simulator& sim);
@@ -146,6 +179,7 @@ class FlowNetwork {
   std::vector<LinkState> links_;
   std::vector<Flow> flows_;  // slots
   std::vector<int> free_slots_;
+  std::vector<int> crossing_slot_;  // per link: its index in the flow being set, or -1
   size_t live_ = 0;
   uint64_t rate_updates_ = 0;
 

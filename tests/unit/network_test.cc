@@ -78,6 +78,42 @@ TEST(FlowNetwork, MaxMinRatesOnHandComputedGraph) {
   EXPECT_NEAR(net.LinkBusySeconds(l1), 2.0, 1e-9);
 }
 
+// A coflow's route crosses a link once per transfer through it; a long one (an expert
+// all-to-all's) keeps each link once with its count. Hand computed: coflow D crosses link 1
+// 50 times and link 2 30 times (80 crossings, past the short-route walk), flow A crosses
+// link 1 once. Link 1 (10 GB/s) has 51 crossings, share 10/51; link 2 (6 GB/s) 30,
+// share 6/30 = 0.2 > 10/51: link 1 freezes both at 10/51 GB/s a crossing. D's 1 GB per
+// crossing ends at 5.1 s; then A alone takes all of link 1: its 2 GB (1 GB moved by then)
+// end at 5.1 + 1/10 = 5.2 s. Link 1 carries 50 + 2 GB, link 2 30 GB.
+TEST(FlowNetwork, LongCoflowCrossingALinkManyTimesTakesAShareEachTime) {
+  const ClusterSpec c = TwoBottlenecks();
+  auto topo = Topology::Build(c).value();
+  const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
+  const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
+  FlowNetwork net(topo, std::vector<double>(kLinkClassCount, 1.0));
+  std::vector<int> route_d;
+  for (int i = 0; i < 50; ++i) {
+    route_d.push_back(l1);
+    if (i % 5 < 3) route_d.push_back(l2);  // interleaved, as a coflow's transfers come
+  }
+  ASSERT_EQ(route_d.size(), 80u);
+  const std::vector<int> route_a{l1};
+  Simulator sim;
+  SimTime end_a, end_d;
+  net.StartFlowOnRoute(sim, &route_d, 1e9, [&] { end_d = sim.Now(); });
+  net.StartFlowOnRoute(sim, &route_a, 2e9, [&] { end_a = sim.Now(); });
+  sim.Schedule(SimTime::Seconds(1), [&] {
+    EXPECT_NEAR(net.LinkRate(l1), 10e9, 1);
+    EXPECT_NEAR(net.LinkRate(l2), 30 * 10e9 / 51, 1);
+  });
+  sim.Run();
+  EXPECT_NEAR(end_d.seconds(), 5.1, 1e-9);
+  EXPECT_NEAR(end_a.seconds(), 5.2, 1e-9);
+  EXPECT_NEAR(net.LinkBytes(l1), 52e9, 1e3);
+  EXPECT_NEAR(net.LinkBytes(l2), 30e9, 1e3);
+  EXPECT_EQ(net.ActiveFlows(), 0u);
+}
+
 double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
                         double bytes) {
   auto topo = Topology::Build(c).value();
