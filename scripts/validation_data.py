@@ -518,4 +518,8 @@ NOT_YET = [
     ("B300 / GB300: NVFP4 rows and Kimi K2, DeepSeekV4 Flash, Nemotron_3_Ultra (section 1c); "
      "NeMo Framework 25.x B200/GB200 excerpts (section 3)",
      "training.dtype fp4 and those models; section 3's rows are partial excerpts"),
+    ("H100 Llama 2 7B and B200 Llama 3 8B long-context rows with context parallelism, 4K to "
+     "1024K tokens (section 2c)", "a step time: the table gives model TFLOP/s per GPU only "
+     "(no tokens/s; NeMo 24.03.01 and 25.04.rc2 count those FLOPs with formulas public_runs.md "
+     "does not give), nor the micro batch, and its batch size is marked uncertain"),
 ]
