@@ -73,8 +73,10 @@ class FlowNetwork {
   // times the route crosses it (a coflow of several transfers crosses a link once per
   // transfer through it: an expert all-to-all over 256 GPUs, 65,280 transfers, crosses
   // each NIC link ~220 times). The loops over such a flow's links visit each once and
-  // repeat what a crossing does `count` times in place, which leaves every link's sequence
-  // of updates, and so every rate and byte count, as with one visit per crossing.
+  // repeat what a crossing does `count` times in place: each link sees this flow's updates
+  // as with one visit per crossing, so the max-min rates are the same; a link lists the
+  // flow once (LinkFlow), so the order in which its byte count adds its flows can differ
+  // from one entry per crossing (the last bit of a sum).
   struct Crossing {
     int link;
     uint32_t count;
