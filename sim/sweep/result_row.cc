@@ -12,6 +12,11 @@
 #include "sim/sweep/mesh_axes.h"
 
 namespace meshsim {
+
+// The expert-parallel degree's axis key: results.csv shows it only as an axis column (no
+// plan column has it), its value the configuration's ep whether the axis gave it or chose
+// it (auto).
+constexpr const char* kEpAxis = "plan.ep";
 namespace {
 
 // Calls visit(column, field) for each summary column (the host timings left out).
@@ -185,6 +190,10 @@ ResultRow MakeResultRow(const SweepSpec& spec, const Configuration& c, Evaluatio
         row.axes.push_back(std::to_string(MeshSize(c.plan.jax, *size)));  // auto ones too
         continue;
       }
+      if (key == kEpAxis) {  // expert parallelism is no plan column: its axis shows it
+        row.axes.push_back(std::to_string(c.plan.ep));  // auto ones too
+        continue;
+      }
       row.axes.push_back(choice >= 0 ? spec.axes[a].values[choice] : std::string());
     }
   }
@@ -243,6 +252,12 @@ Result<ResultRow> ParseRow(const CsvRecord& record, const CsvRecord& header,
     return bad("status: expected ok, oom, invalid or error, found '" + status + "'");
   }
   while (in.position() < header.size() && header[in.position()] != "plan.tp") {
+    if (header[in.position()] == kEpAxis) {
+      const std::string cell = in.Next();
+      row.axes.push_back(cell);
+      row.plan.ep = std::atoi(cell.c_str());  // written from an int (MakeResultRow)
+      continue;
+    }
     row.axes.push_back(in.Next());
   }
   VisitPlanFields(row.plan, [&in](std::string_view name, auto& v) { in.Read(name, &v); });

@@ -166,6 +166,27 @@ TEST(Enumerate, AutoEpIsEveryDivisorOfTpDpCpThatDividesTheExperts) {
   for (const Configuration& c : Enumerate(dense)) EXPECT_EQ(c.plan.ep, 1);
 }
 
+// results.csv has no plan column for ep: its axis column shows each configuration's ep,
+// the chosen ones (auto) too, and reads back into the plan (resume, merge).
+TEST(Enumerate, EpAxisColumnShowsTheChosenEpAndReadsBack) {
+  const SweepSpec spec = OneGroup(SmallMoeExperiment(8), {Auto("plan.tp"), Auto("plan.ep")});
+  const std::vector<std::string> axis_keys = NonPlanAxisKeys(spec);
+  ASSERT_EQ(axis_keys, (std::vector<std::string>{"plan.ep"}));
+  const CsvRecord header = ResultColumns(axis_keys);
+  std::set<std::string> cells;
+  for (const Configuration& c : Enumerate(spec)) {
+    const ResultRow row = MakeResultRow(spec, c, Evaluation{});
+    ASSERT_EQ(row.axes.size(), 1u);
+    EXPECT_EQ(row.axes[0], std::to_string(c.plan.ep));
+    cells.insert(row.axes[0]);
+    const Result<ResultRow> back = ParseRow(FormatRow(row), header, "test");
+    ASSERT_TRUE(back.ok()) << back.error().ToString();
+    EXPECT_EQ(back.value().plan.ep, c.plan.ep);
+    EXPECT_EQ(FormatRow(back.value()), FormatRow(row));
+  }
+  EXPECT_EQ(cells, (std::set<std::string>{"1", "2", "4"}));
+}
+
 // The planner varies ep for a MoE model, not for a dense one; a larger ep holds fewer
 // experts' weights per GPU at the same split.
 TEST(Planner, VariesExpertParallelismForAMoeModel) {
