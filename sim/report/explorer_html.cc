@@ -195,6 +195,7 @@ constexpr const char* kScript = R"HTML(</script>
     status.className = "badge " + (fits ? "fits" : r.simulated ? "over" : "pruned");
     status.textContent = fits ? "fits" : r.simulated ? "over budget" : "over budget (pruned, not simulated)";
     text("plan-text", "tp " + r.tp + " · pp " + r.pp + " · dp " + r.dp + (r.cp > 1 ? " · cp " + r.cp : "") +
+         (r.ep > 1 ? " · ep " + r.ep : "") +
          " · ZeRO-" + r.zero + " · micro-batch " + r.mb + " · " + r.schedule + (r.v > 1 ? " ×" + r.v : "") +
          " · " + r.recompute + " recompute" + (r.sp ? " · SP" : "") +
          (meshDims.length ? " · JAX mesh: " + meshText(r) : "") + "  (configuration " + r.config + ")");
@@ -281,15 +282,24 @@ constexpr const char* kScript = R"HTML(</script>
     var ok = rows.filter(function (r) { return r.status === "ok"; });
     ok.sort(function (a, b) { return better(a, b) ? -1 : better(b, a) ? 1 : 0; });
     var body = document.querySelector("#top tbody");
+    var head = document.querySelector("#top thead tr");
     if (meshDims.length) {
-      var head = document.querySelector("#top thead tr"), th = document.createElement("th");
+      var th = document.createElement("th");
       th.textContent = "JAX mesh (ICI×DCN)";
       head.insertBefore(th, head.children[1]);
+    }
+    // An ep column where the plans' expert parallelism varies (a MoE model's), after dp.
+    var epVaries = rows.some(function (r) { return r.ep !== rows[0].ep; });
+    if (epVaries) {
+      var ep = document.createElement("th");
+      ep.textContent = "ep";
+      head.insertBefore(ep, head.children[(meshDims.length ? 1 : 0) + 4]);
     }
     ok.slice(0, 15).forEach(function (r, i) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-config", String(r.config));
-      [i + 1].concat(meshDims.length ? [meshText(r)] : []).concat([r.tp, r.pp, r.dp, r.zero, r.mb,
+      [i + 1].concat(meshDims.length ? [meshText(r)] : []).concat([r.tp, r.pp, r.dp])
+       .concat(epVaries ? [r.ep] : []).concat([r.zero, r.mb,
        r.schedule + (r.v > 1 ? "×" + r.v : ""), r.recompute,
        fmt(r.step, 3), fmt(100 * r.mfu, 1) + "%", fmt(100 * r.bubble, 1) + "%", fmt(r.memory, 1)]).forEach(function (v) {
         var td = document.createElement("td"); td.textContent = String(v); tr.appendChild(td);
