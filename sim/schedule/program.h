@@ -364,6 +364,19 @@ class Program {
   // rank adds the same collective as its k-th op alike). Returns whether it interleaved
   // (not: the program as it was). O(the ops since `begin`).
   bool InterleaveAdded(OpId begin);
+  // While ops are added: appends rank `rank`'s copy of the ops [begin, end), one other
+  // rank's whole program, sealed (Seal()) and with no dependency outside its own ops, whose
+  // lists of dependents are dependents_[deps_begin, deps_end) (DependentLists()): records
+  // and infos as theirs, ids, queues and lists moved to the copy, the k-th comm part
+  // joining collective comms[k] instead. Equals adding the same ops with the same calls
+  // (AddCompute, AddCommPart, AddDep, ...) for `rank` and sealing them; a builder copies a
+  // rank whose program differs from one added only in its collectives' groups
+  // (StepBuilder::CloneRank). Requires: `rank` has no ops yet, collectives not serialized
+  // (SerializeCollectives). O(end - begin).
+  void CloneRank(OpId begin, OpId end, size_t deps_begin, size_t deps_end, int rank,
+                 const std::vector<int32_t>& comms);
+  // How many ops CloneRank added.
+  size_t ClonedOps() const { return cloned_ops_; }
 
   size_t OpCount() const { return records_.size() - (finalized_ ? 1 : 0); }
   Op op(OpId id) const;
@@ -575,6 +588,7 @@ class Program {
   std::vector<std::pair<OpId, OpId>> edges_;
   size_t sealed_ops_ = 0;   // ops [0, sealed_ops_) have their dependents (Seal())
   size_t sealed_deps_ = 0;  // their number
+  size_t cloned_ops_ = 0;   // added by CloneRank
   // The lists of ops with more than one dependent: each its length, then its ops.
   std::vector<OpId> dependents_;
   // After Finalize(): every collective's parts, collective by collective (Comm::first_part).

@@ -12,7 +12,7 @@ namespace meshsim {
 namespace schedule_internal {
 
 StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t,
-                         const Mesh& mesh, bool host_threads)
+                         const Mesh& mesh, bool host_threads, bool clone_ranks)
     : host_threads_(host_threads),
       m_(m),
       p_(p),
@@ -22,7 +22,8 @@ StepBuilder::StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSp
       prog_(mesh.Size()),
       stages_(m, p, t),
       shape_(stages_.shape()),
-      layer_(stages_.dense_layer()) {
+      layer_(stages_.dense_layer()),
+      clone_ranks_(clone_ranks) {
   prog_.SerializeCollectives(!p.async_collectives);
   AddLayerShapes();
   micro_batches_ = p.MicroBatches();
@@ -96,11 +97,15 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   bool stage_runs = true;
   for (size_t i = 1; i < order.size(); ++i)
     stage_runs = stage_runs && stage_of(i - 1) <= stage_of(i);
+  // The current stage's ranks emitted op by op; the others copy theirs (CloneRank).
+  std::vector<EmittedRank> emitted;
+  const bool cloning = clone_ranks_ && stage_runs && !m_.IsMoe() && p_.async_collectives;
   size_t stage_begin = 0, stage_first = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    EmitRank(order[i]);
-    // A rank's dependencies stay within the rank (RankState is the rank's own).
-    prog_.Seal();
+    if (!cloning || !CloneRank(emitted, order[i])) {
+      EmittedRank e = EmitToCopy(order[i], cloning);
+      if (cloning) emitted.push_back(std::move(e));
+    }
     // Ranks emit about as many ops as the first: size the arrays once. Stages differ
     // more in dependencies than in ops (the first stage receives no activations): room for
     // half as many again (address space only: pages are taken as they are written).
@@ -114,6 +119,7 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
       }
       stage_begin = prog_.OpCount();
       stage_first = i + 1;
+      emitted.clear();
     }
   }
   prog_.Finalize();
@@ -148,6 +154,7 @@ int32_t StepBuilder::NextComm(RankState& st, Channel ch, CommOp op, int32_t g, d
   if (key >= instances_.size()) instances_.resize(key + 1);
   auto& list = instances_[key];
   if (i == static_cast<int>(list.size())) list.push_back(prog_.AddComm(op, g, bytes));
+  if (slots_) slots_->emplace_back(key, i);
   assert(prog_.comms()[list[i]].op == op);
   return list[i];
 }
@@ -493,8 +500,10 @@ void StepBuilder::EmitRank(int rank) {
 }  // namespace schedule_internal
 
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
-                         const Mesh& mesh, const std::vector<int>& ranks, bool host_threads) {
-  return schedule_internal::StepBuilder(model, plan, training, mesh, host_threads).Build(ranks);
+                         const Mesh& mesh, const std::vector<int>& ranks, bool host_threads,
+                         bool clone_ranks) {
+  return schedule_internal::StepBuilder(model, plan, training, mesh, host_threads, clone_ranks)
+      .Build(ranks);
 }
 
 }  // namespace meshsim

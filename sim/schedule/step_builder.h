@@ -26,9 +26,12 @@ namespace meshsim {
 // With `host_threads`, each emitted rank also gets its host thread (Stream::kHost,
 // sim/schedule/host_launch.h), which issues its GPU ops, waits at its host-device
 // synchronisations and launches training.cuda_graphs' captured regions once.
+// With `clone_ranks`, a pipeline stage's data-parallel replicas are copied from the first
+// one emitted (the same program; Program::CloneRank) instead of emitted op by op: a full
+// replay's build costs a fraction (the tests compare both).
 // Precondition: the plan passed ValidatePlan for this model.
 Program BuildStepProgram(const ModelSpec& model, const PlanSpec& plan, const TrainingSpec& training,
                          const Mesh& mesh, const std::vector<int>& ranks = {},
-                         bool host_threads = false);
+                         bool host_threads = false, bool clone_ranks = true);
 
 }  // namespace meshsim

@@ -93,10 +93,20 @@ struct BlockEdges {
 class StepBuilder {
  public:
   StepBuilder(const ModelSpec& m, const PlanSpec& p, const TrainingSpec& t, const Mesh& mesh,
-              bool host_threads = false);
+              bool host_threads = false, bool clone_ranks = true);
   Program Build(const std::vector<int>& ranks);
 
  private:
+  // A rank emitted op by op (EmitRank): its ops, its lists of dependents, and for each of
+  // its comm parts in id order the collective's (group, channel) key and place among the
+  // key's collectives (instances_).
+  struct EmittedRank {
+    int rank = 0;
+    OpId begin = 0, end = 0;
+    size_t deps_begin = 0, deps_end = 0;
+    std::vector<std::pair<uint32_t, int>> slots;
+    bool groups_move = false;  // every group of its collectives moves (GroupMoves)
+  };
   // State of the rank being emitted.
   struct RankState {
     int rank = 0;
@@ -232,6 +242,19 @@ class StepBuilder {
   void BackwardTail(RankState& st, int vs, int mb);
   void Optimizer(RankState& st);
   void EmitRank(int rank);
+  // rank_clone.cc: `rank`'s program copied from that of a rank of `stage` (ranks emitted
+  // by EmitRank) in its pipeline stage and its tensor- and context-parallel place: the
+  // same ops, its collectives' groups moved along the data-parallel axis. Returns false,
+  // having added nothing, where there is no such rank or a group does not move so.
+  bool CloneRank(const std::vector<EmittedRank>& stage, int rank);
+  // Emits `rank` (EmitRank) and seals it; `copied` keeps what CloneRank needs.
+  EmittedRank EmitToCopy(int rank, bool copied);
+  // Whether group `g` of a rank at data-parallel index `from_dp` has a counterpart at
+  // any other index (MoveGroup).
+  bool GroupMoves(int32_t g, int from_dp) const;
+  // The counterpart: `g` moved to `to_dp` where every member is at `from_dp`, else `g`
+  // itself (it holds every data-parallel index of each member's).
+  int32_t MoveGroup(int32_t g, int from_dp, int to_dp);
 
   // sharded_params.cc: the DP policy's parameter gathers other than Megatron's.
   std::vector<double> Fetches(double params, int layer) const;
@@ -399,6 +422,10 @@ class StepBuilder {
   int ned_ = 1;  // expert gradient group: PlanSpec::ExpertDataDegree (MoE models only)
   // Per (group, channel) key: the collectives created so far, in issue order.
   std::vector<std::vector<int32_t>> instances_;
+  const bool clone_ranks_;  // CloneRank the data-parallel replicas of a stage
+  // While a rank is emitted to be copied: EmittedRank::slots, as NextComm gives them.
+  std::vector<std::pair<uint32_t, int>>* slots_ = nullptr;
+  std::vector<int32_t> clone_comms_;  // CloneRank's buffer
 };
 
 }  // namespace meshsim::schedule_internal
