@@ -268,6 +268,14 @@ struct Comm {
   uint32_t signature = 0;  // index into Program::signatures()
 };
 
+// A rank to be copied from another (Program::InterleaveCopies): its rank, the rank it
+// copies, and the collective its k-th comm part joins (as Program::CloneRank's `comms`).
+struct RankCopy {
+  int rank = 0;
+  int from = 0;
+  std::vector<int32_t> comms;
+};
+
 class Program {
  public:
   explicit Program(int ranks);
@@ -375,8 +383,14 @@ class Program {
   // (SerializeCollectives). O(end - begin).
   void CloneRank(OpId begin, OpId end, size_t deps_begin, size_t deps_end, int rank,
                  const std::vector<int32_t>& comms);
-  // How many ops CloneRank added.
+  // How many ops CloneRank and InterleaveCopies added.
   size_t ClonedOps() const { return cloned_ops_; }
+  // While ops are added: CloneRank for each of `copies` in turn, then InterleaveAdded(begin),
+  // in one pass that reads each rank's records once from a buffer of the ranks added since
+  // `begin` (the copies' originals among them) and writes the stage once, in new id order.
+  // Returns false, having changed nothing, where InterleaveAdded would not interleave the
+  // ranks and their copies; the caller then copies and interleaves apart.
+  bool InterleaveCopies(OpId begin, const std::vector<RankCopy>& copies);
 
   size_t OpCount() const { return records_.size() - (finalized_ ? 1 : 0); }
   Op op(OpId id) const;

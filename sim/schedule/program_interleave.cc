@@ -387,6 +387,151 @@ bool Program::InterleaveAdded(OpId begin) {
   return true;
 }
 
+namespace {
+
+// Where InterleaveCopies puts op k of rank j (the runs', then the copies'): at
+// begin + k * ranks + j, a copy's ops built from those of the run it copies.
+struct CopyLayout {
+  OpId begin = 0;
+  uint32_t emitted = 0, ranks = 0, count = 0;
+  const std::vector<AddedRun>* runs = nullptr;
+  std::vector<uint32_t> from;  // per copy, the run it copies
+  uint32_t RunOf(uint32_t j) const { return j < emitted ? j : from[j - emitted]; }
+  OpId NewId(uint32_t t, uint32_t j, OpId old) const {
+    return begin + (old - (*runs)[t].begin) * ranks + j;
+  }
+};
+
+// Appends each copy's lists of dependents, in order, renumbered from its run's (not yet
+// renumbered themselves); returns per copy how far its lists lie from its run's, and adds
+// the copies' dependencies to `edges`.
+std::vector<uint32_t> AppendCopiedLists(const CopyLayout& l, const std::vector<ReplayRecord>& old,
+                                        std::vector<OpId>& lists, size_t& edges) {
+  std::vector<uint32_t> runs_lists(l.emitted, UINT32_MAX);  // where each run's lists begin
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i].deps() != ReplayRecord::Deps::kList) continue;
+    uint32_t& first = runs_lists[i / l.count];
+    first = std::min(first, old[i].dependents);
+  }
+  std::vector<uint32_t> moved(l.from.size(), 0);
+  for (size_t c = 0; c < l.from.size(); ++c) {
+    const uint32_t t = l.from[c], j = l.emitted + static_cast<uint32_t>(c);
+    moved[c] = static_cast<uint32_t>(lists.size()) - runs_lists[t];
+    for (uint32_t k = 0; k < l.count; ++k) {
+      const ReplayRecord& r = old[size_t{t} * l.count + k];
+      if (r.deps() == ReplayRecord::Deps::kOne) ++edges;
+      if (r.deps() != ReplayRecord::Deps::kList) continue;
+      assert(r.dependents + moved[c] == lists.size());
+      const OpId length = lists[r.dependents];
+      lists.push_back(length);
+      for (OpId i = 1; i <= length; ++i) {
+        const OpId d = l.NewId(t, j, lists[r.dependents + i]);
+        lists.push_back(d);
+      }
+      edges += length;
+    }
+  }
+  return moved;
+}
+
+// The copies' queues from their runs' (before those move), then the runs'.
+void PlaceQueues(const CopyLayout& l, const std::vector<RankCopy>& copies, std::vector<OpId>& heads,
+                 std::vector<OpId>& tails) {
+  const auto place = [&](uint32_t t, uint32_t j, int rank) {
+    const size_t q = static_cast<size_t>((*l.runs)[t].rank) * kStreamCount;
+    const size_t to = static_cast<size_t>(rank) * kStreamCount;
+    for (int s = 0; s < kStreamCount; ++s) {
+      if (heads[q + s] == kNoOp) continue;
+      heads[to + s] = l.NewId(t, j, heads[q + s]);
+      tails[to + s] = l.NewId(t, j, tails[q + s]);
+    }
+  };
+  for (size_t c = 0; c < copies.size(); ++c) {
+    place(l.from[c], l.emitted + static_cast<uint32_t>(c), copies[c].rank);
+  }
+  for (uint32_t t = 0; t < l.emitted; ++t) place(t, t, (*l.runs)[t].rank);
+}
+
+}  // namespace
+
+// The ranks added since `begin` (runs, as InterleaveAdded finds them) and the copies laid
+// out as CopyLayout says, each record read once from the runs' buffer.
+bool Program::InterleaveCopies(OpId begin, const std::vector<RankCopy>& copies) {
+  assert(!finalized_ && !serialize_collectives_);
+  const size_t n = OpCount();
+  if (copies.empty() || begin >= n || !edges_.empty() || sealed_ops_ != n) return false;
+  std::vector<AddedRun>& runs = Buffers().runs;
+  runs.clear();
+  for (size_t id = begin; id < n; ++id) {
+    const int r = records_[id].rank();
+    if (runs.empty() || runs.back().rank != r) runs.push_back({r, static_cast<uint32_t>(id)});
+  }
+  CopyLayout l{begin,
+               static_cast<uint32_t>(runs.size()),
+               static_cast<uint32_t>(runs.size() + copies.size()),
+               0,
+               &runs,
+               {}};
+  if ((n - begin) % l.emitted != 0) return false;
+  l.count = static_cast<uint32_t>((n - begin) / l.emitted);
+  if (!RunsInterleave(runs, begin, l.count, *this, stream_heads_)) return false;
+  for (const RankCopy& c : copies) {
+    const auto run =
+        std::find_if(runs.begin(), runs.end(), [&](const AddedRun& a) { return a.rank == c.from; });
+    assert(run != runs.end());
+    l.from.push_back(static_cast<uint32_t>(run - runs.begin()));
+  }
+  std::vector<ReplayRecord>& old_records = Buffers().records;
+  old_records.assign(records_.begin() + begin, records_.end());
+  std::vector<int32_t> ordinal(old_records.size(), -1);  // per op, its comm part's in its rank
+  for (uint32_t t = 0; t < l.emitted; ++t) {
+    int32_t parts = 0;
+    for (size_t i = size_t{t} * l.count; i < size_t{t + 1} * l.count; ++i) {
+      if (IsPart(old_records[i])) ordinal[i] = parts++;
+    }
+  }
+  size_t edges = 0;
+  const std::vector<uint32_t> lists_moved = AppendCopiedLists(l, old_records, dependents_, edges);
+  records_.resize(begin);
+  for (uint32_t k = 0; k < l.count; ++k) {
+    for (uint32_t j = 0; j < l.ranks; ++j) {
+      const uint32_t t = l.RunOf(j);
+      const size_t i = size_t{t} * l.count + k;
+      ReplayRecord r = old_records[i];
+      const auto to = [&](OpId d) { return l.NewId(t, j, d); };
+      if (r.next_in_queue != kNoOp) r.next_in_queue = to(r.next_in_queue);
+      if (j < l.emitted) {
+        RenumberDependents(r, dependents_, to);
+      } else {
+        const RankCopy& copy = copies[j - l.emitted];
+        if (r.deps() == ReplayRecord::Deps::kOne) r.dependents = to(r.dependents);
+        if (r.deps() == ReplayRecord::Deps::kList) r.dependents += lists_moved[j - l.emitted];
+        r.queue = static_cast<uint32_t>(copy.rank) * kStreamCount + r.queue % kStreamCount;
+        if (IsPart(r)) {
+          r.ref = static_cast<uint32_t>(copy.comms[ordinal[i]]);
+          ++comms_[r.ref].parts;
+        }
+      }
+      records_.push_back(r);
+    }
+  }
+  std::vector<OpInfo>& old_infos = Buffers().infos;  // each copy's are its run's
+  old_infos.resize(size_t{l.ranks} * l.count);
+  std::copy(infos_.end() - (n - begin), infos_.end(), old_infos.begin());
+  for (uint32_t j = l.emitted; j < l.ranks; ++j) {
+    std::copy_n(old_infos.begin() + size_t{l.RunOf(j)} * l.count, l.count,
+                old_infos.begin() + size_t{j} * l.count);
+  }
+  infos_.resize(infos_.size() + copies.size() * l.count);
+  PutInterleavedInfos(begin, l.ranks, l.count, old_infos);
+  PlaceQueues(l, copies, stream_heads_, stream_tails_);
+  sealed_deps_ += edges;
+  sealed_ops_ = records_.size();
+  cloned_ops_ += copies.size() * l.count;
+  interleaved_added_ = true;
+  return true;
+}
+
 bool Program::InterleaveRanks(const std::vector<std::vector<int>>& groups) {
   assert(finalized_ && !pending_spent_);
   const size_t n = OpCount();

@@ -76,7 +76,8 @@ StepBuilder::EmittedRank StepBuilder::EmitToCopy(int rank, bool copied) {
   return e;
 }
 
-bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank) {
+bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank,
+                            std::vector<RankCopy>& copies) {
   const Coords& to = mesh_.CoordsOf(rank);
   const auto same_place = [&](const EmittedRank& e) {
     const Coords& c = mesh_.CoordsOf(e.rank);
@@ -86,7 +87,10 @@ bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank) {
   if (from == stage.end() || !from->groups_move) return false;
   const int from_dp = mesh_.CoordsOf(from->rank).dp;
   std::vector<std::pair<int32_t, int32_t>> moved;  // a group of `from`'s, its counterpart
-  clone_comms_.clear();
+  RankCopy& copy = copies.emplace_back();
+  copy.rank = rank;
+  copy.from = from->rank;
+  copy.comms.reserve(from->slots.size());
   for (const auto& [key, i] : from->slots) {
     const auto g = static_cast<int32_t>(key / kChannelCount);
     auto m = std::find_if(moved.begin(), moved.end(), [g](const auto& e) { return e.first == g; });
@@ -100,10 +104,25 @@ bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank) {
       list.push_back(prog_.AddComm(s.op, m->second, s.bytes));
     }
     assert(i < static_cast<int>(list.size()));
-    clone_comms_.push_back(list[i]);
+    copy.comms.push_back(list[i]);
   }
-  prog_.CloneRank(from->begin, from->end, from->deps_begin, from->deps_end, rank, clone_comms_);
   return true;
+}
+
+const StepBuilder::EmittedRank& StepBuilder::EmittedOf(const std::vector<EmittedRank>& stage,
+                                                       int rank) {
+  const auto e = std::find_if(stage.begin(), stage.end(),
+                              [rank](const EmittedRank& r) { return r.rank == rank; });
+  assert(e != stage.end());
+  return *e;
+}
+
+void StepBuilder::AddCopies(const std::vector<EmittedRank>& stage, std::vector<RankCopy>& copies) {
+  for (const RankCopy& c : copies) {
+    const EmittedRank& from = EmittedOf(stage, c.from);
+    prog_.CloneRank(from.begin, from.end, from.deps_begin, from.deps_end, c.rank, c.comms);
+  }
+  copies.clear();
 }
 
 }  // namespace meshsim::schedule_internal

@@ -97,12 +97,15 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
   bool stage_runs = true;
   for (size_t i = 1; i < order.size(); ++i)
     stage_runs = stage_runs && stage_of(i - 1) <= stage_of(i);
-  // The current stage's ranks emitted op by op; the others copy theirs (CloneRank).
+  // The current stage's ranks emitted op by op, and those that copy theirs (CloneRank)
+  // not yet added: a stage's copies are added as it is interleaved (InterleaveCopies).
   std::vector<EmittedRank> emitted;
+  std::vector<RankCopy> copies;
   const bool cloning = clone_ranks_ && stage_runs && !m_.IsMoe() && p_.async_collectives;
   size_t stage_begin = 0, stage_first = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (!cloning || !CloneRank(emitted, order[i])) {
+    if (!cloning || !CloneRank(emitted, order[i], copies)) {
+      AddCopies(emitted, copies);  // a rank emitted after them comes after them
       EmittedRank e = EmitToCopy(order[i], cloning);
       if (cloning) emitted.push_back(std::move(e));
     }
@@ -114,12 +117,17 @@ Program StepBuilder::Build(const std::vector<int>& ranks) {
                     prog_.DepCount() * order.size() * 3 / 2 + 1024);
     }
     if (stage_runs && (i + 1 == order.size() || stage_of(i + 1) != stage_of(i))) {
-      if (i > stage_first && prog_.OpCount() - stage_begin <= kMaxInterleavedStageOps) {
-        prog_.InterleaveAdded(static_cast<OpId>(stage_begin));
+      size_t stage_ops = prog_.OpCount() - stage_begin;
+      for (const RankCopy& c : copies) stage_ops += EmittedOf(emitted, c.from).Ops();
+      const bool interleave = i > stage_first && stage_ops <= kMaxInterleavedStageOps;
+      if (!interleave || !prog_.InterleaveCopies(static_cast<OpId>(stage_begin), copies)) {
+        AddCopies(emitted, copies);
+        if (interleave) prog_.InterleaveAdded(static_cast<OpId>(stage_begin));
       }
+      copies.clear();
+      emitted.clear();
       stage_begin = prog_.OpCount();
       stage_first = i + 1;
-      emitted.clear();
     }
   }
   prog_.Finalize();

@@ -106,6 +106,7 @@ class StepBuilder {
     size_t deps_begin = 0, deps_end = 0;
     std::vector<std::pair<uint32_t, int>> slots;
     bool groups_move = false;  // every group of its collectives moves (GroupMoves)
+    size_t Ops() const { return end - begin; }
   };
   // State of the rank being emitted.
   struct RankState {
@@ -246,9 +247,14 @@ class StepBuilder {
   // by EmitRank) in its pipeline stage and its tensor- and context-parallel place: the
   // same ops, its collectives' groups moved along the data-parallel axis. Returns false,
   // having added nothing, where there is no such rank or a group does not move so.
-  bool CloneRank(const std::vector<EmittedRank>& stage, int rank);
+  // The copy's collectives are created here, in the order EmitRank would create them;
+  // its ops are added later (`copies` gets it: AddCopies, Program::InterleaveCopies).
+  bool CloneRank(const std::vector<EmittedRank>& stage, int rank, std::vector<RankCopy>& copies);
   // Emits `rank` (EmitRank) and seals it; `copied` keeps what CloneRank needs.
   EmittedRank EmitToCopy(int rank, bool copied);
+  // Adds the ops of `copies` (Program::CloneRank), in order, and clears it.
+  void AddCopies(const std::vector<EmittedRank>& stage, std::vector<RankCopy>& copies);
+  static const EmittedRank& EmittedOf(const std::vector<EmittedRank>& stage, int rank);
   // Whether group `g` of a rank at data-parallel index `from_dp` has a counterpart at
   // any other index (MoveGroup).
   bool GroupMoves(int32_t g, int from_dp) const;
@@ -425,7 +431,6 @@ class StepBuilder {
   const bool clone_ranks_;  // CloneRank the data-parallel replicas of a stage
   // While a rank is emitted to be copied: EmittedRank::slots, as NextComm gives them.
   std::vector<std::pair<uint32_t, int>>* slots_ = nullptr;
-  std::vector<int32_t> clone_comms_;  // CloneRank's buffer
 };
 
 }  // namespace meshsim::schedule_internal
