@@ -26,11 +26,17 @@ bool StepBuilder::GroupMoves(int32_t g, int from_dp) const {
                   [&](int r) { return mesh_.CoordsOf(r).dp == from_dp; })) {
     return true;
   }
+  // Each member's line along dp (its other coordinates, every dp index) lies in the group:
+  // checked once per line (a gradient group of dp x cp members has cp lines).
   std::vector<int> sorted = group;
   std::sort(sorted.begin(), sorted.end());
+  std::vector<int> lines;  // a line's member at dp 0, per line checked
   const int dp = mesh_.Degree(Axis::kDp);
   for (int r : group) {
     const Coords& c = mesh_.CoordsOf(r);
+    const int line = mesh_.RankOf(c.tp, c.cp, 0, c.pp);
+    if (std::find(lines.begin(), lines.end(), line) != lines.end()) continue;
+    lines.push_back(line);
     for (int d = 0; d < dp; ++d) {
       if (!std::binary_search(sorted.begin(), sorted.end(), mesh_.RankOf(c.tp, c.cp, d, c.pp))) {
         return false;
@@ -63,20 +69,21 @@ StepBuilder::EmittedRank StepBuilder::EmitToCopy(int rank, bool copied) {
   prog_.Seal();
   e.end = static_cast<OpId>(prog_.OpCount());
   e.deps_end = prog_.DependentLists().size();
-  if (copied) {
-    const int dp = mesh_.CoordsOf(rank).dp;
-    std::vector<int32_t> checked;
-    e.groups_move = std::all_of(e.slots.begin(), e.slots.end(), [&](const auto& slot) {
-      const auto g = static_cast<int32_t>(slot.first / kChannelCount);
-      if (std::find(checked.begin(), checked.end(), g) != checked.end()) return true;
-      checked.push_back(g);
-      return GroupMoves(g, dp);
-    });
-  }
   return e;
 }
 
-bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank,
+bool StepBuilder::GroupsMove(const EmittedRank& e) const {
+  const int dp = mesh_.CoordsOf(e.rank).dp;
+  std::vector<int32_t> checked;
+  return std::all_of(e.slots.begin(), e.slots.end(), [&](const auto& slot) {
+    const auto g = static_cast<int32_t>(slot.first / kChannelCount);
+    if (std::find(checked.begin(), checked.end(), g) != checked.end()) return true;
+    checked.push_back(g);
+    return GroupMoves(g, dp);
+  });
+}
+
+bool StepBuilder::CloneRank(std::vector<EmittedRank>& stage, int rank,
                             std::vector<RankCopy>& copies) {
   const Coords& to = mesh_.CoordsOf(rank);
   const auto same_place = [&](const EmittedRank& e) {
@@ -84,7 +91,9 @@ bool StepBuilder::CloneRank(const std::vector<EmittedRank>& stage, int rank,
     return c.pp == to.pp && c.tp == to.tp && c.cp == to.cp && c.ep == to.ep;
   };
   const auto from = std::find_if(stage.begin(), stage.end(), same_place);
-  if (from == stage.end() || !from->groups_move) return false;
+  if (from == stage.end()) return false;
+  if (!from->groups_move) from->groups_move = GroupsMove(*from);
+  if (!*from->groups_move) return false;
   const int from_dp = mesh_.CoordsOf(from->rank).dp;
   std::vector<std::pair<int32_t, int32_t>> moved;  // a group of `from`'s, its counterpart
   RankCopy& copy = copies.emplace_back();

@@ -105,7 +105,8 @@ class StepBuilder {
     OpId begin = 0, end = 0;
     size_t deps_begin = 0, deps_end = 0;
     std::vector<std::pair<uint32_t, int>> slots;
-    bool groups_move = false;  // every group of its collectives moves (GroupMoves)
+    // Whether every group of its collectives moves (GroupsMove), once a copy asked.
+    std::optional<bool> groups_move;
     size_t Ops() const { return end - begin; }
   };
   // State of the rank being emitted.
@@ -249,7 +250,8 @@ class StepBuilder {
   // having added nothing, where there is no such rank or a group does not move so.
   // The copy's collectives are created here, in the order EmitRank would create them;
   // its ops are added later (`copies` gets it: AddCopies, Program::InterleaveCopies).
-  bool CloneRank(const std::vector<EmittedRank>& stage, int rank, std::vector<RankCopy>& copies);
+  bool CloneRank(std::vector<EmittedRank>& stage, int rank, std::vector<RankCopy>& copies);
+  bool GroupsMove(const EmittedRank& e) const;  // GroupMoves for each group of e's
   // Emits `rank` (EmitRank) and seals it; `copied` keeps what CloneRank needs.
   EmittedRank EmitToCopy(int rank, bool copied);
   // Adds the ops of `copies` (Program::CloneRank), in order, and clears it.
