@@ -364,7 +364,8 @@ void FlowCollectiveNetwork::RunPhase(Running* run) {
   run->outstanding = static_cast<int>(phase.coflows.size());
   flows_.Hold();
   for (const Coflow& f : phase.coflows) {
-    flows_.StartFlowOnRoute(sim, f.route(), f.bytes, [this, run] { FinishPhase(run); });
+    flows_.StartFlowOnRoute(
+        sim, f.route(), f.bytes, [this, run] { FinishPhase(run); }, &f.gathered);
     CountReroutes(f);
     if (near_) near_->MarkNear(f);
   }
@@ -377,13 +378,13 @@ void FlowCollectiveNetwork::StartMirrors(Running* run, size_t index) {
   const std::vector<std::vector<Coflow>>& phases = run->mirrors->phases;
   if ((!near_ || healthy_) && index < phases.size()) {
     for (const Coflow& f : phases[index]) {
-      if (!near_) flows_.StartFlowOnRoute(sim, f.route(), f.bytes, nullptr);
+      if (!near_) flows_.StartFlowOnRoute(sim, f.route(), f.bytes, nullptr, &f.gathered);
       CountReroutes(f);
     }
   }
   if (!near_) return;
   for (const Coflow* f : near_->Run(phases, &run->mirrors->split, index)) {
-    flows_.StartFlowOnRoute(sim, f->route(), f->bytes, nullptr);
+    flows_.StartFlowOnRoute(sim, f->route(), f->bytes, nullptr, &f->gathered);
   }
 }
 

@@ -86,7 +86,7 @@ void FlowNetwork::Touch(int link) {
 }
 
 void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, double bytes,
-                                   std::function<void()> on_done) {
+                                   std::function<void()> on_done, GatheredRoute* gathered) {
   assert(!route.empty() && bytes > 0);
   int id;
   if (!free_slots_.empty()) {
@@ -98,7 +98,7 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
     flow_mark_.push_back(0);
   }
   Flow& f = flows_[id];
-  SetRoute(f, route);
+  SetRoute(f, route, gathered);
   f.remaining = bytes;
   f.rate = 0;
   f.since = sim.Now();
@@ -116,9 +116,14 @@ void FlowNetwork::StartFlowOnRoute(Simulator& sim, std::span<const int> route, d
   EnsureSettle(sim);
 }
 
-void FlowNetwork::SetRoute(Flow& f, std::span<const int> route) {
+void FlowNetwork::SetRoute(Flow& f, std::span<const int> route, GatheredRoute* gathered) {
   f.route = route;
+  if (gathered && gathered->gathered) {
+    f.links = gathered->links;
+    return;
+  }
   f.links.clear();
+  if (gathered) gathered->gathered = true;
   // A transfer's or a small coflow's route is walked as it is: the links are worth
   // gathering only where many crossings repeat them.
   constexpr size_t kLongRoute = 64;
@@ -134,6 +139,7 @@ void FlowNetwork::SetRoute(Flow& f, std::span<const int> route) {
   }
   for (const Crossing& c : f.links) crossing_slot_[c.link] = -1;
   if (f.links.size() == route.size()) f.links.clear();  // no link repeats: walk the route
+  if (gathered) gathered->links = f.links;
 }
 
 void FlowNetwork::Release(Simulator& sim) {

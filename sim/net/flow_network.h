@@ -23,6 +23,7 @@
 
 #include "sim/core/simulator.h"
 #include "sim/hw/topology.h"
+#include "sim/net/route_crossings.h"
 
 namespace meshsim {
 
@@ -41,8 +42,10 @@ class FlowNetwork {
   // The same over an explicit route (link ids; they must outlive the flow). A link may
   // appear several times: the flow then takes its rate that many times on it (a coflow of
   // several transfers moving in lockstep).
+  // `gathered` (optional, the route owner's): the route's crossings, gathered at the first
+  // start and reused at the next ones (the route must not change while it is kept).
   void StartFlowOnRoute(Simulator& sim, std::span<const int> route, double bytes,
-                        std::function<void()> on_done);
+                        std::function<void()> on_done, GatheredRoute* gathered = nullptr);
   void StartFlowOnRoute(Simulator& sim, const std::vector<int>* route, double bytes,
                         std::function<void()> on_done) {
     StartFlowOnRoute(sim, std::span<const int>(*route), bytes, std::move(on_done));
@@ -77,10 +80,6 @@ class FlowNetwork {
   // as with one visit per crossing, so the max-min rates are the same; a link lists the
   // flow once (LinkFlow), so the order in which its byte count adds its flows can differ
   // from one entry per crossing (the last bit of a sum).
-  struct Crossing {
-    int link;
-    uint32_t count;
-  };
   struct Flow {
     std::span<const int> route;
     // Its route's distinct links (Crossing) when the route is long and crosses some link
@@ -153,8 +152,9 @@ class FlowNetwork {
     uint32_t version;
   };
 
-  // Sets f.route, and f.links where the route is long and repeats a link (Crossing).
-  void SetRoute(Flow& f, std::span<const int> route);
+  // Sets f.route, and f.links where the route is long and repeats a link (Crossing),
+  // from `gathered` once it holds them (else gathered here, and kept there if given).
+  void SetRoute(Flow& f, std::span<const int> route, GatheredRoute* gathered);
   // Calls fn(link, crossings) for each link of the flow's route, in the order of their
   // first crossing (a short route: each crossing, once, in route order).
   template <typename Fn>

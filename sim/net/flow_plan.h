@@ -6,6 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "sim/net/route_crossings.h"
+
 namespace meshsim {
 
 // The transfers of a phase that carry equal bytes run as one coflow: they move in
@@ -27,6 +29,9 @@ struct Coflow {
   mutable bool marked_near = false;
   mutable bool crosses_near = false;
   mutable bool met = false;  // seen by the mirrors: crosses_near is kept up to date
+  // Its route's crossings, gathered by the flow network at its first flow (FlowNetwork::
+  // StartFlowOnRoute) and reused at the next: the route does not change once routed.
+  mutable GatheredRoute gathered;
 
   std::span<const int> route() const { return {links->data() + first, count}; }
 };

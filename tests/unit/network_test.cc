@@ -114,6 +114,51 @@ TEST(FlowNetwork, LongCoflowCrossingALinkManyTimesTakesAShareEachTime) {
   EXPECT_EQ(net.ActiveFlows(), 0u);
 }
 
+// A route's crossings gathered once (GatheredRoute, as a routed plan's coflow keeps them):
+// the second and third flows on it reuse them and run as the first, which gathered them;
+// a short route keeps nothing to reuse and is walked as it is.
+TEST(FlowNetwork, GatheredRouteIsReusedByTheNextFlowsOnIt) {
+  const ClusterSpec c = TwoBottlenecks();
+  auto topo = Topology::Build(c).value();
+  const int l1 = LinkNamed(*topo, "node0.gpu0", "node0.nvswitch");
+  const int l2 = LinkNamed(*topo, "node0.nic0", "leaf0");
+  std::vector<int> route;
+  for (int i = 0; i < 50; ++i) {
+    route.push_back(l1);
+    if (i % 5 < 3) route.push_back(l2);
+  }
+  const std::vector<int> short_route{l1, l2};
+  GatheredRoute gathered, short_gathered;
+  FlowNetwork net(topo, std::vector<double>(kLinkClassCount, 1.0));
+  Simulator sim;
+  std::vector<double> ends;
+  const auto start = [&](const std::vector<int>& r, GatheredRoute* g) {
+    net.StartFlowOnRoute(
+        sim, std::span<const int>(r), 1e9, [&] { ends.push_back(sim.Now().seconds()); }, g);
+  };
+  start(route, &gathered);
+  EXPECT_TRUE(gathered.gathered);
+  ASSERT_EQ(gathered.links.size(), 2u);
+  EXPECT_EQ(gathered.links[0].link, l1);
+  EXPECT_EQ(gathered.links[0].count, 50u);
+  EXPECT_EQ(gathered.links[1].link, l2);
+  EXPECT_EQ(gathered.links[1].count, 30u);
+  sim.Run();
+  start(route, &gathered);
+  sim.Run();
+  start(route, nullptr);
+  sim.Run();
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_DOUBLE_EQ(ends[1] - ends[0], ends[0]);  // each alone, at 10 GB/s / 50 crossings
+  EXPECT_DOUBLE_EQ(ends[2] - ends[1], ends[0]);
+  EXPECT_NEAR(ends[0], 5.0, 1e-9);
+  start(short_route, &short_gathered);
+  sim.Run();
+  EXPECT_TRUE(short_gathered.gathered);
+  EXPECT_TRUE(short_gathered.links.empty());
+  EXPECT_NEAR(net.LinkBytes(l2), 3 * 30e9 + 1e9, 1e3);
+}
+
 double AllReduceSeconds(const ClusterSpec& c, const std::vector<std::vector<int>>& groups,
                         double bytes) {
   auto topo = Topology::Build(c).value();
