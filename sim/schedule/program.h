@@ -602,7 +602,7 @@ class Program {
   std::vector<std::pair<OpId, OpId>> edges_;
   size_t sealed_ops_ = 0;   // ops [0, sealed_ops_) have their dependents (Seal())
   size_t sealed_deps_ = 0;  // their number
-  size_t cloned_ops_ = 0;   // added by CloneRank
+  size_t cloned_ops_ = 0;   // added by CloneRank and InterleaveCopies
   // The lists of ops with more than one dependent: each its length, then its ops.
   std::vector<OpId> dependents_;
   // After Finalize(): every collective's parts, collective by collective (Comm::first_part).
