@@ -38,6 +38,10 @@ struct Family {
   bool gated_mlp;  // gate and up projections (3 matrices) whatever the activation
   MoeStyle moe;
   Biases biases;
+  // RMSNorms on each head's Q and K (ModelSpec::qk_norm): Qwen3's q_norm and k_norm
+  // (transformers models/qwen3/modeling_qwen3.py and qwen3_moe/modeling_qwen3_moe.py,
+  // Qwen3Attention / Qwen3MoeAttention); no config field says so.
+  bool qk_norm = false;
 };
 
 constexpr Biases kNoBiases = {false, false, false, "attention_bias / mlp_bias"};
@@ -54,8 +58,8 @@ constexpr Family kFamilies[] = {
     {"deepseek_v2", "DeepseekV2ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
     {"deepseek_v3", "DeepseekV3ForCausalLM", true, MoeStyle::kDeepseek, kNoBiases},
     {"gpt_neox", "GPTNeoXForCausalLM", false, MoeStyle::kNone, kNeoxBiases},
-    {"qwen3", "Qwen3ForCausalLM", true, MoeStyle::kNone, kNoBiases},
-    {"qwen3_moe", "Qwen3MoeForCausalLM", true, MoeStyle::kQwen2Moe, kNoBiases},
+    {"qwen3", "Qwen3ForCausalLM", true, MoeStyle::kNone, kNoBiases, true},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", true, MoeStyle::kQwen2Moe, kNoBiases, true},
     {"gpt_oss", "GptOssForCausalLM", true, MoeStyle::kGptOss, kGptOssBiases},
     {"nemotron", "NemotronForCausalLM", false, MoeStyle::kNone, kNoBiases},
     {"nemotron_h", "NemotronHForCausalLM", false, MoeStyle::kNemotronH, kNoBiases},
@@ -229,6 +233,7 @@ HfImport Decode(const std::string& text, const HfImportOptions& o) {
   m.tied_embeddings = f.BoolOr("tie_word_embeddings", false);
   m.ffn_kind = DecodeActivation(f, fam, &out);
   m.rope_mscale = RopeMscale(f);
+  m.qk_norm = fam.qk_norm;
   const int64_t head_dim = f.IntOr("head_dim", 0, 1);
   if (head_dim > 0 && (m.hidden % m.heads != 0 || head_dim != m.hidden / m.heads)) {
     m.head_dim = head_dim;

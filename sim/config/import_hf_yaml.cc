@@ -103,6 +103,7 @@ std::string ModelYamlKeys(const ModelSpec& m, const std::string& indent) {
     o << indent << "sliding_window_pattern: " << m.sliding_window_pattern << "\n";
   }
   if (m.rope_mscale != 1.0) o << indent << "rope_mscale: " << m.rope_mscale << "\n";
+  if (m.qk_norm) o << indent << "qk_norm: true\n";
   if (m.IsHybrid()) HybridYamlKeys(m, indent, o);
   if (m.mtp_layers > 0) o << indent << "mtp_layers: " << m.mtp_layers << "\n";
   if (m.mtp_repeated_layer) o << indent << "mtp_repeated_layer: true\n";

@@ -370,6 +370,7 @@ std::string ModelVariantText(const ModelSpec& m) {
   add("moe_latent_size", m.moe_latent_size, 0);
   add("parallel_block", m.parallel_block ? 1 : 0, 0);
   add("expert_bias", m.expert_bias ? 1 : 0, 0);
+  add("qk_norm", m.qk_norm ? 1 : 0, 0);
   if (m.glu_clamp > 0) t += "glu_clamp=" + std::to_string(m.glu_clamp) + ";";
   if (m.rope_mscale != 1.0) t += "rope_mscale=" + std::to_string(m.rope_mscale) + ";";
   if (m.IsHybrid()) {

@@ -107,6 +107,12 @@ struct ModelSpec {
   // than 1, Megatron-Core's fused RoPE does not take it and applies RoPE unfused
   // (UnfusedRopeExtra, layer_dims.h).
   double rope_mscale = 1.0;
+  // QK normalization: an RMSNorm over each head's head_dim on Q and on K after the QKV
+  // projection, before RoPE (Qwen3: transformers' Qwen3Attention q_norm / k_norm;
+  // Megatron-Core's qk_layernorm, a Transformer Engine norm each, which Megatron-Bridge's
+  // Qwen3 bridges set). Two more norm kernels forward, their backward, their inputs stored
+  // and head_dim weights each (QkNormExtra, transformer.cc).
+  bool qk_norm = false;
 
   // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'
   // attention, '-' dense MLP, 'E' MoE; empty: every layer is kTransformer.

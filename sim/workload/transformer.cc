@@ -80,15 +80,17 @@ struct AttentionActs {
   double latent;  // MLA's latents: whole on every TP rank (and not split by SP)
 };
 
-AttentionActs AttentionActivations(const LayerDims& d, bool flash) {
+AttentionActs AttentionActivations(const LayerDims& d, bool flash, bool qk_norm) {
   const double sbh = d.s * d.b * d.h;
   // LayerNorm input, QKV input (elt each; FP8: the QKV input in FP8) and the dropout
   // mask (1 byte).
   const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
   // Q, K, V and the output-projection input (FP8: that input in FP8; MLA: and the
   // latents, on every TP rank).
+  // QK normalization: and Q and K before their norms.
+  const double normed = qk_norm ? d.q_w + d.k_w : 0.0;
   const double parallel =
-      d.s * d.b * (d.elt * (d.q_w + d.k_w + d.v_w + d.o_w) - d.Fp8Saving() * d.o_w);
+      d.s * d.b * (d.elt * (d.q_w + d.k_w + d.v_w + d.o_w + normed) - d.Fp8Saving() * d.o_w);
   const double latent = d.s * d.b * d.elt * d.latent_w;
   // Softmax output (elt), dropout mask (1 byte), dropout output (elt) per score; with
   // fused attention only the fp32 softmax statistics (one per query and head).
@@ -126,8 +128,29 @@ void AddUnfusedRope(const RopeKernels& rope, const LayerDims& d, BlockCost* at) 
   const double unit = 2 * d.s * d.b * (d.q_w + d.k_w) / d.t;  // Q and K in 16 bits
   at->fwd_bytes += rope.fwd_elements * unit;
   at->fwd_kernels += 2 * rope.fwd_kernels;
-  at->bwd_extra_bytes = (rope.bwd_elements - 2 * rope.fwd_elements) * unit;
-  at->bwd_extra_kernels = 2 * (rope.bwd_kernels - rope.fwd_kernels);
+  at->bwd_extra_bytes += (rope.bwd_elements - 2 * rope.fwd_elements) * unit;
+  at->bwd_extra_kernels += 2 * (rope.bwd_kernels - rope.fwd_kernels);
+}
+
+// QK normalization (ModelSpec::qk_norm) as Transformer Engine's RMSNorm runs it, one norm
+// on Q and one on K: forward reads and writes them (2 units of Q and K in 16 bits, 2
+// kernels); backward reads the input and the output gradient and writes the input
+// gradient (3 units; a kernel and the weight gradient's finalizing kernel each), of which
+// dgrad and wgrad each charge the forward's (BlockCost::bwd_extra_*: 3 - 2 x 2 units,
+// 4 - 2 kernels). Its input, Q and K before the norm, is stored for backward.
+void AddQkNorm(const LayerDims& d, BlockCost* at) {
+  const double unit = 2 * d.s * d.b * (d.q_w + d.k_w) / d.t;
+  at->fwd_bytes += 2 * unit;
+  at->fwd_kernels += 2;
+  at->bwd_extra_bytes += (3 - 2 * 2) * unit;
+  at->bwd_extra_kernels += 4 - 2;
+}
+
+// What Q and K go through between the QKV projection and the attention core beyond the
+// fused RoPE: YaRN's unfused RoPE and QK normalization.
+void AddQkKernels(const ModelSpec& m, const LayerShape& shape, const LayerDims& d, BlockCost* at) {
+  AddUnfusedRope(UnfusedRopeExtra(m, shape.megatron), d, at);
+  if (m.qk_norm) AddQkNorm(d, at);
 }
 
 // Recompute::kFull: only the layer input is kept; backward re-runs the whole layer
@@ -207,8 +230,8 @@ LayerCost TransformerLayerCost(const ModelSpec& m, const LayerShape& shape) {
   at.tp_comm_bytes = sbh * d.elt;
   at.core_flops = core_flops / d.t;
   at.core_bytes = core_bytes;
-  AddUnfusedRope(UnfusedRopeExtra(m, shape.megatron), d, &at);
-  const AttentionActs aa = AttentionActivations(d, shape.flash_attention);
+  AddQkKernels(m, shape, d, &at);
+  const AttentionActs aa = AttentionActivations(d, shape.flash_attention, m.qk_norm);
   const double attn_none = aa.replicated / sp_split + (aa.parallel + aa.core) / d.t + aa.latent;
 
   // MLP block.
@@ -270,7 +293,9 @@ double StoredActivationBytesPerLayer(const ModelSpec& m, const LayerShape& shape
 
 double AttentionParams(const ModelSpec& m) {
   const AttentionWeights w = AttentionWeightsOf(m);
-  return w.split + w.replicated + w.latent_norms + 2 * static_cast<double>(m.hidden);  // + norms
+  // + the layer's norms (and QK normalization's two, over a head's Q and K elements)
+  const double qk_norms = m.qk_norm ? 2.0 * static_cast<double>(m.QkHeadDim()) : 0.0;
+  return w.split + w.replicated + w.latent_norms + 2 * static_cast<double>(m.hidden) + qk_norms;
 }
 
 double AttentionParamsPerRank(const ModelSpec& m, int tp) {
