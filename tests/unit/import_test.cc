@@ -20,6 +20,7 @@
 #include "sim/config/megatron_args.h"
 #include "sim/workload/param_count.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/hf_fixture.h"
 
 namespace meshsim {
 namespace {
@@ -38,12 +39,7 @@ fs::path Fixture(const std::string& name) {
 }
 
 HfImport ImportFixture(const std::string& name, int64_t seq_len = 0) {
-  HfImportOptions o;
-  o.source = Fixture(name).string();
-  o.seq_len = seq_len;
-  Result<HfImport> r = ImportHfConfig(ReadText(Fixture(name)), o);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().ToString());
-  return r.ok() ? r.value() : HfImport{};
+  return testing::ImportHfFixture(name, seq_len);
 }
 
 // The model written as YAML and loaded back as a user's file would be.

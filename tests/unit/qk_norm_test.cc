@@ -3,14 +3,12 @@
 // a replayed step is slower and holds more activations with it.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "sim/config/import_hf.h"
 #include "sim/config/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/hf_fixture.h"
 #include "tests/unit/layer_shape_fixture.h"
 #include "tests/unit/test_fixtures.h"
 
@@ -18,15 +16,7 @@ namespace meshsim {
 namespace {
 
 bool ImportedQkNorm(const std::string& name) {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/tests/fixtures/hf/" + name + ".json";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  HfImportOptions o;
-  o.source = path;
-  Result<HfImport> r = ImportHfConfig(text.str(), o);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().ToString());
-  return r.ok() && r.value().model.qk_norm;
+  return testing::ImportHfFixture(name).model.qk_norm;
 }
 
 TEST(QkNorm, ImportHfSetsItForQwen3Only) {

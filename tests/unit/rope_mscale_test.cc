@@ -4,31 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 
-#include "sim/config/import_hf.h"
 #include "sim/config/loader.h"
 #include "sim/workload/layer_dims.h"
 #include "sim/workload/transformer.h"
+#include "tests/unit/hf_fixture.h"
 #include "tests/unit/layer_shape_fixture.h"
 #include "tests/unit/test_fixtures.h"
 
 namespace meshsim {
 namespace {
 
-HfImport Import(const std::string& name) {
-  const std::string path = std::string(MESHSIM_SOURCE_DIR) + "/tests/fixtures/hf/" + name + ".json";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  HfImportOptions o;
-  o.source = path;
-  Result<HfImport> r = ImportHfConfig(text.str(), o);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().ToString());
-  return r.ok() ? r.value() : HfImport{};
-}
+HfImport Import(const std::string& name) { return testing::ImportHfFixture(name); }
 
 TEST(RopeMscale, ImportHfComputesTheYarnAttentionFactor) {
   // GPT-OSS: rope_type yarn, factor 32, no mscale: 0.1 ln 32 + 1.
