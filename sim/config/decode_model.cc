@@ -145,11 +145,11 @@ void DecodeAttentionKeys(YamlReader& r, ModelSpec* m) {
   r.GetInt64("sliding_window", &m->sliding_window);
   r.GetInt("sliding_window_pattern", &m->sliding_window_pattern);
   r.GetDouble("rope_mscale", &m->rope_mscale);
-  r.GetBool("qk_norm", &m->qk_norm);
   if (m->rope_mscale <= 0) {
     FailKey(r, "rope_mscale",
             "expected a factor > 0 (1: none), found " + Describe(r.Child("rope_mscale")));
   }
+  r.GetBool("qk_norm", &m->qk_norm);
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ struct ModelSpec {
   // projection, before RoPE (Qwen3: transformers' Qwen3Attention q_norm / k_norm;
   // Megatron-Core's qk_layernorm, a Transformer Engine norm each, which Megatron-Bridge's
   // Qwen3 bridges set). Two more norm kernels forward, their backward, their inputs stored
-  // and head_dim weights each (QkNormExtra, transformer.cc).
+  // and head_dim weights each (AddQkNorm, transformer.cc).
   bool qk_norm = false;
 
   // Hybrid models: one character per layer (layers == its length), 'M' Mamba-2, '*'

@@ -86,8 +86,7 @@ AttentionActs AttentionActivations(const LayerDims& d, bool flash, bool qk_norm)
   // mask (1 byte).
   const double replicated = sbh * (2 * d.elt + 1 - d.Fp8Saving());
   // Q, K, V and the output-projection input (FP8: that input in FP8; MLA: and the
-  // latents, on every TP rank).
-  // QK normalization: and Q and K before their norms.
+  // latents, on every TP rank; QK normalization: and Q and K before their norms).
   const double normed = qk_norm ? d.q_w + d.k_w : 0.0;
   const double parallel =
       d.s * d.b * (d.elt * (d.q_w + d.k_w + d.v_w + d.o_w + normed) - d.Fp8Saving() * d.o_w);
