@@ -73,11 +73,10 @@ void DecodeAttentionWindow(YamlReader w, FlashAttentionSpec::Window* window) {
   w.Finish();
 }
 
-// flash_attention: {seq_lens: [...], efficiency: [...], backward_factor, causal_factor,
-// window: {...}}
+// flash_attention: {seq_lens: [...], efficiency: [...], causal: [...], causal_backward:
+// [...], backward_factor, causal_factor, window: {...}}
 void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
   f.GetNumberList("seq_lens", &fa->seq_lens, true);
-  f.GetNumberList("efficiency", &fa->efficiency, true);
   const auto bad = [&](const std::string& key, const std::string& expected) {
     Fail(f.sources(), f.Child(key), f.KeyPath(key),
          "expected " + expected + ", found " + Describe(f.Child(key)));
@@ -88,11 +87,28 @@ void DecodeFlashAttention(YamlReader f, FlashAttentionSpec* fa) {
       bad("seq_lens", "ascending positive sequence lengths");
     }
   }
-  if (fa->efficiency.size() != fa->seq_lens.size()) {
-    bad("efficiency", "one value per seq_lens entry (" + std::to_string(fa->seq_lens.size()) + ")");
-  }
-  for (double e : fa->efficiency) {
-    if (!(e > 0 && e <= 1)) bad("efficiency", "fractions in (0, 1]");
+  // A curve: one fraction in (0, 1] per seq_lens entry.
+  const auto curve = [&](const std::string& key, std::vector<double>* out, bool required) {
+    f.GetNumberList(key, out, required);
+    if (!required && !f.Has(key)) return;
+    if (out->size() != fa->seq_lens.size()) {
+      Fail(f.sources(), f.Child(key), f.KeyPath(key),
+           "expected one value per seq_lens entry (" + std::to_string(fa->seq_lens.size()) +
+               "), found " + std::to_string(out->size()));
+    }
+    for (double e : *out) {
+      if (!(e > 0 && e <= 1)) bad(key, "fractions in (0, 1]");
+    }
+  };
+  curve("efficiency", &fa->efficiency, true);
+  curve("causal", &fa->causal, false);
+  curve("causal_backward", &fa->causal_backward, false);
+  if (f.Has("causal") != f.Has("causal_backward")) {
+    const std::string given = f.Has("causal") ? "causal" : "causal_backward";
+    const std::string missing = f.Has("causal") ? "causal_backward" : "causal";
+    Fail(f.sources(), f.Child(given), f.KeyPath(given),
+         "expected " + missing + " beside it (the causal kernels are measured in pairs), found " +
+             given + " alone");
   }
   f.GetDouble("backward_factor", &fa->backward_factor);
   RequireFraction(f, "backward_factor", fa->backward_factor);

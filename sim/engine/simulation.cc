@@ -61,6 +61,8 @@ ShapeModelParams ShapeParams(const Experiment& e) {
   p.attention.efficiency = gpu.flash_attention.efficiency;
   p.attention.backward_factor = gpu.flash_attention.backward_factor;
   p.attention.causal_factor = gpu.flash_attention.causal_factor;
+  p.attention.causal_forward = gpu.flash_attention.causal;
+  p.attention.causal_backward = gpu.flash_attention.causal_backward;
   const FlashAttentionSpec::Window& window = gpu.flash_attention.window;
   p.attention.band_keys = window.keys;
   p.attention.band_forward = window.forward;

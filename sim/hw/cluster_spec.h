@@ -22,6 +22,12 @@ struct FlashAttentionSpec {
   std::vector<double> efficiency = {0.574, 0.590};
   double backward_factor = 0.86;  // backward efficiency / forward efficiency
   double causal_factor = 0.85;    // causal efficiency / non-causal efficiency
+  // Causal kernels as measured (gpu.flash_attention.causal, .causal_backward), one value
+  // per seq_lens entry, fractions of the dense 16-bit peak at head dim 128 on the causal
+  // FLOPs (half the square; the backward on 2.5 forward passes of them). Empty: a causal
+  // kernel runs at `efficiency` x causal_factor (x backward_factor).
+  std::vector<double> causal;
+  std::vector<double> causal_backward;
   // The fused kernel of a sliding-window layer as measured (gpu.flash_attention.window):
   // a band of `keys` keys per query, whose query tiles each cover one or two key tiles,
   // partly masked, so that the kernel's fixed work per tile weighs more than on the full

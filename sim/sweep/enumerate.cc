@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <iterator>
+#include <tuple>
 
 #include "sim/plan/mesh_torus.h"
 #include "sim/plan/plan_names.h"
@@ -430,6 +431,14 @@ void AddGpuText(const GpuSpec& g, VariantText* t) {
     for (size_t i = 0; i < fa.seq_lens.size() && i < fa.efficiency.size(); ++i) {
       t->text += fmt::format("flash={:.9g},{:.9g};", fa.seq_lens[i], fa.efficiency[i]);
     }
+  }
+  for (const auto& [name, curve, curve0] :
+       {std::tuple{"flash.causal", &fa.causal, &fa0.causal},
+        std::tuple{"flash.causal_backward", &fa.causal_backward, &fa0.causal_backward}}) {
+    if (*curve == *curve0) continue;
+    t->text += fmt::format("{}=", name);
+    for (double v : *curve) t->text += fmt::format("{:.9g},", v);
+    t->text += ";";
   }
   t->Add("flash.backward_factor", fa.backward_factor, fa0.backward_factor);
   t->Add("flash.causal_factor", fa.causal_factor, fa0.causal_factor);

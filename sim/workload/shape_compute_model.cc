@@ -6,15 +6,15 @@
 
 namespace meshsim {
 
-double AttentionEfficiency::Forward(double seq) const {
-  assert(!seq_lens.empty() && seq_lens.size() == efficiency.size() && seq > 0);
-  if (seq <= seq_lens.front()) return efficiency.front();
-  if (seq >= seq_lens.back()) return efficiency.back();
+double AttentionEfficiency::Interpolate(const std::vector<double>& curve, double seq) const {
+  assert(!seq_lens.empty() && seq_lens.size() == curve.size() && seq > 0);
+  if (seq <= seq_lens.front()) return curve.front();
+  if (seq >= seq_lens.back()) return curve.back();
   size_t i = 1;
   while (seq_lens[i] < seq) ++i;
   const double x0 = std::log2(seq_lens[i - 1]), x1 = std::log2(seq_lens[i]);
   const double w = (std::log2(seq) - x0) / (x1 - x0);
-  return efficiency[i - 1] + w * (efficiency[i] - efficiency[i - 1]);
+  return curve[i - 1] + w * (curve[i] - curve[i - 1]);
 }
 
 double AttentionEfficiency::Band(double keys, bool backward) const {
@@ -215,14 +215,17 @@ double ShapeComputeModel::AttentionSeconds(const AttentionShape& a) const {
   if (a.Flops() == 0) return 0;
   if (a.band) return BandSeconds(a);
   const AttentionEfficiency& e = p_.attention;
-  double efficiency = e.Forward(a.seq_kv) * AttentionEfficiency::HeadDimFactor(a.head_dim);
+  const double head = AttentionEfficiency::HeadDimFactor(a.head_dim);
+  const bool measured_causal = a.causal && e.CausalMeasured();
+  double efficiency =
+      measured_causal ? e.Causal(a.seq_kv, a.backward) * head : e.Forward(a.seq_kv) * head;
   double work = a.Flops();
   if (a.backward) {
-    efficiency *= e.backward_factor;
+    if (!measured_causal) efficiency *= e.backward_factor;
     work *= 1.25;  // 2.5 forward passes of FLOPs, counted as 2
   }
   if (a.causal) {
-    efficiency *= e.causal_factor;
+    if (!measured_causal) efficiency *= e.causal_factor;
     work *= 0.5;
   }
   return work / (p_.peak_flops_per_s * std::min(1.0, efficiency));

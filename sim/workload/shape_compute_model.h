@@ -31,10 +31,21 @@ struct AttentionEfficiency {
   double band_forward = 0;
   double band_backward = 0;
   double fp8_band_backward_causal = 0;
+  // Causal kernels as measured (FlashAttentionSpec::causal), one value per seq_lens entry
+  // at head_dim 128 on the causal FLOPs (half the square): forward, and backward on 2.5
+  // forward passes. Empty: the curve above times causal_factor (and backward_factor).
+  std::vector<double> causal_forward;
+  std::vector<double> causal_backward;
 
   // Forward efficiency at head_dim 128: linear in log2(seq) between two points, the
   // nearest point outside them. Precondition: seq_lens not empty, seq > 0.
-  double Forward(double seq) const;
+  double Forward(double seq) const { return Interpolate(efficiency, seq); }
+  // A causal kernel's efficiency at head_dim 128, interpolated as Forward. Precondition:
+  // causal_forward and causal_backward measured, seq > 0.
+  double Causal(double seq, bool backward) const {
+    return Interpolate(backward ? causal_backward : causal_forward, seq);
+  }
+  bool CausalMeasured() const { return !causal_forward.empty(); }
   // Efficiency at head_dim 128 of a band of `keys` keys per query (forward, or backward
   // on 2.5 forward passes of FLOPs): without a measurement, the curve's (Forward, times
   // backward_factor); with one, the measured value at keys <= band_keys, the curve's at
@@ -45,6 +56,10 @@ struct AttentionEfficiency {
   // 16 tensor-core FLOPs on A100 and H100 (FlashAttention-2, Sec. 3.1): 80 FLOP-
   // equivalents, so efficiency ~ 1 / (1 + 20 / head_dim), normalised at 128.
   static double HeadDimFactor(double head_dim);
+
+ private:
+  // `curve` (one value per seq_lens entry) at seq, linear in log2(seq), clamped.
+  double Interpolate(const std::vector<double>& curve, double seq) const;
 };
 
 // Measured GEMM throughputs of one dtype, by exact shape (m, n, k, batch).
