@@ -35,6 +35,13 @@ struct BenchCollectiveArgs {
   bool csv = false;
 };
 
+struct BenchGemmArgs {
+  std::string cluster;
+  std::string dtype = "bf16";       // bf16 | fp16 | fp8
+  std::vector<std::string> shapes;  // "MxNxK" or "MxNxKxBATCH"; empty: m = n = k 256..16384
+  bool csv = false;
+};
+
 struct ImportHfArgs {
   std::string config;   // config.json; "-" reads stdin
   std::string output;   // empty: stdout
@@ -66,6 +73,7 @@ struct ImportMaxTextArgs {
 
 int Run(const RunArgs& args);
 int BenchCollectiveCommand(const BenchCollectiveArgs& args);
+int BenchGemmCommand(const BenchGemmArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
 // Prints per-device shapes and the collectives of one step (sim/report/explain.h).
 int Explain(const std::string& experiment, const std::vector<std::string>& sets);

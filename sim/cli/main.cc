@@ -75,6 +75,18 @@ Subcommand AddExplain(CLI::App& app) {
   return {explain_cmd, [path, sets] { return cli::Explain(*path, *sets); }};
 }
 
+Subcommand AddBenchGemm(CLI::App& app) {
+  auto bench = std::make_shared<cli::BenchGemmArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench-gemm", "a GEMM microbenchmark for the simulated GPU: time, TFLOP/s per shape");
+  cmd->add_option("--cluster", bench->cluster, "cluster YAML")->required();
+  cmd->add_option("--dtype", bench->dtype, "bf16 | fp16 | fp8 (default bf16)");
+  cmd->add_option("--shape", bench->shapes,
+                  "MxNxK or MxNxKxBATCH (repeatable; default m = n = k from 256 to 16384)");
+  cmd->add_flag("--csv", bench->csv, "print m,n,k,batch,time_us,tflops,peak_fraction");
+  return {cmd, [bench] { return cli::BenchGemmCommand(*bench); }};
+}
+
 Subcommand AddBenchCollective(CLI::App& app) {
   auto bench = std::make_shared<cli::BenchCollectiveArgs>();
   CLI::App* bench_cmd = app.add_subcommand(
@@ -279,7 +291,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "more log output on stderr (repeat for debug)");
   app.add_flag("-q,--quiet", quiet, "only errors on stderr");
   std::vector<Subcommand> subcommands = {AddRun(app), AddValidate(app), AddExplain(app),
-                                         AddBenchCollective(app)};
+                                         AddBenchCollective(app), AddBenchGemm(app)};
   for (Subcommand& s : AddImport(app)) subcommands.push_back(std::move(s));
   subcommands.push_back(AddSweep(app, quiet));
   subcommands.push_back(AddMerge(app));

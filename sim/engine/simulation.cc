@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/engine/expert_mirrors.h"
+#include "sim/engine/gemm_bench.h"
 #include "sim/engine/kernel_interference.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
@@ -18,16 +19,11 @@ namespace meshsim {
 namespace {
 
 ShapeModelParams ShapeParams(const Experiment& e) {
-  const GpuSpec& gpu = e.cluster.gpu;
-  const EfficiencySpec& eff = e.cluster.efficiency;
-  ShapeModelParams p;
   const bool fp8 = e.training.dtype == Dtype::kFp8;
-  // FP8 training: only the linear layers' GEMMs run in FP8; the rest stays BF16.
-  p.peak_flops_per_s = gpu.PeakTflops(fp8 ? Dtype::kBf16 : e.training.dtype) * 1e12;
+  ShapeModelParams p = GpuShapeParams(e.cluster, e.training.dtype);
   if (fp8) {
-    p.fp8.peak_flops_per_s = gpu.PeakTflops(Dtype::kFp8) * 1e12;
-    const bool blackwell = gpu.architecture == GpuArch::kBlackwell;
-    p.fp8.matmul_efficiency = eff.MatmulFp8() / Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
+    const bool blackwell = e.cluster.gpu.architecture == GpuArch::kBlackwell;
+    p.fp8.matmul_efficiency /= Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
     p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe, blackwell);
     p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
     // A LayerNormLinear's norm computes its output's amax, unless cuDNN runs the norms.
@@ -36,44 +32,8 @@ ShapeModelParams ShapeParams(const Experiment& e) {
       p.fp8.amax_pass_kernels = Fp8AmaxPassKernels(e.training.fp8_recipe);
     }
   }
-  p.hbm_bytes_per_s = gpu.hbm_gbps * 1e9;
-  p.bytes_per_element = BytesPerElement(e.training.dtype);
-  p.matmul_efficiency = eff.matmul;
-  p.memory_efficiency = eff.memory;
-  p.kernel_overhead_s = eff.kernel_overhead_us * 1e-6;
-  p.grouped_gemm_efficiency = eff.grouped_gemm;
-  p.gmm_efficiency = eff.gmm;
-  p.fused_grouped_gemm_efficiency = eff.fused_grouped_gemm;
-  static_assert(static_cast<int>(FusedGroupedMlpSpec::kKernels) == kFusedMlpKernels);
-  const FusedGroupedMlpSpec& fused = gpu.fused_grouped_mlp;
-  p.fused_mlp.experts = fused.experts;
-  p.fused_mlp.tokens_per_expert = fused.tokens_per_expert;
-  p.fused_mlp.hidden = fused.hidden;
-  p.fused_mlp.ffn = fused.ffn;
-  std::copy(fused.efficiency.begin(), fused.efficiency.end(), p.fused_mlp.efficiency.begin());
   p.fused_mlp_held_sms =
       e.plan.framework_options.fused_grouped_mlp_cluster_margin * kFusedMlpClusterSms;
-  p.sms = gpu.sms;
-  p.tile_m = gpu.gemm_tile_m;
-  p.tile_n = gpu.gemm_tile_n;
-  p.k_half = gpu.gemm_k_half;
-  p.attention.seq_lens = gpu.flash_attention.seq_lens;
-  p.attention.efficiency = gpu.flash_attention.efficiency;
-  p.attention.backward_factor = gpu.flash_attention.backward_factor;
-  p.attention.causal_factor = gpu.flash_attention.causal_factor;
-  p.attention.causal_forward = gpu.flash_attention.causal;
-  p.attention.causal_backward = gpu.flash_attention.causal_backward;
-  const FlashAttentionSpec::Window& window = gpu.flash_attention.window;
-  p.attention.band_keys = window.keys;
-  p.attention.band_forward = window.forward;
-  p.attention.band_backward = window.backward;
-  p.attention.fp8_band_backward_causal = window.fp8_backward_full_causal;
-  for (const GemmMeasurement& g : eff.gemm_table) {
-    const GemmShape shape{g.m, g.n, g.k, g.batch};
-    if (g.dtype == e.training.dtype && !fp8) p.gemm_table.Add(shape, g.tflops);
-    if (fp8 && g.dtype == Dtype::kBf16) p.gemm_table.Add(shape, g.tflops);
-    if (fp8 && g.dtype == Dtype::kFp8) p.fp8.gemm_table.Add(shape, g.tflops);
-  }
   return p;
 }
 

@@ -219,4 +219,19 @@ TEST(DocsReference, BenchCollectiveCsvColumnsMatchTheDocs) {
   EXPECT_TRUE(problems.empty()) << problems.size() << " difference(s):" << JoinLines(problems);
 }
 
+TEST(DocsReference, BenchGemmCsvColumnsMatchTheDocs) {
+  TempDir dir;
+  const RunResult r =
+      RunMeshsim({"bench-gemm", "--cluster", SourcePath("topologies/dgx-b200.yaml").string(),
+                  "--shape", "4096x4096x4096", "--csv"},
+                 dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> columns;
+  for (const std::string& c : CsvHeader(r.out)) columns[c] = "bench-gemm.csv";
+  const std::vector<std::string> problems =
+      CompareWithDocs(Docs(), "bench-gemm --csv column", columns, {"bench-gemm.csv"},
+                      "the output of meshsim bench-gemm --csv");
+  EXPECT_TRUE(problems.empty()) << problems.size() << " difference(s):" << JoinLines(problems);
+}
+
 }  // namespace

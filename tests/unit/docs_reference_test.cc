@@ -99,7 +99,7 @@ TEST(DocsReference, TablesAreWellFormed) {
   EXPECT_TRUE(t.errors.empty()) << JoinLines(t.errors);
   for (const char* set : {"experiment", "model", "cluster", "sweep", "sweep.auto", "cli",
                           "cli.subcommands", "cli.run", "summary.json", "trace.json", "results.csv",
-                          "sweep.json", "bench-collective.csv"}) {
+                          "sweep.json", "bench-collective.csv", "bench-gemm.csv"}) {
     EXPECT_TRUE(t.sets.count(set)) << "no table marked <!-- reference: " << set << " --> in docs/";
   }
 }
