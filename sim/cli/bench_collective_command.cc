@@ -12,14 +12,6 @@
 namespace meshsim::cli {
 namespace {
 
-int Bad(const std::string& key, const std::string& message) {
-  InputError e;
-  e.key = key;
-  e.message = message;
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
-
 void PrintCsv(const std::vector<CollectiveBenchRow>& rows) {
   std::cout << "bytes,time_us,algbw_gbps,busbw_gbps\n";
   for (const auto& r : rows) {
@@ -81,17 +73,19 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   const auto* op =
       std::find_if(std::begin(ops), std::end(ops), [&](const auto& o) { return a.op == o.first; });
   if (op == std::end(ops)) {
-    return Bad("--op",
-               "expected all_reduce | all_gather | reduce_scatter | all_to_all | "
-               "sendrecv, found '" +
-                   a.op + "'");
+    return ReportBadOption("--op",
+                           "expected all_reduce | all_gather | reduce_scatter | all_to_all | "
+                           "sendrecv, found '" +
+                               a.op + "'");
   }
-  if (a.gpus < 2) return Bad("--gpus", "expected at least 2 GPUs, found " + std::to_string(a.gpus));
+  if (a.gpus < 2)
+    return ReportBadOption("--gpus", "expected at least 2 GPUs, found " + std::to_string(a.gpus));
   if (!(a.min_bytes > 0) || a.max_bytes < a.min_bytes) {
-    return Bad("--min-bytes", "expected 0 < min-bytes <= max-bytes");
+    return ReportBadOption("--min-bytes", "expected 0 < min-bytes <= max-bytes");
   }
   if (a.max_bytes > 1e15) {  // simulated times stay within SimTime's range (106 days)
-    return Bad("--max-bytes", fmt::format("expected at most 1e15 bytes, found {}", a.max_bytes));
+    return ReportBadOption("--max-bytes",
+                           fmt::format("expected at most 1e15 bytes, found {}", a.max_bytes));
   }
   const std::pair<const char*, AllReduceAlgorithm> algorithms[] = {
       {"auto", AllReduceAlgorithm::kAuto},
@@ -102,8 +96,9 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   const auto* alg = std::find_if(std::begin(algorithms), std::end(algorithms),
                                  [&](const auto& o) { return a.algorithm == o.first; });
   if (alg == std::end(algorithms)) {
-    return Bad("--algorithm",
-               "expected auto | ring | hierarchical | tree | nvls, found '" + a.algorithm + "'");
+    return ReportBadOption(
+        "--algorithm",
+        "expected auto | ring | hierarchical | tree | nvls, found '" + a.algorithm + "'");
   }
   const std::pair<const char*, NcclProtocol> protocols[] = {{"auto", NcclProtocol::kAuto},
                                                             {"LL", NcclProtocol::kLL},
@@ -112,18 +107,19 @@ int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   const auto* proto = std::find_if(std::begin(protocols), std::end(protocols),
                                    [&](const auto& o) { return a.protocol == o.first; });
   if (proto == std::end(protocols)) {
-    return Bad("--protocol", "expected auto | LL | LL128 | Simple, found '" + a.protocol + "'");
+    return ReportBadOption("--protocol",
+                           "expected auto | LL | LL128 | Simple, found '" + a.protocol + "'");
   }
   if (a.channels < 0 || a.channels > 64) {
-    return Bad("--channels",
-               "expected 0 (as NCCL sets them) to 64, found " + std::to_string(a.channels));
+    return ReportBadOption(
+        "--channels", "expected 0 (as NCCL sets them) to 64, found " + std::to_string(a.channels));
   }
   const std::pair<const char*, NvlsMode> nvls_modes[] = {
       {"auto", cluster.value().intra_node.nvls}, {"on", NvlsMode::kOn}, {"off", NvlsMode::kOff}};
   const auto* nvls = std::find_if(std::begin(nvls_modes), std::end(nvls_modes),
                                   [&](const auto& o) { return a.nvls == o.first; });
   if (nvls == std::end(nvls_modes)) {
-    return Bad("--nvls", "expected auto | on | off, found '" + a.nvls + "'");
+    return ReportBadOption("--nvls", "expected auto | on | off, found '" + a.nvls + "'");
   }
   cluster.value().intra_node.nvls = nvls->second;  // as NCCL_NVLS_ENABLE overrides NCCL's own
   Result<std::vector<CollectiveBenchRow>> rows =

@@ -11,14 +11,6 @@
 namespace meshsim::cli {
 namespace {
 
-int Bad(const std::string& key, const std::string& message) {
-  InputError e;
-  e.key = key;
-  e.message = message;
-  std::cerr << "meshsim: error: " << e.ToString() << "\n";
-  return kBadInput;
-}
-
 // "MxNxK" or "MxNxKxBATCH", positive integers.
 bool ParseShape(const std::string& text, GemmShape* g) {
   static const std::regex kShape(R"(([0-9]+)x([0-9]+)x([0-9]+)(?:x([0-9]+))?)");
@@ -42,17 +34,18 @@ int BenchGemmCommand(const BenchGemmArgs& a) {
   const auto* dtype = std::find_if(std::begin(dtypes), std::end(dtypes),
                                    [&](const auto& d) { return a.dtype == d.first; });
   if (dtype == std::end(dtypes)) {
-    return Bad("--dtype", "expected bf16 | fp16 | fp8, found '" + a.dtype + "'");
+    return ReportBadOption("--dtype", "expected bf16 | fp16 | fp8, found '" + a.dtype + "'");
   }
   if (cluster.value().gpu.PeakTflops(dtype->second) <= 0) {
-    return Bad("--dtype", fmt::format("expected a dtype {} has a peak for, found {}",
-                                      cluster.value().gpu.kind, a.dtype));
+    return ReportBadOption("--dtype", fmt::format("expected a dtype {} has a peak for, found {}",
+                                                  cluster.value().gpu.kind, a.dtype));
   }
   std::vector<GemmShape> shapes;
   for (const std::string& s : a.shapes) {
     GemmShape g;
     if (!ParseShape(s, &g)) {
-      return Bad("--shape", "expected MxNxK or MxNxKxBATCH (positive integers), found '" + s + "'");
+      return ReportBadOption(
+          "--shape", "expected MxNxK or MxNxKxBATCH (positive integers), found '" + s + "'");
     }
     shapes.push_back(g);
   }

@@ -19,4 +19,11 @@ int ReportError(const InputError& e) {
   return kInternal;
 }
 
+int ReportBadOption(const std::string& option, const std::string& message) {
+  InputError e;
+  e.key = option;
+  e.message = message;
+  return ReportError(e);
+}
+
 }  // namespace meshsim::cli

@@ -5,6 +5,8 @@
 // failed a file operation although the input was fine (disk full, unwritable folder).
 #pragma once
 
+#include <string>
+
 #include "sim/core/status.h"
 
 namespace meshsim::cli {
@@ -14,5 +16,8 @@ enum ExitCode { kOk = 0, kInternal = 1, kBadInput = 2, kDoesNotFit = 3, kIoError
 // Prints "meshsim: error: <e>" (or "meshsim: internal error: <e>") on stderr and
 // returns the exit code of e.kind: kBadInput, kIoError or kInternal.
 int ReportError(const InputError& e);
+
+// A bad command-line option (`--op`): ReportError of a bad-input error that names it.
+int ReportBadOption(const std::string& option, const std::string& message);
 
 }  // namespace meshsim::cli
