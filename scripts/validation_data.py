@@ -417,8 +417,9 @@ B300 = Dataset(
     notes="Not fitted: Blackwell Ultra, predicted with the DGX B200 fit (dgx-b200.yaml's "
           "efficiencies and host launch copied into topologies/dgx-b300.yaml; the topology's "
           "header says what differs: memory, 800 Gb/s NICs), so every error here is a held-out "
-          "error on a GPU kind meshsim was not fitted to. Not modelled: Blackwell Ultra's "
-          "doubled exponent rate for attention's softmax. " + _BRIDGE_RULE)
+          "error on a GPU kind meshsim was not fitted to; its attention kernels run at GB300's "
+          "own cuDNN measurements (Blackwell Ultra's doubled exponent rate for the softmax "
+          "is in them). " + _BRIDGE_RULE)
 # GB300 NVL72 as GB200 NVL72: its FP8 / MXFP8 rows fit the FP8 GEMM efficiency (eight rows
 # besides the heavy two), its BF16 and hybrid rows are predicted with that fit.
 _GB300_FIT_NOTE = (
