@@ -6,8 +6,8 @@
 #include <set>
 
 #include "sim/engine/expert_mirrors.h"
-#include "sim/engine/gemm_bench.h"
 #include "sim/engine/kernel_interference.h"
+#include "sim/engine/shape_params.h"
 #include "sim/net/alpha_beta.h"
 #include "sim/net/flow_collectives.h"
 #include "sim/plan/run_routing.h"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/config/loader.h"
+#include "sim/engine/shape_params.h"
 
 namespace meshsim {
 namespace {
