@@ -61,10 +61,7 @@ void PrintTable(const BenchCollectiveArgs& a, const ClusterSpec& c,
 
 int BenchCollectiveCommand(const BenchCollectiveArgs& a) {
   Result<ClusterSpec> cluster = LoadClusterFile(a.cluster);
-  if (!cluster.ok()) {
-    std::cerr << "meshsim: error: " << cluster.error().ToString() << "\n";
-    return kBadInput;
-  }
+  if (!cluster.ok()) return ReportError(cluster.error());
   const std::pair<const char*, CommOp> ops[] = {{"all_reduce", CommOp::kAllReduce},
                                                 {"all_gather", CommOp::kAllGather},
                                                 {"reduce_scatter", CommOp::kReduceScatter},

@@ -1,6 +1,7 @@
 // meshsim bench-gemm: a GEMM microbenchmark's table for the simulated GPU.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <regex>
 
@@ -25,10 +26,7 @@ bool ParseShape(const std::string& text, GemmShape* g) {
 
 int BenchGemmCommand(const BenchGemmArgs& a) {
   Result<ClusterSpec> cluster = LoadClusterFile(a.cluster);
-  if (!cluster.ok()) {
-    std::cerr << "meshsim: error: " << cluster.error().ToString() << "\n";
-    return kBadInput;
-  }
+  if (!cluster.ok()) return ReportError(cluster.error());
   const std::pair<const char*, Dtype> dtypes[] = {
       {"bf16", Dtype::kBf16}, {"fp16", Dtype::kFp16}, {"fp8", Dtype::kFp8}};
   const auto* dtype = std::find_if(std::begin(dtypes), std::end(dtypes),
