@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Symmetric replay against --full-replay on the bundled expert-parallel experiments
 # (README "Symmetry"): step time and bytes per link class on both networks, and the wall
-# seconds of each run. Writes markdown to stdout. The validation's heavy rows (HEAVY,
+# seconds of each run. Writes markdown to stdout. The validation's large rows (LARGE_RUNS,
 # scripts/validation_data.py), whose full replays take minutes each, run with a global
 # batch of 2 x pp micro-batches per pipeline instead of theirs.
 # Usage: scripts/expert_symmetry_check.sh [MESHSIM_BINARY] > results/expert_symmetry.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/meshsim}
-heavy=$(python3 -c 'import sys; sys.path.insert(0, "scripts")
-import validation_data as v; print(" ".join(sorted(v.HEAVY)))')
+large=$(python3 -c 'import sys; sys.path.insert(0, "scripts")
+import validation_data as v; print(" ".join(sorted(v.LARGE_RUNS)))')
 # run experiment network_model "extra arguments" -> "step_s replayed class_bytes... wall_s"
 run() {
   local out start
@@ -32,7 +32,7 @@ echo "# Expert parallelism: symmetric replay against full replay"
 echo
 echo "Written by \`scripts/expert_symmetry_check.sh\` ($(date -u +%Y-%m-%d), load average"
 echo "$(cut -d' ' -f1-3 /proc/loadavg) at the start). Every bundled experiment with ep > 1; the"
-echo "validation's heavy rows with a global batch of 2 x pp micro-batches per pipeline (named"
+echo "validation's large rows with a global batch of 2 x pp micro-batches per pipeline (named"
 echo "with it). Bytes per link class as the summary's \`links\` give them (6 significant"
 echo "digits), \"same\" when both replays give the same. Wall: seconds on a shared machine."
 echo
@@ -42,7 +42,7 @@ for f in workloads/experiments/*.yaml; do
   grep -qE '^\s*ep:\s*([2-9]|[1-9][0-9]+)' "$f" || continue
   name=$(basename "$f" .yaml)
   extra=""
-  if [[ " $heavy " == *" $name "* ]]; then
+  if [[ " $large " == *" $name "* ]]; then
     degree() { grep -oE "^\s*$1:\s*[0-9]+" "$f" | grep -oE '[0-9]+$'; }
     batch=$(($(degree dp) * $(degree pp) * $(degree micro_batch) * 2))
     extra="--set plan.global_batch=$batch"

@@ -21,7 +21,6 @@ Usage: scripts/validate.py [--meshsim build/meshsim] [--out results/validation.m
                            [--calibration results/calibration.json]  (A100's, default)
                            [--compare results/calibration-roofline.json]
                            [--check]   (exit 1 unless the A100 accuracy goals hold)
-                           [--heavy]   (also the rows kept out of the fit)
        scripts/validate.py --experiment public-h100-megatron-177b   (one public row:
                            meshsim's step time against the published one, and the error)
 """
@@ -312,17 +311,10 @@ def dataset_lines(ds, args):
     held = {f["run"]: f["error_percent"] for f in cal["leave_one_out"]} if cal else {}
     matmul, overhead = committed_efficiencies(ds.topology, ds.matmul_key)
     rows = []
-    skipped = [r for r in ds.rows if r.heavy and not args.heavy]
     for r in ds.rows:
-        if r in skipped:
-            continue
         s = run(args.meshsim, r.experiment, args.set)
         rows.append((r, s, err(s["step_time_s"], r.published_s)))
-    # A fitted data set's mean and max are over its fitted rows; the rows kept out of the fit
-    # (Row.heavy) are predicted with it and summarised apart.
-    fitted = [(r, s, e) for r, s, e in rows if not (ds.grids and r.heavy)]
-    out = [abs(e) for r, _, e in rows if ds.grids and r.heavy]
-    errors = [abs(e) for _, _, e in fitted]
+    errors = [abs(e) for _, _, e in rows]
     mean, mx = sum(errors) / len(errors), max(errors)
     lines = dataset_header(ds, matmul, overhead) + [
         "| run | table row | published s | meshsim s | error"
@@ -332,29 +324,19 @@ def dataset_lines(ds, args):
     for r, s, e in rows:
         h = ""
         if ds.grids:
-            h = (f" {held[r.experiment]:+.2f}% |" if r.experiment in held else
-                 " not fitted |" if r.heavy else " - |")
+            h = f" {held[r.experiment]:+.2f}% |" if r.experiment in held else " - |"
         lines.append(f"| {r.experiment} | {r.note} | {r.published_s:.3f} | {s['step_time_s']:.3f} "
                      f"| {e:+.2f}% |{h} {100 * s['mfu']:.1f}% | "
                      f"{breakdown(s, 'exposed_tp_comm'):.3f} | "
                      f"{breakdown(s, 'exposed_dp_comm'):.3f} | "
                      f"{breakdown(s, 'exposed_ep_comm'):.3f} | {breakdown(s, 'bubble'):.3f} |")
     lines += ["", f"{'Fit' if ds.grids else 'Predicted'}: mean absolute error **{mean:.2f}%**, "
-              f"max **{mx:.2f}%**" + (" (the fitted rows)" if out else "") + "."]
-    if out:
-        lines += ["", f"Rows kept out of the fit (\"not fitted\"), predicted with it: mean "
-                  f"absolute error **{sum(out) / len(out):.2f}%**, max **{max(out):.2f}%**."]
-    if skipped:
-        lines += ["", "Not simulated here (kept out of the fit; `scripts/validate.py --experiment "
-                  "RUN` simulates one, `--heavy` all): "
-                  + "; ".join(f"{r.experiment} ({r.note}; published {r.published_s:.3f} s)"
-                              for r in skipped) + "."]
+              f"max **{mx:.2f}%**."]
     if ds.notes:
         lines += ["", ds.notes]
     held_mean = held_max = None
     if cal:
-        step_rows = [(r.experiment, r.published_s, s["step_time_s"]) for r, s, _ in rows
-                     if not r.heavy]
+        step_rows = [(r.experiment, r.published_s, s["step_time_s"]) for r, s, _ in rows]
         cal_lines, held_mean, held_max = calibration_lines(cal, step_rows, ds, level="###")
         lines += [f"Held out: mean absolute error **{held_mean:.2f}%**, max "
                   f"**{held_max:.2f}%**.", ""] + cal_lines
@@ -363,7 +345,7 @@ def dataset_lines(ds, args):
     else:
         held_mean, held_max = mean, mx  # nothing fitted: every row is held out
         lines += [""]
-    if len(fitted) >= OTHER_MIN_ROWS:
+    if len(rows) >= OTHER_MIN_ROWS:
         ok = mean <= OTHER_MEAN_GOAL and mx <= OTHER_MAX_GOAL
         goal = (f"mean <= {OTHER_MEAN_GOAL:g}%, max <= {OTHER_MAX_GOAL:g}%: "
                 + ("met" if ok else "**not met**"))
@@ -371,8 +353,7 @@ def dataset_lines(ds, args):
         goal = f"fewer than {OTHER_MIN_ROWS} rows: no goal"
     if not ds.grids:
         goal += " (matmul not fitted)"
-    count = f"{len(fitted)}" + (f" (+{len(out)} not fitted: {sum(out) / len(out):.2f}% / "
-                                f"{max(out):.2f}%)" if out else "")
+    count = f"{len(rows)}"
     return (lines, (ds, count, mean, mx, held_mean, held_max, goal),
             [(ds.gpu, r, s) for r, s, _ in rows])
 
@@ -439,8 +420,6 @@ def main():
     ap.add_argument("--experiment", help="only this public row (a bundled experiment's stem "
                     "or file): meshsim's step time, the published one and the error")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every run")
-    ap.add_argument("--heavy", action="store_true",
-                    help="also simulate the rows kept out of the fit (validation_data.Row.heavy)")
     args = ap.parse_args()
     if args.experiment:
         reproduce(args)

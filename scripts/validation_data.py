@@ -12,12 +12,10 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# heavy: a row kept out of the fit, predicted with it and simulated by scripts/validate.py
-# only with --heavy (scripts/validate.sh passes it; scripts/validate.py --experiment runs one):
-# the rows whose simulation took minutes before expert-parallel plans replayed one pipeline
-# (2026-12-01; now 2-20 s each, DeepSeek-V3 on 1,024 GPUs about a minute). They stay out of
-# the fits so that the fits are those recorded before, and their errors are predictions.
-Row = collections.namedtuple("Row", "experiment published_s note heavy", defaults=(False,))
+# A row: a bundled experiment, its published step time and the table row it comes from. Every
+# row of a fitted data set is fitted (until 2026-12-04 the rows of hundreds of GPUs with expert
+# parallelism were kept out, because their simulation once took minutes).
+Row = collections.namedtuple("Row", "experiment published_s note")
 # grids: {kernel model: {"matmul": "a,b,...", "kernel_overhead_us": "x,y,..."}}, the default
 # grid of the fit; empty: the data set is not fitted (its rows are predicted with the
 # topology's committed values). matmul_key: the efficiency the "matmul" axis sets
@@ -119,8 +117,11 @@ def tokens_step_s(gbs, seq, tokens_per_gpu_s, gpus):
     return gbs * seq / (tokens_per_gpu_s * gpus)
 
 
-# Rows whose simulation takes minutes (Row.heavy), measured on the project's two cores.
-HEAVY = {"public-h100-bridge-llama3-405b", "public-b200-bridge-deepseek-v3",
+# The rows of hundreds of GPUs (expert parallelism, or Llama 3.1 405B on 1,024 H100s) whose
+# simulation took minutes before expert-parallel plans replayed one pipeline (2026-12-01):
+# scripts/expert_symmetry_check.sh times their full and symmetric replays. Now fitted like
+# every other row (0.1-2.3 s each on two cores, H100 Qwen3 235B 20 s; measured 2026-12-04).
+LARGE_RUNS = {"public-h100-bridge-llama3-405b", "public-b200-bridge-deepseek-v3",
          "public-b300-bridge-deepseek-v3", "public-b300-bridge-qwen3-235b-a22b",
          "public-gb300-bridge-deepseek-v3", "public-gb300-bridge-deepseek-v3-bf16",
          "public-gb300-bridge-qwen3-235b-a22b",
@@ -132,8 +133,7 @@ HEAVY = {"public-h100-bridge-llama3-405b", "public-b200-bridge-deepseek-v3",
 
 def _token_rows(table):
     """Rows of (stem after 'public-', GBS, SeqLen, tokens/s/GPU, GPUs, source row)."""
-    return [Row(f"public-{stem}", tokens_step_s(gbs, seq, tok, gpus), note,
-                f"public-{stem}" in HEAVY)
+    return [Row(f"public-{stem}", tokens_step_s(gbs, seq, tok, gpus), note)
             for stem, gbs, seq, tok, gpus, note in table]
 
 
@@ -256,7 +256,7 @@ H100_FP8 = Dataset(
     # Only the FP8 GEMMs' efficiency is fitted: the kernel overhead is the H100's as committed
     # (fitted in bf16 on the Megatron-LM rows, which scripts/validate.sh fits first);
     # attention, element-wise kernels and the BF16 GEMMs keep the BF16 fit.
-    grids={"shapes": {"matmul": "0.50,0.52,0.54,0.55,0.56,0.58,0.60,0.65,0.70,0.80",
+    grids={"shapes": {"matmul": "0.50,0.52,0.54,0.55,0.56,0.57,0.58,0.60,0.65,0.70,0.80",
                       "kernel_overhead_us": "committed"}},
     json="results/calibration-h100-fp8.json",
     derivation=_TOKENS_DERIVATION,
@@ -319,8 +319,7 @@ GB200_BF16 = Dataset(
     grids={},
     json="results/calibration-gb200-bf16.json",
     derivation=_TOKENS_DERIVATION,
-    notes="Not fitted: one row simulates in seconds (the other two are heavy), too few to fit "
-          "and check; predicted with gb200-nvl72's bf16 matmul estimate and the kernel "
+    notes="Not fitted: three rows, too few to fit and check; predicted with gb200-nvl72's bf16 matmul estimate and the kernel "
           "overhead of its FP8 fit. " + _BRIDGE_RULE)
 
 # public_runs.md section 1b: Megatron-Bridge's Nemotron 3 rows (hybrid Mamba-2 / attention /
@@ -420,8 +419,8 @@ B300 = Dataset(
           "error on a GPU kind meshsim was not fitted to; its attention kernels run at GB300's "
           "own cuDNN measurements (Blackwell Ultra's doubled exponent rate for the softmax "
           "is in them). " + _BRIDGE_RULE)
-# GB300 NVL72 as GB200 NVL72: its FP8 / MXFP8 rows fit the FP8 GEMM efficiency (eight rows
-# besides the heavy two), its BF16 and hybrid rows are predicted with that fit.
+# GB300 NVL72 as GB200 NVL72: its FP8 / MXFP8 rows fit the FP8 GEMM efficiency (ten rows),
+# its BF16 and hybrid rows are predicted with that fit.
 _GB300_FIT_NOTE = (
     "Held out first: with the GB200 NVL72's fit (matmul_fp8 0.48) every GB300 row (these, "
     "the BF16 and the hybrid ones) read mean 15.30 %, max 35.28 % (the Llama rows 15-35 % "
@@ -453,7 +452,7 @@ GB300_BF16 = Dataset(
     grids={},
     json="results/calibration-gb300-bf16.json",
     derivation=_TOKENS_DERIVATION,
-    notes="Not fitted: two rows (one heavy); predicted with gb300-nvl72's bf16 matmul "
+    notes="Not fitted: two rows; predicted with gb300-nvl72's bf16 matmul "
           "estimate (GB200's) and the kernel overhead of its FP8 fit. " + _BRIDGE_RULE)
 GB300_HYBRID = Dataset(
     key="gb300-hybrid",
@@ -471,7 +470,7 @@ H100_AUTOMODEL = Dataset(
     topology="topologies/dgx-h100.yaml",
     source="shared/validation/public_runs.md sections 6a (NVIDIA-NeMo/Automodel "
            "docs/performance-summary.mdx @ 36044ad3) and 1a (Megatron-Bridge)",
-    rows=[Row(f"public-{stem}", s, note, f"public-{stem}" in HEAVY)
+    rows=[Row(f"public-{stem}", s, note)
           for stem, s, note in _AUTOMODEL] + _token_rows([
         ("h100-bridge-gpt-oss-120b", 1280, 4096, 5824, 64,
          "Megatron-Bridge 26.04.01 GPT OSS 120B BF16: 64 GPUs, PP 4, EP 8")]),
