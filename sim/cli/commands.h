@@ -42,6 +42,14 @@ struct BenchGemmArgs {
   bool csv = false;
 };
 
+struct ExplainArgs {
+  std::string experiment;
+  std::vector<std::string> sets;
+  bool kernels = false;  // the kernel table of one layer instead (sim/report/kernel_table.h)
+  int layer = 0;         // --kernels: the layer (-1: the ops tied to no layer)
+  int micro_batch = 0;   // --kernels: the micro-batch
+};
+
 struct ImportHfArgs {
   std::string config;   // config.json; "-" reads stdin
   std::string output;   // empty: stdout
@@ -75,8 +83,9 @@ int Run(const RunArgs& args);
 int BenchCollectiveCommand(const BenchCollectiveArgs& args);
 int BenchGemmCommand(const BenchGemmArgs& args);
 int Validate(const std::string& experiment, const std::vector<std::string>& sets);
-// Prints per-device shapes and the collectives of one step (sim/report/explain.h).
-int Explain(const std::string& experiment, const std::vector<std::string>& sets);
+// Prints per-device shapes and the collectives of one step (sim/report/explain.h), or with
+// --kernels one layer's kernels and their times (sim/report/kernel_table.h).
+int Explain(const ExplainArgs& args);
 int ImportHf(const ImportHfArgs& args);
 int ImportMegatron(const ImportMegatronArgs& args);
 int ImportMaxText(const ImportMaxTextArgs& args);

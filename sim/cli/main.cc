@@ -65,14 +65,20 @@ Subcommand AddValidate(CLI::App& app) {
 }
 
 Subcommand AddExplain(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
-  auto sets = std::make_shared<std::vector<std::string>>();
+  auto args = std::make_shared<cli::ExplainArgs>();
   CLI::App* explain_cmd = app.add_subcommand(
       "explain",
       "per layer: per-device shapes and the collectives of one step (either plan style)");
-  explain_cmd->add_option("experiment", *path, "experiment YAML")->required();
-  explain_cmd->add_option("--set", *sets, "override a key (repeatable)");
-  return {explain_cmd, [path, sets] { return cli::Explain(*path, *sets); }};
+  explain_cmd->add_option("experiment", args->experiment, "experiment YAML")->required();
+  explain_cmd->add_option("--set", args->sets, "override a key (repeatable)");
+  explain_cmd->add_flag("--kernels", args->kernels,
+                        "instead: one layer's kernels on its rank, each timed by the kernel "
+                        "model alone on the GPU");
+  explain_cmd->add_option("--layer", args->layer,
+                          "--kernels: the layer (default 0; -1: embedding, output layer, loss)");
+  explain_cmd->add_option("--micro-batch", args->micro_batch,
+                          "--kernels: the micro-batch (default 0)");
+  return {explain_cmd, [args] { return cli::Explain(*args); }};
 }
 
 Subcommand AddBenchGemm(CLI::App& app) {

@@ -54,4 +54,23 @@ ShapeModelParams GpuShapeParams(const ClusterSpec& cluster, Dtype dtype) {
   return p;
 }
 
+ShapeModelParams ExperimentShapeParams(const Experiment& e) {
+  const bool fp8 = e.training.dtype == Dtype::kFp8;
+  ShapeModelParams p = GpuShapeParams(e.cluster, e.training.dtype);
+  if (fp8) {
+    const bool blackwell = e.cluster.gpu.architecture == GpuArch::kBlackwell;
+    p.fp8.matmul_efficiency /= Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
+    p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe, blackwell);
+    p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
+    // A LayerNormLinear's norm computes its output's amax, unless cuDNN runs the norms.
+    if (!e.training.cudnn_norm) {
+      p.fp8.amax_pass_bytes_per_element = Fp8AmaxPassBytes(e.training.fp8_recipe);
+      p.fp8.amax_pass_kernels = Fp8AmaxPassKernels(e.training.fp8_recipe);
+    }
+  }
+  p.fused_mlp_held_sms =
+      e.plan.framework_options.fused_grouped_mlp_cluster_margin * kFusedMlpClusterSms;
+  return p;
+}
+
 }  // namespace meshsim

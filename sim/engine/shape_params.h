@@ -1,9 +1,10 @@
 // The kernel model's parameters of a cluster's GPU (sim/workload/shape_compute_model.h), as
-// both a simulated step (Simulate) and `meshsim bench-gemm` use them.
+// a simulated step (Simulate), `meshsim bench-gemm` and `meshsim explain --kernels` use them.
 #pragma once
 
 #include "sim/core/dtype.h"
 #include "sim/hw/cluster_spec.h"
+#include "sim/plan/experiment.h"
 #include "sim/workload/shape_compute_model.h"
 
 namespace meshsim {
@@ -13,5 +14,10 @@ namespace meshsim {
 // at `matmul_fp8`, per-tensor scaling; other kernels at the 16-bit peak), the measured
 // GEMM table, flash-attention curves and the fused grouped MLP's measurement.
 ShapeModelParams GpuShapeParams(const ClusterSpec& cluster, Dtype dtype);
+
+// The kernel model's parameters of an experiment's step: its GPU's (GpuShapeParams) for the
+// training dtype, with the FP8 recipe's GEMM rate, casts and amax passes, and the SMs the
+// fused grouped MLP leaves to the kernels beside it.
+ShapeModelParams ExperimentShapeParams(const Experiment& e);
 
 }  // namespace meshsim

@@ -18,32 +18,9 @@ namespace meshsim {
 
 namespace {
 
-ShapeModelParams ShapeParams(const Experiment& e) {
-  const bool fp8 = e.training.dtype == Dtype::kFp8;
-  ShapeModelParams p = GpuShapeParams(e.cluster, e.training.dtype);
-  if (fp8) {
-    const bool blackwell = e.cluster.gpu.architecture == GpuArch::kBlackwell;
-    p.fp8.matmul_efficiency /= Fp8GemmTimeFactor(e.training.fp8_recipe, blackwell);
-    p.fp8.cast_bytes_per_element = Fp8CastBytes(e.training.fp8_recipe, blackwell);
-    p.fp8.cast_kernels = Fp8CastKernels(e.training.fp8_recipe);
-    // A LayerNormLinear's norm computes its output's amax, unless cuDNN runs the norms.
-    if (!e.training.cudnn_norm) {
-      p.fp8.amax_pass_bytes_per_element = Fp8AmaxPassBytes(e.training.fp8_recipe);
-      p.fp8.amax_pass_kernels = Fp8AmaxPassKernels(e.training.fp8_recipe);
-    }
-  }
-  p.fused_mlp_held_sms =
-      e.plan.framework_options.fused_grouped_mlp_cluster_margin * kFusedMlpClusterSms;
-  return p;
-}
-
-}  // namespace
-
-namespace {
-
 std::unique_ptr<ComputeModel> MakeGpuModel(const Experiment& e) {
   if (e.cluster.efficiency.kernel_model == KernelModelKind::kShapes) {
-    return std::make_unique<ShapeComputeModel>(ShapeParams(e));
+    return std::make_unique<ShapeComputeModel>(ExperimentShapeParams(e));
   }
   const GpuSpec& gpu = e.cluster.gpu;
   const EfficiencySpec& eff = e.cluster.efficiency;

@@ -197,17 +197,32 @@ double ShapeComputeModel::CastSeconds(const GemmShape& g) const {
          (p_.fp8.cast_kernels - skipped_kernels) * p_.kernel_overhead_s;
 }
 
-double ShapeComputeModel::BandSeconds(const AttentionShape& a) const {
-  const AttentionEfficiency& e = p_.attention;
-  const double head = AttentionEfficiency::HeadDimFactor(a.head_dim);
-  if (a.backward && a.fp8 && e.fp8_band_backward_causal > 0 && a.band_seq > a.seq_kv) {
+bool ShapeComputeModel::Fp8BandBackwardCausal(const AttentionShape& a) const {
+  return a.band && a.backward && a.fp8 && p_.attention.fp8_band_backward_causal > 0 &&
+         a.band_seq > a.seq_kv;
+}
+
+double ShapeComputeModel::AttentionKernelFlops(const AttentionShape& a) const {
+  if (Fp8BandBackwardCausal(a)) {
     // The causal triangle of band_seq keys: half the square, 2.5 forward passes.
     AttentionShape triangle = a;
     triangle.seq_kv = a.band_seq;
-    const double work = 1.25 * 0.5 * triangle.Flops();
+    return 1.25 * 0.5 * triangle.Flops();
+  }
+  if (a.band) return a.backward ? 1.25 * a.Flops() : a.Flops();
+  double work = a.Flops();
+  if (a.backward) work *= 1.25;  // 2.5 forward passes of FLOPs, counted as 2
+  if (a.causal) work *= 0.5;
+  return work;
+}
+
+double ShapeComputeModel::BandSeconds(const AttentionShape& a) const {
+  const AttentionEfficiency& e = p_.attention;
+  const double head = AttentionEfficiency::HeadDimFactor(a.head_dim);
+  const double work = AttentionKernelFlops(a);
+  if (Fp8BandBackwardCausal(a)) {
     return work / (p_.peak_flops_per_s * std::min(1.0, e.fp8_band_backward_causal * head));
   }
-  const double work = a.backward ? 1.25 * a.Flops() : a.Flops();
   return work / (p_.peak_flops_per_s * std::min(1.0, e.Band(a.seq_kv, a.backward) * head));
 }
 
@@ -219,16 +234,9 @@ double ShapeComputeModel::AttentionSeconds(const AttentionShape& a) const {
   const bool measured_causal = a.causal && e.CausalMeasured();
   double efficiency =
       measured_causal ? e.Causal(a.seq_kv, a.backward) * head : e.Forward(a.seq_kv) * head;
-  double work = a.Flops();
-  if (a.backward) {
-    if (!measured_causal) efficiency *= e.backward_factor;
-    work *= 1.25;  // 2.5 forward passes of FLOPs, counted as 2
-  }
-  if (a.causal) {
-    if (!measured_causal) efficiency *= e.causal_factor;
-    work *= 0.5;
-  }
-  return work / (p_.peak_flops_per_s * std::min(1.0, efficiency));
+  if (a.backward && !measured_causal) efficiency *= e.backward_factor;
+  if (a.causal && !measured_causal) efficiency *= e.causal_factor;
+  return AttentionKernelFlops(a) / (p_.peak_flops_per_s * std::min(1.0, efficiency));
 }
 
 }  // namespace meshsim

@@ -191,6 +191,12 @@ class ShapeComputeModel final : public ComputeModel {
   // AttentionEfficiency::Band; its FP8 backward, where fp8_band_backward_causal is
   // measured, computes the causal triangle of band_seq keys at that efficiency.
   double AttentionSeconds(const AttentionShape& a) const;
+  // The FLOPs attention kernel `a` performs, as AttentionSeconds times it: a causal kernel
+  // half the square, a backward 2.5 forward passes (Flops() counts 2), a band its seq_kv
+  // keys per query, an FP8 band backward where fp8_band_backward_causal is measured the
+  // causal triangle of band_seq keys.
+  double AttentionKernelFlops(const AttentionShape& a) const;
+  const ShapeModelParams& params() const { return p_; }
 
  private:
   double TiledSeconds(const GemmShape& g, double tile_m, double tile_n, double peak,
@@ -209,6 +215,8 @@ class ShapeComputeModel final : public ComputeModel {
   // One GEMM kernel (not launches_per_batch), its rate scaled by `rate_scale`.
   double KernelSeconds(const GemmShape& g, double rate_scale) const;
   double BandSeconds(const AttentionShape& a) const;
+  // An FP8 band backward that computes the whole causal triangle (fp8_band_backward_causal).
+  bool Fp8BandBackwardCausal(const AttentionShape& a) const;
   const ShapeModelParams p_;
   std::array<double, kFusedMlpKernels> fused_efficiency_{};
 };
