@@ -32,17 +32,21 @@ int KernelTable(const ExplainArgs& args, const Experiment& e, const Mesh& mesh,
     shapes = std::make_unique<ShapeComputeModel>(ExperimentShapeParams(e));
   }
   std::string text;
-  bool layer_runs = false;  // on some rank, at micro-batch 0
   for (int rank : mesh.Pipeline(0)) {
     const std::vector<KernelLine> lines =
         LayerKernels(program, *model, shapes.get(), rank, args.layer, args.micro_batch);
-    layer_runs = layer_runs || !LayerKernels(program, *model, nullptr, rank, args.layer, 0).empty();
     if (lines.empty()) continue;
     text += "layer " + std::to_string(args.layer) + ", micro-batch " +
             std::to_string(args.micro_batch) + ", rank " + std::to_string(rank) + ":\n" +
             KernelTableText(lines);
   }
   if (text.empty()) {
+    // The layer's fault unless some rank runs it at micro-batch 0.
+    bool layer_runs = false;
+    for (int rank : mesh.Pipeline(0)) {
+      layer_runs =
+          layer_runs || !LayerKernels(program, *model, nullptr, rank, args.layer, 0).empty();
+    }
     return ReportBadOption(layer_runs ? "--micro-batch" : "--layer",
                            "no compute op of layer " + std::to_string(args.layer) +
                                " and micro-batch " + std::to_string(args.micro_batch) +

@@ -1,23 +1,16 @@
 #include "sim/report/kernel_table.h"
 
-#include <cmath>
-#include <cstdio>
+#include <fmt/format.h>
+
+#include <iterator>
 
 namespace meshsim {
 
 namespace {
 
-// A dimension as the shapes hold it: whole where it is, else with one decimal (the tokens
-// per expert of a balanced MoE layer are an average).
-std::string Dim(double x) {
-  char buf[32];
-  if (x == std::floor(x)) {
-    std::snprintf(buf, sizeof buf, "%.0f", x);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f", x);
-  }
-  return buf;
-}
+// A dimension as the trace's args write it (chrome_trace.cc KernelArgs): whole where it is;
+// the tokens per expert of a balanced MoE layer are an average.
+std::string Dim(double x) { return fmt::format("{:.6g}", x); }
 
 std::string GemmName(const GemmShape& g) {
   static const char* const kFused[] = {"FC1 + GLU fwd", "FC2 fwd",   "FC2 dgrad + dGLU",
@@ -86,7 +79,7 @@ void AddParts(const KernelWork& work, const KernelShapes* k, const ShapeComputeM
   }
   if (work.bytes > 0) {
     out->push_back({KernelLine::Kind::kElementwise, "element-wise (HBM)",
-                    Dim(std::round(work.bytes)) + " bytes",
+                    fmt::format("{:.0f} bytes", work.bytes),
                     work.bytes / (p.hbm_bytes_per_s * p.memory_efficiency), 0, 0});
   }
   if (work.kernels > 0 && p.kernel_overhead_s > 0) {
@@ -122,30 +115,25 @@ std::vector<KernelLine> LayerKernels(const Program& program, const ComputeModel&
 }
 
 std::string KernelTableText(const std::vector<KernelLine>& lines) {
-  std::string s;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-44s %-28s %10s %9s %8s\n", "op / kernel", "shape", "time ms",
-                "TFLOP/s", "of peak");
-  s += buf;
+  std::string s = fmt::format("{:<44} {:<28} {:>10} {:>9} {:>8}\n", "op / kernel", "shape",
+                              "time ms", "TFLOP/s", "of peak");
+  auto out = std::back_inserter(s);
   double total = 0;
   for (const KernelLine& l : lines) {
     if (l.kind == KernelLine::Kind::kOp) {
       if (!l.side_stream) total += l.seconds;
-      std::snprintf(buf, sizeof buf, "%-44s %-28s %10.4f\n", l.name.c_str(), "", l.seconds * 1e3);
+      fmt::format_to(out, "{:<44} {:<28} {:>10.4f}\n", l.name, "", l.seconds * 1e3);
     } else if (l.flops > 0 && l.seconds > 0) {
       const double rate = l.flops / l.seconds;
-      std::snprintf(buf, sizeof buf, "  %-42s %-28s %10.4f %9.1f %7.1f%%\n", l.name.c_str(),
-                    l.shape.c_str(), l.seconds * 1e3, rate * 1e-12,
-                    l.peak_flops_per_s > 0 ? 100 * rate / l.peak_flops_per_s : 0.0);
+      fmt::format_to(out, "  {:<42} {:<28} {:>10.4f} {:>9.1f} {:>7.1f}%\n", l.name, l.shape,
+                     l.seconds * 1e3, rate * 1e-12,
+                     l.peak_flops_per_s > 0 ? 100 * rate / l.peak_flops_per_s : 0.0);
     } else {
-      std::snprintf(buf, sizeof buf, "  %-42s %-28s %10.4f\n", l.name.c_str(), l.shape.c_str(),
-                    l.seconds * 1e3);
+      fmt::format_to(out, "  {:<42} {:<28} {:>10.4f}\n", l.name, l.shape, l.seconds * 1e3);
     }
-    s += buf;
   }
-  std::snprintf(buf, sizeof buf, "%-44s %-28s %10.4f\n", "total (main compute stream)", "",
-                total * 1e3);
-  return s + buf;
+  fmt::format_to(out, "{:<44} {:<28} {:>10.4f}\n", "total (main compute stream)", "", total * 1e3);
+  return s;
 }
 
 }  // namespace meshsim
